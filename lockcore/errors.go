@@ -1,0 +1,98 @@
+package lockcore
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrConditionFailed is matched by every *ConditionError: the store
+	// refused a conditional write because the item was not in the state the
+	// write required.
+	ErrConditionFailed = errors.New("lockcore: condition failed")
+
+	// ErrLeaseLost means the lock is no longer ours: another holder acquired
+	// it, or our lease ran out before a renewal succeeded. It is the cause of
+	// the holder's context when that happens.
+	ErrLeaseLost = errors.New("lockcore: lease lost")
+
+	// ErrMaxHoldReached means the hard maximum hold ran out. It is the cause
+	// of the holder's context when that happens.
+	ErrMaxHoldReached = errors.New("lockcore: maximum duration reached")
+
+	// ErrAborted is the cause of the holder's context after TriggerAbort.
+	ErrAborted = errors.New("lockcore: lock aborted")
+
+	// ErrReleased is the cause of the holder's context after a release.
+	ErrReleased = errors.New("lockcore: lock released")
+
+	// ErrNotHeld is returned by Renew when the lock is not held.
+	ErrNotHeld = errors.New("lockcore: lock not held")
+
+	// ErrWaitTimeout means TryAcquireElseWaitForRelease waited as long as it
+	// was allowed to and the lock was neither released nor acquired.
+	ErrWaitTimeout = errors.New("lockcore: wait timed out")
+
+	// ErrNoTimeLeft means the invocation has too little time left to hold
+	// the lock at all.
+	ErrNoTimeLeft = errors.New("lockcore: no time left to hold the lock")
+
+	// ErrReleaseFailed means every release attempt failed; the lease will
+	// lapse on its own.
+	ErrReleaseFailed = errors.New("lockcore: release failed")
+)
+
+// ConditionError is returned by a [Store] when a conditional write fails. It
+// carries the item as the store saw it, or nil when there was none.
+type ConditionError struct {
+	Op      string // "acquire", "renew", "release" or "enroll"
+	Current *Item
+}
+
+func (e *ConditionError) Error() string {
+	if e.Current == nil {
+		return fmt.Sprintf("lockcore: %s: condition failed: no lock item", e.Op)
+	}
+	return fmt.Sprintf("lockcore: %s: condition failed: item at revision %q, fence %d, released %t",
+		e.Op, e.Current.Revision, e.Current.Fence, e.Current.Released)
+}
+
+// Is makes errors.Is(err, ErrConditionFailed) true.
+func (e *ConditionError) Is(target error) bool { return target == ErrConditionFailed }
+
+// Reason says why an acquisition failed, in an [AcquireError].
+type Reason string
+
+const (
+	// ReasonStaleLock: the lock was held, but the stored item no longer
+	// carries our revision.
+	ReasonStaleLock Reason = "stale_lock"
+	// ReasonNoLockItem: the store returned no item where one must exist.
+	ReasonNoLockItem Reason = "no_lock_item"
+	// ReasonStore: the store returned an error.
+	ReasonStore Reason = "store_error"
+	// ReasonNoTimeLeft: the invocation has too little time left.
+	ReasonNoTimeLeft Reason = "no_time_left"
+)
+
+// AcquireError reports a failed acquisition that is not simply "somebody
+// else holds it". Use errors.As to read Reason, and errors.Is or Unwrap to
+// reach the cause.
+type AcquireError struct {
+	Reason   Reason
+	Revision string // the revision concerned, when there is one
+	Cause    error
+}
+
+func (e *AcquireError) Error() string {
+	msg := "lockcore: acquire: " + string(e.Reason)
+	if e.Revision != "" {
+		msg += " (revision " + e.Revision + ")"
+	}
+	if e.Cause != nil {
+		msg += ": " + e.Cause.Error()
+	}
+	return msg
+}
+
+func (e *AcquireError) Unwrap() error { return e.Cause }

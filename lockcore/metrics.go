@@ -1,0 +1,40 @@
+package lockcore
+
+// Metrics receives the lock's measurements. unit is a CloudWatch unit name
+// ("Count" or "Milliseconds" here). emf.Metrics satisfies it; so does any
+// adapter to another metrics system. Implementations must be safe for
+// concurrent use, because renewal runs on its own goroutine.
+type Metrics interface {
+	AddMetric(name, unit string, value float64)
+}
+
+// Metric names, as the original TypeScript lock emitted them, plus
+// MetricTakeover and MetricLeaseLost.
+const (
+	MetricLockTimeout                 = "LockTimeout"                 // Count: maximum hold reached
+	MetricLongRenewalCall             = "LongRenewalCall"             // Count: a renewal outlasted the renewal interval
+	MetricStaleLock                   = "StaleLock"                   // Count: Acquire found our held lock taken over
+	MetricLockAcquisitionDuration     = "LockAcquisitionDuration"     // Milliseconds
+	MetricLockHoldDuration            = "LockHoldDuration"            // Milliseconds
+	MetricLockRenewal                 = "LockRenewal"                 // Count: renewals during one hold
+	MetricLockReleaseDuration         = "LockReleaseDuration"         // Milliseconds
+	MetricLockAcquisitionSuccess      = "LockAcquisitionSuccess"      // Count
+	MetricLockAcquisitionFailed       = "LockAcquisitionFailed"       // Count
+	MetricLockAcquisitionError        = "LockAcquisitionError"        // Count
+	MetricLockNotReleased             = "LockNotReleased"             // Count: a waiter found the lock abandoned
+	MetricLockAcquisitionWaitTimeout  = "LockAcquisitionWaitTimeout"  // Count
+	MetricWaitForLock                 = "WaitForLock"                 // Count
+	MetricLockAcquisitionWaitDuration = "LockAcquisitionWaitDuration" // Milliseconds
+	MetricLockPollCount               = "LockPollCount"               // Count
+	MetricTakeover                    = "LockTakeover"                // Count: a waiter acquired an abandoned lock
+	MetricLeaseLost                   = "LockLeaseLost"               // Count: the holder lost its lease
+)
+
+const (
+	unitCount        = "Count"
+	unitMilliseconds = "Milliseconds"
+)
+
+type noMetrics struct{}
+
+func (noMetrics) AddMetric(string, string, float64) {}
