@@ -1,0 +1,92 @@
+package lockcore
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+)
+
+// Acquire tries once to take the lock, with one conditional write, and
+// reports whether it holds it. It does not wait: see
+// [Lock.TryAcquireElseWaitForRelease].
+//
+// If the lock is already held by this Lock, Acquire checks the item: when it
+// still carries our revision it returns true, and otherwise it returns an
+// *[AcquireError] with [ReasonStaleLock] and forgets the stale hold.
+//
+// The holder's context (see [Lock.Context]) derives from ctx: the lock is
+// released when ctx ends, so pass the context of the whole unit of work.
+func (l *Lock) Acquire(ctx context.Context) (bool, error) {
+	if h := l.current(); h != nil {
+		stale, err := l.CheckForStaleLock(ctx)
+		if err != nil {
+			return false, &AcquireError{Reason: ReasonStore, Revision: h.revision, Cause: err}
+		}
+		if !stale {
+			return true, nil
+		}
+		l.count(MetricStaleLock, 1)
+		h.stopKeeper()
+		l.drop(h, ErrLeaseLost)
+		return false, &AcquireError{Reason: ReasonStaleLock, Revision: h.revision, Cause: ErrLeaseLost}
+	}
+	ok, _, err := l.acquire(ctx, nil, false)
+	return ok, err
+}
+
+// acquire makes one conditional write. It returns acquired=true and starts a
+// hold on success; acquired=false with the current item (nil when there is
+// none) when the condition failed; and an *AcquireError when the store
+// failed and a consistent read could not show that our write was applied.
+func (l *Lock) acquire(ctx context.Context, obs *Observation, takeover bool) (bool, *Item, error) {
+	start := time.Now()
+	maxHold := l.maxHold()
+	if maxHold <= l.validityMargin() {
+		return false, nil, &AcquireError{Reason: ReasonNoTimeLeft, Cause: ErrNoTimeLeft}
+	}
+	now := l.o.clock.Now()
+	nowMs := now.UnixMilli()
+	req := AcquireRequest{
+		Key:            l.key,
+		Owner:          l.owner,
+		Revision:       newRevision(),
+		Lease:          l.o.lease,
+		NowMs:          nowMs,
+		LeaseUntilMs:   nowMs + min(l.o.lease, maxHold).Milliseconds(),
+		ExpiresAtMs:    nowMs + maxHold.Milliseconds(),
+		RecordAccount:  l.recordAccount,
+		FenceBase:      nowMs * 1000,
+		UseWallClock:   l.o.useWallClock,
+		ClockAllowance: l.o.clockAllowance,
+		Observed:       obs,
+	}
+	if l.o.ttl > 0 {
+		req.TTL = now.Add(l.o.ttl).Unix()
+	}
+	sent := time.Now()
+	it, err := l.store.Acquire(ctx, req)
+	if err != nil {
+		var ce *ConditionError
+		if errors.As(err, &ce) {
+			return false, ce.Current, nil
+		}
+		// The write may have been applied with its response lost: a
+		// consistent read settles it, even if ctx has just ended.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(l.o.pollInterval, time.Second))
+		got, found, gerr := l.store.Get(rctx, l.key)
+		cancel()
+		if gerr != nil || !found || got.Revision != req.Revision {
+			l.log.Warn("lock acquire failed", slog.Any("error", err))
+			return false, nil, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
+		}
+		it = got
+	}
+	if it.Revision != req.Revision {
+		return false, &it, nil
+	}
+	l.begin(ctx, it, sent, maxHold, takeover)
+	l.millis(MetricLockAcquisitionDuration, time.Since(start))
+	l.log.Debug("lock acquired", slog.Int64("fence", it.Fence), slog.Bool("takeover", takeover))
+	return true, &it, nil
+}

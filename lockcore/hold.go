@@ -1,0 +1,247 @@
+package lockcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// hold is one acquisition of the lock: its identity, its context, and the
+// keeper goroutine that renews it and enforces its validity and maximum.
+type hold struct {
+	revision string
+	fence    int64
+	tookOver bool
+	start    time.Time // monotonic: when the acquire was sent
+	deadline time.Time // monotonic: the hard maximum
+
+	parent context.Context // the context given to Acquire
+	ctx    context.Context // the holder's context
+	cancel context.CancelCauseFunc
+
+	stopOnce sync.Once
+	stop     chan struct{} // closed to stop the keeper
+	poke     chan struct{} // wakes the keeper after a change of flags or validity
+	done     chan struct{} // closed when the keeper has exited
+
+	relOnce sync.Once // the release runs once per hold
+	relErr  error
+
+	mu         sync.Mutex // guards the fields below
+	validUntil time.Time  // monotonic: send time of the last applied renewal + lease - margin
+	renewOn    bool
+	timeoutOn  bool
+	renewals   int
+}
+
+func (h *hold) valid(now time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return now.Before(h.validUntil) && now.Before(h.deadline)
+}
+
+func (h *hold) renewing() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.renewOn
+}
+
+func (h *hold) setFlags(f func(*hold)) {
+	h.mu.Lock()
+	f(h)
+	h.mu.Unlock()
+	h.wake()
+}
+
+func (h *hold) wake() {
+	select {
+	case h.poke <- struct{}{}:
+	default:
+	}
+}
+
+// extend moves validity to sent+lease-margin if that is later.
+func (h *hold) extend(until time.Time) {
+	h.mu.Lock()
+	if until.After(h.validUntil) {
+		h.validUntil = until
+	}
+	h.renewals++
+	h.mu.Unlock()
+	h.wake()
+}
+
+// stopKeeper stops the keeper and waits for it to exit.
+func (h *hold) stopKeeper() {
+	h.stopOnce.Do(func() { close(h.stop) })
+	<-h.done
+}
+
+// begin records a new hold of item, acquired by a request sent at sent, and
+// starts its keeper.
+func (l *Lock) begin(ctx context.Context, it Item, sent time.Time, maxHold time.Duration, tookOver bool) *hold {
+	hctx, cancel := context.WithCancelCause(ctx)
+	h := &hold{
+		revision:   it.Revision,
+		fence:      it.Fence,
+		tookOver:   tookOver,
+		start:      sent,
+		deadline:   sent.Add(maxHold),
+		parent:     ctx,
+		ctx:        hctx,
+		cancel:     cancel,
+		stop:       make(chan struct{}),
+		poke:       make(chan struct{}, 1),
+		done:       make(chan struct{}),
+		validUntil: sent.Add(l.o.lease - l.validityMargin()),
+		renewOn:    true,
+		timeoutOn:  true,
+	}
+	l.mu.Lock()
+	l.hold, l.last = h, h
+	l.mu.Unlock()
+	go l.keep(h)
+	return h
+}
+
+// keep is the keeper goroutine of h. It renews every renewInterval, cancels
+// the holder's context when validity or the hard maximum runs out (whatever
+// the network says), and releases the lock when it ends that way or when the
+// context given to Acquire ends.
+func (l *Lock) keep(h *hold) {
+	defer close(h.done)
+	interval := l.renewInterval()
+	renewAt := h.start.Add(interval)
+	for {
+		now := time.Now()
+		h.mu.Lock()
+		validUntil, renewOn, timeoutOn := h.validUntil, h.renewOn, h.timeoutOn
+		h.mu.Unlock()
+
+		if timeoutOn && !now.Before(h.deadline) {
+			l.count(MetricLockTimeout, 1)
+			l.log.Warn("lock maximum hold reached", slog.Int64("fence", h.fence))
+			l.abandon(h, ErrMaxHoldReached)
+			return
+		}
+		if !now.Before(validUntil) {
+			l.count(MetricLeaseLost, 1)
+			l.log.Warn("lock lease ran out before a renewal succeeded", slog.Int64("fence", h.fence))
+			l.abandon(h, ErrLeaseLost)
+			return
+		}
+		if renewOn && !now.Before(renewAt) {
+			sent := time.Now()
+			err := l.renew(h, validUntil)
+			took := time.Since(sent)
+			if took > interval {
+				l.count(MetricLongRenewalCall, 1)
+				l.log.Warn("lock renewal took longer than the renewal interval",
+					slog.Duration("took", took), slog.Duration("interval", interval))
+			}
+			switch {
+			case err == nil:
+				renewAt = sent.Add(interval)
+			case errors.Is(err, ErrLeaseLost):
+				return // renew dropped the hold and counted it
+			case h.ctx.Err() != nil && errors.Is(context.Cause(h.ctx), ErrReleased):
+				return
+			default:
+				l.log.Warn("lock renewal failed, retrying", slog.Any("error", err))
+				// Retry soon, but leave validity to the timer below.
+				renewAt = time.Now().Add(min(interval, max(l.o.renewFloor/4, 10*time.Millisecond)))
+			}
+			continue
+		}
+
+		wakeAt := validUntil
+		if timeoutOn && h.deadline.Before(wakeAt) {
+			wakeAt = h.deadline
+		}
+		if renewOn && renewAt.Before(wakeAt) {
+			wakeAt = renewAt
+		}
+		t := time.NewTimer(time.Until(wakeAt))
+		select {
+		case <-h.stop:
+			t.Stop()
+			return
+		case <-h.parent.Done():
+			t.Stop()
+			l.log.Debug("context of the lock holder ended, releasing", slog.Any("cause", context.Cause(h.parent)))
+			l.abandon(h, context.Cause(h.parent))
+			return
+		case <-h.poke:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+// abandon cancels the holder's context with cause and releases the lock as
+// a failure, within the time the invocation has left.
+func (l *Lock) abandon(h *hold, cause error) {
+	h.cancel(cause)
+	if err := l.releaseHold(h.parent, h, Failure, ""); err != nil {
+		l.log.Warn("lock release after abort failed; the lease will lapse", slog.Any("error", err))
+	}
+}
+
+// Renew renews the lease once, outside the auto-renewal schedule. It returns
+// [ErrNotHeld] when the lock is not held and an error matching
+// [ErrLeaseLost] when the item no longer carries our revision, in which case
+// the holder's context is cancelled.
+func (l *Lock) Renew(ctx context.Context) error {
+	h := l.current()
+	if h == nil {
+		return ErrNotHeld
+	}
+	h.mu.Lock()
+	validUntil := h.validUntil
+	h.mu.Unlock()
+	rctx, cancel := context.WithDeadline(ctx, validUntil)
+	defer cancel()
+	return l.renewWith(rctx, h)
+}
+
+// renew is the keeper's renewal: one attempt bounded by validity, and
+// cancelled by Release.
+func (l *Lock) renew(h *hold, validUntil time.Time) error {
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(h.ctx), validUntil)
+	defer cancel()
+	go func() { // Release stops the keeper mid-renewal
+
+		select {
+		case <-h.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return l.renewWith(ctx, h)
+}
+
+func (l *Lock) renewWith(ctx context.Context, h *hold) error {
+	now := l.o.clock.Now()
+	nowMs := now.UnixMilli()
+	leaseUntil := min(nowMs+l.o.lease.Milliseconds(), nowMs+time.Until(h.deadline).Milliseconds())
+	sent := time.Now()
+	_, err := l.store.Renew(ctx, RenewRequest{Key: l.key, Revision: h.revision, NowMs: nowMs, LeaseUntilMs: leaseUntil})
+	if err == nil {
+		h.extend(sent.Add(l.o.lease - l.validityMargin()))
+		return nil
+	}
+	var ce *ConditionError
+	if errors.As(err, &ce) {
+		if ce.Current != nil && ce.Current.Revision == h.revision && ce.Current.Released {
+			return fmt.Errorf("lockcore: renew: %w", ErrReleased)
+		}
+		l.count(MetricLeaseLost, 1)
+		l.log.Warn("lock taken by another holder", slog.Int64("fence", h.fence))
+		l.drop(h, ErrLeaseLost)
+		return fmt.Errorf("lockcore: renew: %w: %w", ErrLeaseLost, err)
+	}
+	return fmt.Errorf("lockcore: renew: %w", err)
+}

@@ -1,0 +1,282 @@
+package lockcore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Params names a lock and the invocation that uses it. LockID, LockGroup and
+// OwnerName must not be blank; AccountID and AppID must be positive.
+type Params struct {
+	LockID    string
+	LockGroup string
+	// OwnerName identifies the holder in the stored item, for diagnostics
+	// only: ownership is decided by the revision.
+	OwnerName string
+	AccountID int64
+	AppID     int64
+	// RemainingTime reports how long the invocation has left. When set, the
+	// maximum hold is min(RemainingTime(), the maximum hold option), and
+	// waiting and release never outlast it. Nil means no invocation limit.
+	RemainingTime func() time.Duration
+}
+
+// Lock is a lease lock on one DynamoDB item (or any [Store]). One Lock is
+// meant for one invocation: it holds at most one lease at a time. Its methods
+// are safe for concurrent use.
+type Lock struct {
+	store         Store
+	key           Key
+	owner         string
+	recordAccount string
+	remaining     func() time.Duration
+	o             options
+	log           *slog.Logger
+
+	mu   sync.Mutex // guards hold and last
+	hold *hold      // the current hold, nil when the lock is not held
+	last *hold      // the most recent hold, for Context after release
+}
+
+// New returns a Lock on store for the lock named by p. It returns an error
+// naming every blank field, for a non-positive account or app id, a nil
+// store, or an invalid option. A lease below the minimum lease is raised to
+// it with a warning.
+func New(store Store, p Params, opts ...Option) (*Lock, error) {
+	var blank []string
+	if strings.TrimSpace(p.LockID) == "" {
+		blank = append(blank, "LockID")
+	}
+	if strings.TrimSpace(p.LockGroup) == "" {
+		blank = append(blank, "LockGroup")
+	}
+	if strings.TrimSpace(p.OwnerName) == "" {
+		blank = append(blank, "OwnerName")
+	}
+	var errs []error
+	if len(blank) > 0 {
+		errs = append(errs, fmt.Errorf("lockcore: these fields must not be blank: %s", strings.Join(blank, ", ")))
+	}
+	if p.AccountID <= 0 {
+		errs = append(errs, fmt.Errorf("lockcore: AccountID must be positive, got %d", p.AccountID))
+	}
+	if p.AppID <= 0 {
+		errs = append(errs, fmt.Errorf("lockcore: AppID must be positive, got %d", p.AppID))
+	}
+	if store == nil {
+		errs = append(errs, errors.New("lockcore: store is required"))
+	}
+	o := defaultOptions()
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if err := o.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if o.logger == nil {
+		o.logger = slog.Default()
+	}
+	l := &Lock{
+		store:         store,
+		key:           Key{Group: p.LockGroup, ID: p.LockID},
+		owner:         p.OwnerName,
+		recordAccount: fmt.Sprintf("act:%d/app:%d", p.AccountID, p.AppID),
+		remaining:     p.RemainingTime,
+		o:             o,
+	}
+	l.log = o.logger.With(slog.String("lockGroup", p.LockGroup), slog.String("lockId", p.LockID))
+	if o.lease < o.minLease {
+		l.log.Warn("lock lease below minimum, raised",
+			slog.Duration("requested", o.lease), slog.Duration("effective", o.minLease))
+		l.o.lease = o.minLease
+	}
+	return l, nil
+}
+
+// LockID returns the lock's id.
+func (l *Lock) LockID() string { return l.key.ID }
+
+// LockGroup returns the lock's group.
+func (l *Lock) LockGroup() string { return l.key.Group }
+
+// OwnerName returns the owner name written to the item.
+func (l *Lock) OwnerName() string { return l.owner }
+
+// Key returns the lock's key.
+func (l *Lock) Key() Key { return l.key }
+
+// RecordAccount returns "act:{accountId}/app:{appId}", as stored on the item.
+func (l *Lock) RecordAccount() string { return l.recordAccount }
+
+// Lease returns the effective lease length.
+func (l *Lock) Lease() time.Duration { return l.o.lease }
+
+// HasLock reports whether the lock is held: acquired, and neither released
+// nor lost.
+func (l *Lock) HasLock() bool { return l.current() != nil }
+
+// Revision returns the revision of the current hold, or "" when not held.
+func (l *Lock) Revision() string {
+	if h := l.current(); h != nil {
+		return h.revision
+	}
+	return ""
+}
+
+// Fence returns the fencing token of the current hold, or 0 when not held.
+// Send it with every write to the protected resource, and have the resource
+// refuse writes with a fence below the highest it has seen.
+func (l *Lock) Fence() int64 {
+	if h := l.current(); h != nil {
+		return h.fence
+	}
+	return 0
+}
+
+// TookOver reports whether the current hold was taken over from an
+// abandoned holder.
+func (l *Lock) TookOver() bool {
+	if h := l.current(); h != nil {
+		return h.tookOver
+	}
+	return false
+}
+
+// HasRenewal reports whether auto-renewal is running.
+func (l *Lock) HasRenewal() bool {
+	if h := l.current(); h != nil {
+		return h.renewing()
+	}
+	return false
+}
+
+// Valid reports whether the lease is still valid by this process's monotonic
+// clock. Check it right before each side effect: after a freeze, timers fire
+// late, and the context alone may not have been cancelled yet.
+func (l *Lock) Valid() bool {
+	h := l.current()
+	return h != nil && h.valid(time.Now()) && h.ctx.Err() == nil
+}
+
+// Context returns the holder's context. It is cancelled, with a cause
+// readable through [context.Cause], when the lease is lost
+// ([ErrLeaseLost]), the maximum hold is reached ([ErrMaxHoldReached]),
+// TriggerAbort is called ([ErrAborted]), the lock is released
+// ([ErrReleased]), or the context given to Acquire ends. Before the first
+// acquisition it returns a context already cancelled with [ErrNotHeld].
+func (l *Lock) Context() context.Context {
+	l.mu.Lock()
+	h := l.last
+	l.mu.Unlock()
+	if h == nil {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(ErrNotHeld)
+		return ctx
+	}
+	return h.ctx
+}
+
+// CancelTimeout stops the maximum-hold timer without releasing the lock.
+// Lease validity is still enforced.
+func (l *Lock) CancelTimeout() {
+	if h := l.current(); h != nil {
+		h.setFlags(func(h *hold) { h.timeoutOn = false })
+	}
+}
+
+// CancelAutoRenewal stops renewing without releasing the lock. The holder's
+// context is still cancelled when the lease it has runs out.
+func (l *Lock) CancelAutoRenewal() {
+	if h := l.current(); h != nil {
+		h.setFlags(func(h *hold) { h.renewOn = false })
+	}
+}
+
+// CancelAll stops both the maximum-hold timer and auto-renewal.
+func (l *Lock) CancelAll() {
+	if h := l.current(); h != nil {
+		h.setFlags(func(h *hold) { h.timeoutOn, h.renewOn = false, false })
+	}
+}
+
+// TriggerAbort cancels the holder's context with [ErrAborted]. It does not
+// release the lock: call Release for that.
+func (l *Lock) TriggerAbort() {
+	if h := l.current(); h != nil {
+		h.cancel(ErrAborted)
+	}
+}
+
+// CheckForStaleLock reads the item and reports whether the lock this Lock
+// holds is stale: the item is gone, released, or carries another revision.
+// It reports true when the lock is not held.
+func (l *Lock) CheckForStaleLock(ctx context.Context) (bool, error) {
+	h := l.current()
+	if h == nil {
+		return true, nil
+	}
+	it, found, err := l.store.Get(ctx, l.key)
+	if err != nil {
+		return false, fmt.Errorf("lockcore: check for stale lock: %w", err)
+	}
+	return !found || it.Revision != h.revision || it.Released, nil
+}
+
+func (l *Lock) current() *hold {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.hold
+}
+
+// drop forgets h if it is still the current hold, and cancels its context
+// with cause.
+func (l *Lock) drop(h *hold, cause error) {
+	l.mu.Lock()
+	if l.hold == h {
+		l.hold = nil
+	}
+	l.mu.Unlock()
+	h.cancel(cause)
+}
+
+// maxHold returns the hard maximum for a new hold.
+func (l *Lock) maxHold() time.Duration {
+	d := l.o.maxHold
+	if l.remaining != nil {
+		d = min(d, l.remaining())
+	}
+	return d
+}
+
+// renewInterval returns max(floor, lease/3).
+func (l *Lock) renewInterval() time.Duration { return max(l.o.renewFloor, l.o.lease/3) }
+
+// validityMargin is what the holder subtracts from its lease so it stops
+// before any waiter could take over: max(100ms, 2% of the lease).
+func (l *Lock) validityMargin() time.Duration { return max(100*time.Millisecond, l.o.lease/50) }
+
+func (l *Lock) nowMs() int64 { return l.o.clock.Now().UnixMilli() }
+
+func (l *Lock) count(name string, v float64) { l.o.metrics.AddMetric(name, unitCount, v) }
+
+func (l *Lock) millis(name string, d time.Duration) {
+	l.o.metrics.AddMetric(name, unitMilliseconds, float64(d)/float64(time.Millisecond))
+}
+
+func newRevision() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}

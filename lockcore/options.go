@@ -1,0 +1,191 @@
+package lockcore
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Defaults for the options of [New]. A Lambda middleware normally overrides
+// only the maximum hold, from the invocation's deadline.
+const (
+	// DefaultLease is how long a holder's lease lasts without renewal.
+	DefaultLease = 6 * time.Second
+	// DefaultMinLease is the shortest lease accepted; shorter ones are
+	// raised to it with a warning.
+	DefaultMinLease = time.Second
+	// DefaultMaxHold is the hard maximum a lock may be held, renewals
+	// included.
+	DefaultMaxHold = 5 * time.Minute
+	// DefaultRenewFloor is the shortest renewal interval: the lock renews
+	// every max(floor, lease/3).
+	DefaultRenewFloor = 500 * time.Millisecond
+	// DefaultPollInterval is how often a waiter reads the lock item, before
+	// ±20% jitter. It does not depend on the lease.
+	DefaultPollInterval = 200 * time.Millisecond
+	// DefaultMaxWait is how long TryAcquireElseWaitForRelease waits at most.
+	DefaultMaxWait = 30 * time.Second
+	// DefaultClockAllowance is ε, the bound assumed on any two hosts' wall
+	// clock difference for the wall-clock fast path.
+	DefaultClockAllowance = time.Second
+	// DefaultDrift is ρ, the bound assumed on the rate difference of two
+	// hosts' monotonic clocks for the clock-free path.
+	DefaultDrift = 0.01
+	// DefaultMaxReadRate caps the strongly consistent reads per second that
+	// all waiters on one key make together. DynamoDB serves about 3,000
+	// per second per partition.
+	DefaultMaxReadRate = 1000
+	// DefaultReleaseAttempts is how many times Release tries.
+	DefaultReleaseAttempts = 5
+	// DefaultReleaseMaxBackoff caps the wait between release attempts.
+	DefaultReleaseMaxBackoff = 2 * time.Second
+	// DefaultReleaseTimeout bounds a release when neither its context nor
+	// Params.RemainingTime gives a deadline.
+	DefaultReleaseTimeout = 10 * time.Second
+	// DefaultTTL is how long after acquisition the item's TTL attribute
+	// lets DynamoDB delete an idle lock item. It is clean-up only: expiry
+	// never depends on it.
+	DefaultTTL = 7 * 24 * time.Hour
+)
+
+type options struct {
+	lease             time.Duration
+	minLease          time.Duration
+	maxHold           time.Duration
+	renewFloor        time.Duration
+	pollInterval      time.Duration
+	maxWait           time.Duration
+	clockAllowance    time.Duration
+	useWallClock      bool
+	drift             float64
+	maxReadRate       float64
+	releaseAttempts   int
+	releaseMaxBackoff time.Duration
+	ttl               time.Duration
+	logger            *slog.Logger
+	metrics           Metrics
+	clock             Clock
+}
+
+func defaultOptions() options {
+	return options{
+		lease:             DefaultLease,
+		minLease:          DefaultMinLease,
+		maxHold:           DefaultMaxHold,
+		renewFloor:        DefaultRenewFloor,
+		pollInterval:      DefaultPollInterval,
+		maxWait:           DefaultMaxWait,
+		clockAllowance:    DefaultClockAllowance,
+		useWallClock:      true,
+		drift:             DefaultDrift,
+		maxReadRate:       DefaultMaxReadRate,
+		releaseAttempts:   DefaultReleaseAttempts,
+		releaseMaxBackoff: DefaultReleaseMaxBackoff,
+		ttl:               DefaultTTL,
+		metrics:           noMetrics{},
+		clock:             systemClock{},
+	}
+}
+
+// Option configures a [Lock].
+type Option func(*options)
+
+// WithLease sets the lease length. Default [DefaultLease]; a lease below the
+// minimum lease is raised to it, with a warning.
+func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d } }
+
+// WithMinLease sets the shortest lease accepted. Default [DefaultMinLease].
+func WithMinLease(d time.Duration) Option { return func(o *options) { o.minLease = d } }
+
+// WithMaxHold sets the hard maximum hold. Default [DefaultMaxHold]. The
+// effective maximum is also capped by Params.RemainingTime.
+func WithMaxHold(d time.Duration) Option { return func(o *options) { o.maxHold = d } }
+
+// WithRenewFloor sets the shortest renewal interval. Default
+// [DefaultRenewFloor].
+func WithRenewFloor(d time.Duration) Option { return func(o *options) { o.renewFloor = d } }
+
+// WithPollInterval sets the waiters' poll interval. Default
+// [DefaultPollInterval].
+func WithPollInterval(d time.Duration) Option { return func(o *options) { o.pollInterval = d } }
+
+// WithMaxWait sets how long TryAcquireElseWaitForRelease waits at most.
+// Default [DefaultMaxWait]; the context's deadline and Params.RemainingTime
+// shorten it.
+func WithMaxWait(d time.Duration) Option { return func(o *options) { o.maxWait = d } }
+
+// WithClockAllowance sets ε for the wall-clock fast path. Default
+// [DefaultClockAllowance].
+func WithClockAllowance(d time.Duration) Option { return func(o *options) { o.clockAllowance = d } }
+
+// WithoutWallClock turns the wall-clock fast path off: waiters then take
+// over an abandoned lock only by the clock-free rule, after watching it
+// unchanged for a whole lease. Default: the fast path is on.
+func WithoutWallClock() Option { return func(o *options) { o.useWallClock = false } }
+
+// WithDrift sets ρ, the assumed bound on monotonic clock rate differences.
+// Default [DefaultDrift].
+func WithDrift(rho float64) Option { return func(o *options) { o.drift = rho } }
+
+// WithMaxReadRate caps the reads per second that all waiters on one key make
+// together; each waiter spreads its polls according to the number of waiters
+// enrolled on the item. Default [DefaultMaxReadRate]; 0 turns enrolment off,
+// saving one write per waiter, and every waiter then polls at the poll
+// interval.
+func WithMaxReadRate(perSecond float64) Option { return func(o *options) { o.maxReadRate = perSecond } }
+
+// WithReleaseRetries sets the number of release attempts and the cap on the
+// backoff between them. Default [DefaultReleaseAttempts] and
+// [DefaultReleaseMaxBackoff].
+func WithReleaseRetries(attempts int, maxBackoff time.Duration) Option {
+	return func(o *options) { o.releaseAttempts, o.releaseMaxBackoff = attempts, maxBackoff }
+}
+
+// WithTTL sets how long after acquisition the item may be deleted by
+// DynamoDB's TTL. Default [DefaultTTL]; 0 writes no TTL attribute.
+func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
+
+// WithLogger sets the logger. Default: [slog.Default].
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithMetrics sets where measurements go. Default: nowhere.
+func WithMetrics(m Metrics) Option { return func(o *options) { o.metrics = m } }
+
+// WithClock sets the wall clock. Default: the system clock.
+func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
+
+func (o *options) validate() error {
+	durations := []struct {
+		name string
+		d    time.Duration
+	}{
+		{"lease", o.lease}, {"minimum lease", o.minLease}, {"maximum hold", o.maxHold},
+		{"renewal floor", o.renewFloor}, {"poll interval", o.pollInterval},
+		{"maximum wait", o.maxWait}, {"clock allowance", o.clockAllowance},
+		{"release backoff", o.releaseMaxBackoff}, {"ttl", o.ttl},
+	}
+	for _, d := range durations {
+		if d.d < 0 {
+			return fmt.Errorf("lockcore: %s must not be negative, got %v", d.name, d.d)
+		}
+	}
+	switch {
+	case o.minLease == 0:
+		return fmt.Errorf("lockcore: minimum lease must be positive")
+	case o.maxHold == 0:
+		return fmt.Errorf("lockcore: maximum hold must be positive")
+	case o.pollInterval == 0:
+		return fmt.Errorf("lockcore: poll interval must be positive")
+	case o.drift < 0 || o.drift >= 1:
+		return fmt.Errorf("lockcore: drift must be in [0, 1), got %v", o.drift)
+	case o.maxReadRate < 0:
+		return fmt.Errorf("lockcore: maximum read rate must not be negative, got %v", o.maxReadRate)
+	case o.releaseAttempts < 1:
+		return fmt.Errorf("lockcore: release attempts must be at least 1, got %d", o.releaseAttempts)
+	case o.metrics == nil:
+		return fmt.Errorf("lockcore: metrics must not be nil")
+	case o.clock == nil:
+		return fmt.Errorf("lockcore: clock must not be nil")
+	}
+	return nil
+}

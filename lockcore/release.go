@@ -1,0 +1,126 @@
+package lockcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+)
+
+// Release stops renewal, then publishes result and ref on the item and frees
+// the lock, retrying with capped exponential backoff and jitter within the
+// time the invocation has left. Publish [Success] only after the data that
+// waiters will read is stored: waiters that see it read that data instead of
+// fetching it again; [Failure] lets one waiter take over.
+//
+// Release returns nil when the lock is not held. It returns an error
+// matching [ErrLeaseLost] when another holder has the lock (nothing is
+// published), and one matching [ErrReleaseFailed] when every attempt failed;
+// the lease then lapses on its own. In every case the lock is no longer held
+// afterwards and the holder's context is cancelled.
+func (l *Lock) Release(ctx context.Context, result Result, ref string) error {
+	if !result.Valid() {
+		return fmt.Errorf("lockcore: release: result must be %q or %q, got %q", Success, Failure, result)
+	}
+	h := l.current()
+	if h == nil {
+		return nil
+	}
+	h.stopKeeper()
+	return l.releaseHold(ctx, h, result, ref)
+}
+
+// releaseHold releases h once; later calls return the first call's error.
+func (l *Lock) releaseHold(ctx context.Context, h *hold, result Result, ref string) error {
+	h.relOnce.Do(func() { h.relErr = l.doRelease(ctx, h, result, ref) })
+	return h.relErr
+}
+
+func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string) error {
+	start := time.Now()
+	ctx, cancel := l.releaseContext(ctx)
+	defer cancel()
+	defer func() {
+		h.mu.Lock()
+		renewals := h.renewals
+		h.mu.Unlock()
+		l.count(MetricLockRenewal, float64(renewals))
+		l.millis(MetricLockReleaseDuration, time.Since(start))
+	}()
+
+	req := ReleaseRequest{Key: l.key, Revision: h.revision, Result: result, ResultRef: ref}
+	var lastErr error
+	for attempt := range l.o.releaseAttempts {
+		if attempt > 0 {
+			if err := sleepCtx(ctx, l.releaseBackoff(attempt-1)); err != nil {
+				break
+			}
+		}
+		req.NowMs = l.nowMs()
+		_, err := l.store.Release(ctx, req)
+		if err == nil {
+			l.millis(MetricLockHoldDuration, time.Since(h.start))
+			l.log.Debug("lock released", slog.Int64("fence", h.fence), slog.String("result", string(result)))
+			l.drop(h, ErrReleased)
+			return nil
+		}
+		var ce *ConditionError
+		if errors.As(err, &ce) {
+			if ce.Current == nil || ce.Current.Revision != h.revision {
+				l.count(MetricLeaseLost, 1)
+				l.drop(h, ErrLeaseLost)
+				return fmt.Errorf("lockcore: release: %w: %w", ErrLeaseLost, err)
+			}
+			// Our revision, released with another result: an earlier call
+			// published already, and that publication stands.
+			l.drop(h, ErrReleased)
+			return fmt.Errorf("lockcore: release: already released with result %q: %w", ce.Current.Result, err)
+		}
+		lastErr = err
+		l.log.Debug("lock release attempt failed", slog.Int("attempt", attempt+1), slog.Any("error", err))
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	l.drop(h, ErrReleaseFailed)
+	return fmt.Errorf("%w: %w", ErrReleaseFailed, lastErr)
+}
+
+// releaseContext returns a context for releasing that survives the
+// cancellation of ctx (a release must run even after the holder's work was
+// cancelled) but not the invocation: it ends at ctx's deadline, or when
+// Params.RemainingTime runs out, or after DefaultReleaseTimeout.
+func (l *Lock) releaseContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	budget := DefaultReleaseTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		budget = time.Until(dl)
+	}
+	if l.remaining != nil {
+		budget = min(budget, l.remaining())
+	}
+	// One attempt is always made, however little time is left.
+	budget = max(budget, 100*time.Millisecond)
+	return context.WithTimeout(context.WithoutCancel(ctx), budget)
+}
+
+// releaseBackoff returns the wait after failed attempt n (from 0): capped
+// exponential from maxBackoff/attempts, plus up to 100ms of jitter.
+func (l *Lock) releaseBackoff(n int) time.Duration {
+	base := l.o.releaseMaxBackoff / time.Duration(l.o.releaseAttempts)
+	d := min(base<<min(n, 30), l.o.releaseMaxBackoff)
+	return d + rand.N(100*time.Millisecond+1)
+}
+
+// sleepCtx waits d or until ctx ends, returning ctx's cause in that case.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,255 @@
+package lockcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+)
+
+// Outcome is the result of [Lock.TryAcquireElseWaitForRelease].
+type Outcome int
+
+const (
+	// Failed: the lock was neither acquired nor released in time, or the
+	// store failed. The error says which.
+	Failed Outcome = iota
+	// Acquired: this Lock holds the lock and should do the work, then
+	// Release with its result.
+	Acquired
+	// Released: another holder finished and published success; read what
+	// it stored instead of doing the work again.
+	Released
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Acquired:
+		return "ACQUIRED"
+	case Released:
+		return "RELEASED"
+	default:
+		return "FAILED"
+	}
+}
+
+// WaitResult describes how TryAcquireElseWaitForRelease ended.
+type WaitResult struct {
+	Outcome Outcome
+	// TookOver is true when the lock was Acquired from an abandoned holder
+	// (crashed, timed out, lease lapsed, or released as a failure) rather
+	// than at the first attempt.
+	TookOver bool
+	// Fence is our fencing token when Acquired, and the fence of the holder
+	// that published the result when Released.
+	Fence int64
+	// ResultRef is the reference the holder published, when Released.
+	ResultRef string
+	// Polls is how many times the item was read while waiting.
+	Polls int
+	// Waited is how long the wait took, 0 when the first attempt decided.
+	Waited time.Duration
+}
+
+// TryAcquireElseWaitForRelease tries to acquire the lock; if another holder
+// has it, it waits until that holder publishes its result, and does not
+// acquire it then: the point is that one invocation fetches and the others
+// read what it stored.
+//
+//   - Acquired at once, or by taking over an abandoned lock (WaitResult.
+//     TookOver): do the work, then Release.
+//   - Released: the holder published success; read its result.
+//   - Failed: the wait reached the maximum wait, ctx's deadline or
+//     Params.RemainingTime, ctx ended, or the store failed. err says which:
+//     it matches [ErrWaitTimeout], ctx's cause, or is an *[AcquireError].
+//
+// An abandoned lock is never reported as Released: waiters race one
+// conditional write and exactly one of them acquires it. Waiters read with
+// strongly consistent reads every poll interval (±20% jitter), spread out
+// further when more waiters are enrolled than the maximum read rate allows.
+func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult, err error) {
+	start := time.Now()
+	deadline := start.Add(l.o.maxWait)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
+	}
+	if l.remaining != nil {
+		deadline = minTime(deadline, start.Add(l.remaining()))
+	}
+
+	acquired, cur, err := l.acquire(ctx, nil, false)
+	if err != nil {
+		l.count(MetricLockAcquisitionError, 1)
+		l.count(MetricLockAcquisitionFailed, 1)
+		return WaitResult{Outcome: Failed}, err
+	}
+	if acquired {
+		l.count(MetricLockAcquisitionFailed, 0)
+		l.count(MetricLockAcquisitionSuccess, 1)
+		l.count(MetricLockAcquisitionError, 0)
+		return WaitResult{Outcome: Acquired, Fence: cur.Fence}, nil
+	}
+	l.count(MetricLockAcquisitionSuccess, 0)
+
+	w := &waiter{l: l, ctx: ctx, deadline: deadline, start: time.Now()}
+	defer func() {
+		res.Polls, res.Waited = w.polls, time.Since(w.start)
+		l.count(MetricWaitForLock, 1)
+		l.millis(MetricLockAcquisitionWaitDuration, res.Waited)
+		l.count(MetricLockPollCount, float64(w.polls))
+		l.count(MetricLockAcquisitionFailed, boolMetric(res.Outcome == Failed))
+		l.count(MetricLockAcquisitionWaitTimeout, boolMetric(errors.Is(err, ErrWaitTimeout)))
+		var ae *AcquireError
+		l.count(MetricLockAcquisitionError, boolMetric(errors.As(err, &ae)))
+	}()
+	return w.run(cur)
+}
+
+// waiter is the state of one wait.
+type waiter struct {
+	l        *Lock
+	ctx      context.Context
+	deadline time.Time
+	start    time.Time
+	polls    int
+
+	obs      *Observation // what we last saw; nil when the item was absent or released
+	obsAt    time.Time    // monotonic: when obs was first seen
+	obsLease time.Duration
+	waiters  int64 // enrolled waiters on the observed revision
+	lastErr  error
+}
+
+func (w *waiter) run(cur *Item) (WaitResult, error) {
+	l := w.l
+	w.observe(cur)
+	for {
+		now := time.Now()
+		if !now.Before(w.deadline) {
+			l.log.Warn("lock wait timed out", slog.Int("polls", w.polls), slog.Duration("waited", now.Sub(w.start)))
+			if w.lastErr != nil {
+				return WaitResult{Outcome: Failed}, fmt.Errorf("%w: last error: %w", ErrWaitTimeout, w.lastErr)
+			}
+			return WaitResult{Outcome: Failed}, ErrWaitTimeout
+		}
+		if err := sleepCtx(w.ctx, min(w.interval(), w.deadline.Sub(now))); err != nil {
+			return WaitResult{Outcome: Failed}, fmt.Errorf("lockcore: wait: %w", err)
+		}
+		it, found, err := l.store.Get(w.ctx, l.key)
+		w.polls++
+		if err != nil {
+			w.lastErr = err
+			continue
+		}
+		var take bool
+		var takeObs *Observation
+		switch {
+		case !found:
+			take = true
+		case it.Released && it.Result == Success:
+			l.count(MetricLockNotReleased, 0)
+			return WaitResult{Outcome: Released, Fence: it.ResultFence, ResultRef: it.ResultRef}, nil
+		case it.Released:
+			take = true
+		case w.obs == nil || it.Revision != w.obs.Revision || it.Beat != w.obs.Beat:
+			w.observe(&it)
+		case time.Since(w.obsAt) >= w.staleAfter():
+			take, takeObs = true, w.obs // clock-free: unchanged for a whole lease
+		case l.o.useWallClock && w.lapsedByWallClock(it):
+			take = true
+		default:
+			w.waiters = it.Waiters
+		}
+		if !take {
+			continue
+		}
+		l.count(MetricLockNotReleased, 1)
+		acquired, cur, err := l.acquire(w.ctx, takeObs, true)
+		var ae *AcquireError
+		switch {
+		case errors.As(err, &ae) && ae.Reason == ReasonNoTimeLeft:
+			return WaitResult{Outcome: Failed}, err
+		case err != nil:
+			w.lastErr = err
+		case acquired:
+			l.count(MetricTakeover, 1)
+			l.log.Info("took over an abandoned lock", slog.Int64("fence", cur.Fence))
+			return WaitResult{Outcome: Acquired, TookOver: true, Fence: cur.Fence}, nil
+		default:
+			w.observe(cur) // another waiter won the race
+		}
+	}
+}
+
+// observe starts watching item (nil: absent) if its revision or beat
+// differs from what we watch, enrolling on a new revision.
+func (w *waiter) observe(it *Item) {
+	if it == nil || it.Released {
+		w.obs = nil
+		return
+	}
+	if w.obs != nil && w.obs.Revision == it.Revision && w.obs.Beat == it.Beat {
+		return
+	}
+	newRevision := w.obs == nil || w.obs.Revision != it.Revision
+	w.obs = &Observation{Revision: it.Revision, Beat: it.Beat}
+	w.obsAt = time.Now()
+	w.obsLease = it.Lease
+	w.waiters = it.Waiters
+	if newRevision && w.l.o.maxReadRate > 0 {
+		w.enroll(it.Revision)
+	}
+}
+
+func (w *waiter) enroll(revision string) {
+	it, err := w.l.store.Enroll(w.ctx, w.l.key, revision)
+	if err == nil {
+		w.waiters = it.Waiters
+		return
+	}
+	var ce *ConditionError
+	if !errors.As(err, &ce) {
+		w.lastErr = err
+	}
+}
+
+// staleAfter is how long an unchanged (revision, beat) proves the holder
+// stopped: the item's lease stretched by the drift bound, plus a poll.
+func (w *waiter) staleAfter() time.Duration {
+	lease := w.obsLease
+	if lease <= 0 {
+		lease = w.l.o.lease
+	}
+	return time.Duration(float64(lease)*(1+w.l.o.drift)) + w.l.o.pollInterval
+}
+
+func (w *waiter) lapsedByWallClock(it Item) bool {
+	limit := w.l.nowMs() - w.l.o.clockAllowance.Milliseconds()
+	return it.LeaseUntilMs < limit || it.ExpiresAtMs < limit
+}
+
+// interval is the next sleep: the poll interval, or longer when more
+// waiters are enrolled than the read-rate cap allows, with ±20% jitter.
+func (w *waiter) interval() time.Duration {
+	d := w.l.o.pollInterval
+	if r := w.l.o.maxReadRate; r > 0 && w.waiters > 0 {
+		d = max(d, time.Duration(float64(w.waiters)/r*float64(time.Second)))
+	}
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
+
+func boolMetric(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
