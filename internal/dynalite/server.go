@@ -1,0 +1,258 @@
+// Package dynalite starts and stops a local dynalite server, the
+// DynamoDB-compatible server that herdlock's tests, benchmarks and demo run
+// against, and builds SDK clients for such local endpoints.
+//
+// dynalite is an npm package pinned in this folder's package.json and
+// package-lock.json; `make deps` installs it (`npm ci --prefix
+// internal/dynalite`). Known differences from DynamoDB that matter to
+// herdlock: no ReturnValuesOnConditionCheckFailure (a failed conditional
+// write returns no item), no TransactWriteItems and no UpdateTimeToLive.
+package dynalite
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DirEnv names the environment variable that, when set, overrides the
+// folder holding launch.js and node_modules/dynalite.
+const DirEnv = "HERDLOCK_DYNALITE_DIR"
+
+// InstallHint is the command that installs what Start needs.
+const InstallHint = "make deps (runs: npm ci --prefix internal/dynalite)"
+
+// startTimeout bounds Start when ctx has no earlier deadline.
+const startTimeout = 30 * time.Second
+
+// Server is a running dynalite process listening on a loopback port. Its
+// tables live in memory and vanish when it stops.
+//
+// Server is safe for concurrent use.
+type Server struct {
+	endpoint string
+	cmd      *exec.Cmd
+	stdin    io.Closer     // closing it makes launch.js exit
+	done     chan struct{} // closed when the process has been waited for
+	waitErr  error         // set before done is closed
+	stderr   *tailBuffer
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start launches dynalite on a free 127.0.0.1 port with table creation,
+// deletion and update delays of 0 ms, and returns once the server answers
+// HTTP requests. ctx bounds the start only; stop the server with
+// [Server.Close]. If Node.js or the npm packages are missing, the error says
+// how to install them.
+func Start(ctx context.Context) (*Server, error) {
+	dir, err := Dir()
+	if err != nil {
+		return nil, err
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, fmt.Errorf("dynalite: node not found on PATH: install Node.js 20 or later, then run %s", InstallHint)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "dynalite", "package.json")); err != nil {
+		return nil, fmt.Errorf("dynalite: npm packages missing in %s: run %s", dir, InstallHint)
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+
+	cmd := exec.Command(node, "launch.js")
+	cmd.Dir = dir
+	cmd.Env = os.Environ()
+	setProcessGroup(cmd)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("dynalite: %w", err)
+	}
+	addr := &firstLine{ch: make(chan string, 1)}
+	cmd.Stdout = addr
+	s := &Server{cmd: cmd, stdin: stdin, done: make(chan struct{}), stderr: &tailBuffer{max: 8 << 10}}
+	cmd.Stderr = s.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("dynalite: start node: %w", err)
+	}
+	go func() {
+		s.waitErr = cmd.Wait()
+		close(s.done)
+	}()
+
+	select {
+	case line := <-addr.ch:
+		var a struct {
+			Host string `json:"host"`
+			Port int    `json:"port"`
+		}
+		if err := json.Unmarshal([]byte(line), &a); err != nil || a.Port == 0 {
+			s.Close()
+			return nil, fmt.Errorf("dynalite: unexpected launcher output %q", line)
+		}
+		s.endpoint = "http://" + net.JoinHostPort(a.Host, strconv.Itoa(a.Port))
+	case <-s.done:
+		return nil, fmt.Errorf("dynalite: exited before listening: %v: %s", s.waitErr, s.stderr)
+	case <-ctx.Done():
+		s.Close()
+		return nil, fmt.Errorf("dynalite: waiting for the port: %w: %s", context.Cause(ctx), s.stderr)
+	}
+
+	if err := s.waitReady(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// waitReady polls the endpoint until it answers an HTTP request at all (an
+// unsigned request gets a 4xx, which is an answer).
+func (s *Server) waitReady(ctx context.Context) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	delay := 5 * time.Millisecond
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, strings.NewReader("{}"))
+		if err != nil {
+			return fmt.Errorf("dynalite: %w", err)
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return nil
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("dynalite: no answer at %s: %w (last error: %v)", s.endpoint, context.Cause(ctx), err)
+		case <-s.done:
+			t.Stop()
+			return fmt.Errorf("dynalite: exited: %v: %s", s.waitErr, s.stderr)
+		case <-t.C:
+		}
+		delay = min(2*delay, 200*time.Millisecond)
+	}
+}
+
+// Endpoint returns the server's base URL, such as "http://127.0.0.1:41234".
+func (s *Server) Endpoint() string { return s.endpoint }
+
+// Close stops the server: it kills the process and its process group and
+// waits for it to exit. Calling Close again returns the first result.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.stdin.Close()
+		killProcessGroup(s.cmd)
+		<-s.done
+		var exit *exec.ExitError
+		if s.waitErr != nil && !errors.As(s.waitErr, &exit) {
+			s.closeErr = fmt.Errorf("dynalite: wait: %w", s.waitErr)
+		}
+	})
+	return s.closeErr
+}
+
+// Dir returns the folder that holds launch.js and node_modules/dynalite:
+// $HERDLOCK_DYNALITE_DIR when set, else this package's source folder when it
+// exists on disk, else internal/dynalite under the first folder at or above
+// the working directory that holds go.mod.
+func Dir() (string, error) {
+	if d := os.Getenv(DirEnv); d != "" {
+		return d, nil
+	}
+	if _, file, _, ok := runtime.Caller(0); ok {
+		d := filepath.Dir(file)
+		if isDynaliteDir(d) {
+			return d, nil
+		}
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("dynalite: %w", err)
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			if c := filepath.Join(d, "internal", "dynalite"); isDynaliteDir(c) {
+				return c, nil
+			}
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	return "", fmt.Errorf("dynalite: cannot find internal/dynalite (with launch.js) above %s; set %s", wd, DirEnv)
+}
+
+func isDynaliteDir(d string) bool {
+	_, err := os.Stat(filepath.Join(d, "launch.js"))
+	return err == nil
+}
+
+// firstLine is an io.Writer that sends the first complete line written to
+// it on ch and discards everything else.
+type firstLine struct {
+	mu   sync.Mutex // guards buf and sent
+	buf  []byte
+	sent bool
+	ch   chan string
+}
+
+func (w *firstLine) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sent {
+		return len(p), nil
+	}
+	w.buf = append(w.buf, p...)
+	if i := bytes.IndexByte(w.buf, '\n'); i >= 0 {
+		w.ch <- string(w.buf[:i])
+		w.sent, w.buf = true, nil
+	}
+	return len(p), nil
+}
+
+// tailBuffer keeps the last max bytes written to it, for error messages.
+type tailBuffer struct {
+	mu  sync.Mutex // guards buf
+	buf []byte
+	max int
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - b.max; over > 0 {
+		b.buf = b.buf[over:]
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := strings.TrimSpace(string(b.buf))
+	if s == "" {
+		return "(no stderr)"
+	}
+	return s
+}
+
+// PID returns the process id of the server's Node.js process.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
