@@ -1,0 +1,54 @@
+package emf
+
+import (
+	"os"
+	"sync/atomic"
+)
+
+// coldStartTaken is set by the first CaptureColdStart of the process.
+var coldStartTaken atomic.Bool
+
+// CaptureColdStart records the ColdStart metric, a Count of 1, if this is
+// the first call in the process, and does nothing after. As Powertools
+// does, the next Flush writes it as a document of its own whose only
+// dimensions are function_name and service (each when known). An empty
+// functionName falls back to AWS_LAMBDA_FUNCTION_NAME. It fails, without
+// using up the cold start, if functionName is not a valid dimension value.
+// It is safe for concurrent use.
+func (m *Metrics) CaptureColdStart(functionName string) error {
+	if functionName == "" {
+		functionName = os.Getenv("AWS_LAMBDA_FUNCTION_NAME")
+	}
+	if functionName != "" {
+		if err := checkDimension(functionNameKey, functionName); err != nil {
+			return err
+		}
+	}
+	if !coldStartTaken.CompareAndSwap(false, true) {
+		return nil
+	}
+	m.mu.Lock()
+	m.cur.coldStart, m.cur.functionName = true, functionName
+	m.mu.Unlock()
+	return nil
+}
+
+const (
+	functionNameKey = "function_name"
+	coldStartName   = "ColdStart"
+)
+
+// coldStartDoc writes the cold-start document.
+func (m *Metrics) coldStartDoc(enc *encoder, ts int64, functionName string) error {
+	dims := enc.dims[:0]
+	if functionName != "" {
+		dims = append(dims, dim{functionNameKey, functionName})
+	}
+	if m.service != "" {
+		dims = append(dims, dim{serviceKey, m.service})
+	}
+	enc.dims = dims
+	enc.one[0] = 1
+	cold := metric{name: coldStartName, unit: Count, values: enc.one[:]}
+	return enc.write(m.w, m.namespace, ts, dims, nil, []metric{cold})
+}

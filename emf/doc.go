@@ -1,0 +1,30 @@
+// Package emf writes CloudWatch embedded metric format (EMF) documents: JSON
+// lines that Lambda sends to CloudWatch Logs and CloudWatch turns into
+// metrics. It depends only on the standard library.
+//
+//	m, err := emf.New(emf.WithNamespace("Shop"), emf.WithService("orders"))
+//	if err != nil {
+//		return err
+//	}
+//	// In each invocation:
+//	m.CaptureColdStart(lambdacontext.FunctionName)
+//	m.AddDimension("tenant", tenant)
+//	m.SetProperty("request_id", requestID)
+//	m.Add("OrderPlaced", emf.Count, 1)
+//	m.AddHighResolution("Latency", emf.Milliseconds, 12.5)
+//	err = m.Flush() // one JSON line per document, to stdout
+//
+// Namespace, service and disabling also come from the Powertools variables
+// POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME and
+// POWERTOOLS_METRICS_DISABLED; options win over them. The service is a
+// default dimension. Default dimensions survive a Flush; the metrics,
+// dimensions and properties of an invocation do not.
+//
+// The format's limits are kept by splitting, never by dropping: a document
+// holds at most 100 metrics, 100 values per metric and 1 MiB, and Flush
+// writes as many documents as needed. A document has at most 30 dimensions.
+// What can never be written validly (an unknown unit, NaN, an empty
+// dimension value, an over-long name) is refused when it is added.
+// [Metrics.AddMetric] fits one-method metrics interfaces such as lockcore's
+// and keeps its errors for the next Flush.
+package emf
