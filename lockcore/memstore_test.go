@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storetest"
 )
 
 func TestMemoryStoreAcquireRelease(t *testing.T) {
@@ -87,4 +88,8 @@ func TestMemoryStoreInSynctestBubble(t *testing.T) {
 			t.Fatalf("Get() = %v, %v, want found", found, err)
 		}
 	})
+}
+
+func TestMemoryStoreConformance(t *testing.T) {
+	storetest.Run(t, func(*testing.T) lockcore.Store { return lockcore.NewMemoryStore() })
 }
