@@ -1,0 +1,404 @@
+package lockcore_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// crashHolder acquires the lock through a store that then refuses every
+// renewal and release, and stops its timers: what waiters see of a holder
+// that was killed. The returned reap waits for the dead holder's goroutine,
+// which in a real crash would be gone, to finish its failing release.
+func crashHolder(t *testing.T, s lockcore.Store, lease time.Duration) (reap func()) {
+	t.Helper()
+	dead := newLock(t, &hookStore{Store: s, renew: failRenew, release: failRelease}, "dead", lockcore.WithLease(lease))
+	mustAcquire(t, dead)
+	dead.CancelAll()
+	return func() { _ = dead.Release(context.Background(), lockcore.Failure, "") }
+}
+
+func TestWaiterGetsReleasedResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := lockcore.NewMemoryStore()
+		m := &recMetrics{}
+		holder, waiter := newLock(t, store, "h"), newLock(t, store, "w", lockcore.WithMetrics(m))
+		mustAcquire(t, holder)
+		fence := holder.Fence()
+		go func() {
+			time.Sleep(time.Second)
+			mustRelease(t, holder, lockcore.Success, "ref-1")
+		}()
+		start := time.Now()
+		res, err := waiter.TryAcquireElseWaitForRelease(context.Background())
+		if err != nil || res.Outcome != lockcore.Released || res.ResultRef != "ref-1" || res.Fence != fence {
+			t.Fatalf("TryAcquireElseWaitForRelease() = %+v, %v, want RELEASED ref-1 fence %d", res, err, fence)
+		}
+		// Seen at the first poll after the release: within one poll (+20%).
+		if got := time.Since(start); got > time.Second+240*time.Millisecond {
+			t.Errorf("waited %v, want at most 1.24s", got)
+		}
+		if res.Polls < 4 || waiter.HasLock() {
+			t.Errorf("Polls = %d HasLock %v, want >= 4 polls and not held", res.Polls, waiter.HasLock())
+		}
+		if m.sum(lockcore.MetricWaitForLock) != 1 || m.sum(lockcore.MetricLockPollCount) != float64(res.Polls) ||
+			m.sum(lockcore.MetricLockAcquisitionFailed) != 0 || m.sum(lockcore.MetricLockAcquisitionWaitTimeout) != 0 {
+			t.Errorf("metrics = %v", m.got)
+		}
+	})
+}
+
+func TestFirstAttemptAcquires(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := lockcore.NewMemoryStore()
+		m := &recMetrics{}
+		l := newLock(t, store, "a", lockcore.WithMetrics(m))
+		res, err := l.TryAcquireElseWaitForRelease(context.Background())
+		if err != nil || res.Outcome != lockcore.Acquired || res.TookOver || res.Fence != l.Fence() || res.Polls != 0 {
+			t.Fatalf("TryAcquireElseWaitForRelease() = %+v, %v, want ACQUIRED at once", res, err)
+		}
+		if m.sum(lockcore.MetricLockAcquisitionSuccess) != 1 || m.has(lockcore.MetricWaitForLock) {
+			t.Errorf("metrics = %v", m.got)
+		}
+		mustRelease(t, l, lockcore.Success, "")
+	})
+}
+
+func TestWaitFails(t *testing.T) {
+	tests := []struct {
+		name    string
+		maxWait time.Duration
+		ctx     func() (context.Context, context.CancelFunc)
+		want    time.Duration
+		wantErr error
+	}{
+		{"maximum wait", 2 * time.Second, func() (context.Context, context.CancelFunc) {
+			return context.WithCancel(context.Background())
+		}, 2 * time.Second, lockcore.ErrWaitTimeout},
+		{"context deadline first", time.Minute, func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 3*time.Second)
+		}, 3 * time.Second, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				store := lockcore.NewMemoryStore()
+				m := &recMetrics{}
+				holder := newLock(t, store, "h")
+				mustAcquire(t, holder)
+				waiter := newLock(t, store, "w", lockcore.WithMaxWait(tt.maxWait), lockcore.WithMetrics(m))
+				ctx, cancel := tt.ctx()
+				defer cancel()
+				start := time.Now()
+				res, err := waiter.TryAcquireElseWaitForRelease(ctx)
+				if res.Outcome != lockcore.Failed || err == nil {
+					t.Fatalf("TryAcquireElseWaitForRelease() = %+v, %v, want FAILED", res, err)
+				}
+				if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+					t.Errorf("error = %v, want %v", err, tt.wantErr)
+				}
+				if got := time.Since(start); got != tt.want {
+					t.Errorf("failed after %v, want %v", got, tt.want)
+				}
+				if m.sum(lockcore.MetricLockAcquisitionFailed) != 1 {
+					t.Errorf("LockAcquisitionFailed = %v, want 1", m.sum(lockcore.MetricLockAcquisitionFailed))
+				}
+				mustRelease(t, holder, lockcore.Success, "")
+			})
+		})
+	}
+}
+
+func TestWaitCancelledReturnsCause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := lockcore.NewMemoryStore()
+		holder := newLock(t, store, "h")
+		mustAcquire(t, holder)
+		ctx, cancel := context.WithCancelCause(context.Background())
+		stop := errors.New("shutting down")
+		time.AfterFunc(500*time.Millisecond, func() { cancel(stop) })
+		res, err := newLock(t, store, "w").TryAcquireElseWaitForRelease(ctx)
+		if res.Outcome != lockcore.Failed || !errors.Is(err, stop) {
+			t.Errorf("TryAcquireElseWaitForRelease() = %+v, %v, want FAILED with the cancel cause", res, err)
+		}
+		mustRelease(t, holder, lockcore.Success, "")
+	})
+}
+
+func TestTakeOverOfCrashedHolder(t *testing.T) {
+	tests := []struct {
+		name      string
+		opts      []lockcore.Option
+		lateBy    time.Duration // how long after the crash the waiter arrives
+		minTakeAt time.Duration // measured from the waiter's arrival
+		maxTakeAt time.Duration
+		waits     bool // false: the first conditional write already succeeds
+	}{
+		// Clock-free: unchanged (revision, beat) for lease*(1+ρ) + poll =
+		// 2.02s + 0.2s, seen at a poll of up to 240ms.
+		{"clock-free", []lockcore.Option{lockcore.WithoutWallClock()}, 0, 2220 * time.Millisecond, 2460 * time.Millisecond, true},
+		{"clock-free, arriving late", []lockcore.Option{lockcore.WithoutWallClock()}, 10 * time.Second, 2220 * time.Millisecond, 2460 * time.Millisecond, true},
+		// Wall clock: leaseUntil + ε has long passed, so the first
+		// conditional write takes it, without waiting.
+		{"wall clock, arriving late", nil, 10 * time.Second, 0, 0, false},
+		// Wall clock on, arriving at once: leaseUntil (2s) + ε (1s) is later
+		// than the clock-free bound, which decides.
+		{"both paths, arriving at once", nil, 0, 2220 * time.Millisecond, 2460 * time.Millisecond, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mem := lockcore.NewMemoryStore()
+				m := &recMetrics{}
+				reap := crashHolder(t, mem, 2*time.Second)
+				defer reap()
+				time.Sleep(tt.lateBy)
+				opts := append([]lockcore.Option{lockcore.WithLease(2 * time.Second), lockcore.WithMetrics(m)}, tt.opts...)
+				w := newLock(t, mem, "w", opts...)
+				start := time.Now()
+				res, err := w.TryAcquireElseWaitForRelease(context.Background())
+				took := time.Since(start)
+				if err != nil || res.Outcome != lockcore.Acquired || res.TookOver != tt.waits {
+					t.Fatalf("TryAcquireElseWaitForRelease() = %+v, %v, want ACQUIRED, TookOver %v", res, err, tt.waits)
+				}
+				if took < tt.minTakeAt || took > tt.maxTakeAt {
+					t.Errorf("took over after %v, want within [%v, %v]", took, tt.minTakeAt, tt.maxTakeAt)
+				}
+				if w.Fence() != res.Fence || w.TookOver() != tt.waits {
+					t.Errorf("lock Fence %d TookOver %v, want %d, %v", w.Fence(), w.TookOver(), res.Fence, tt.waits)
+				}
+				if want := boolMetric(tt.waits); m.sum(lockcore.MetricTakeover) != want {
+					t.Errorf("LockTakeover = %v, want %v", m.sum(lockcore.MetricTakeover), want)
+				}
+				mustRelease(t, w, lockcore.Success, "")
+			})
+		})
+	}
+}
+
+// herd starts n waiters on store and returns their results once all end.
+func herd(t *testing.T, store lockcore.Store, n int, opts ...lockcore.Option) []lockcore.WaitResult {
+	results := make([]lockcore.WaitResult, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		w := newLock(t, store, "w", opts...)
+		wg.Go(func() {
+			res, err := w.TryAcquireElseWaitForRelease(context.Background())
+			if err != nil {
+				t.Errorf("waiter %d: %v", i, err)
+			}
+			if res.Outcome == lockcore.Acquired {
+				time.Sleep(300 * time.Millisecond) // the work
+				if err := w.Release(context.Background(), lockcore.Success, "data"); err != nil {
+					t.Errorf("waiter %d release: %v", i, err)
+				}
+			}
+			results[i] = res
+		})
+	}
+	wg.Wait()
+	return results
+}
+
+func tally(results []lockcore.WaitResult) (acquired, takeovers, released int) {
+	for _, r := range results {
+		switch r.Outcome {
+		case lockcore.Acquired:
+			acquired++
+			if r.TookOver {
+				takeovers++
+			}
+		case lockcore.Released:
+			released++
+		}
+	}
+	return
+}
+
+func TestAbandonedLockIsTakenOverByExactlyOneWaiter(t *testing.T) {
+	tests := []struct {
+		name    string
+		abandon func(t *testing.T, mem *lockcore.MemoryStore) (reap func())
+	}{
+		{"released as failure", func(t *testing.T, mem *lockcore.MemoryStore) func() {
+			h := newLock(t, mem, "h")
+			mustAcquire(t, h)
+			time.AfterFunc(time.Second, func() { mustRelease(t, h, lockcore.Failure, "") })
+			return func() {}
+		}},
+		{"crashed", func(t *testing.T, mem *lockcore.MemoryStore) func() {
+			return crashHolder(t, mem, 2*time.Second)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mem := lockcore.NewMemoryStore()
+				defer tt.abandon(t, mem)()
+				results := herd(t, mem, 10, lockcore.WithLease(2*time.Second))
+				acquired, takeovers, released := tally(results)
+				if acquired != 1 || takeovers != 1 || released != 9 {
+					t.Errorf("acquired %d takeovers %d released %d, want 1, 1, 9", acquired, takeovers, released)
+				}
+			})
+		})
+	}
+}
+
+func TestHerdFetchesOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		results := herd(t, mem, 50)
+		acquired, takeovers, released := tally(results)
+		if acquired != 1 || takeovers != 0 || released != 49 {
+			t.Errorf("acquired %d takeovers %d released %d, want 1, 0, 49", acquired, takeovers, released)
+		}
+	})
+}
+
+func TestReadRateIsCappedPerKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		store := &hookStore{Store: mem}
+		holder := newLock(t, mem, "h")
+		mustAcquire(t, holder)
+		const n, rate, hold = 50, 20.0, 10 * time.Second
+		time.AfterFunc(hold, func() { mustRelease(t, holder, lockcore.Success, "") })
+		results := herd(t, store, n, lockcore.WithMaxReadRate(rate))
+		if _, _, released := tally(results); released != n {
+			t.Errorf("released = %d, want %d", released, n)
+		}
+		// Uncapped, 50 waiters polling every 200ms for 10s would read 2,500
+		// times. Capped: the first poll of each waiter, then about rate per
+		// second, with jitter.
+		if got, limit := store.n("get"), n+int(rate*hold.Seconds()*1.3); got > limit {
+			t.Errorf("reads = %d, want at most %d", got, limit)
+		}
+	})
+}
+
+func TestAcquireResolvesAnUnknownOutcome(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		store := &hookStore{Store: mem}
+		// Applied, but the response is lost.
+		store.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+			if _, err := mem.Acquire(ctx, req); err != nil {
+				return lockcore.Item{}, err
+			}
+			return lockcore.Item{}, errInjected
+		}
+		l := newLock(t, store, "a")
+		mustAcquire(t, l)
+		it, _, _ := mem.Get(context.Background(), l.Key())
+		if it.Revision != l.Revision() || l.Fence() != it.Fence {
+			t.Errorf("hold revision %q fence %d, item %q %d: want the applied write's", l.Revision(), l.Fence(), it.Revision, it.Fence)
+		}
+		mustRelease(t, l, lockcore.Success, "")
+	})
+}
+
+func TestStoreErrorsFailClearly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		store := &hookStore{Store: mem,
+			acquire: func(context.Context, lockcore.AcquireRequest) (lockcore.Item, error) {
+				return lockcore.Item{}, errInjected
+			},
+		}
+		m := &recMetrics{}
+		l := newLock(t, store, "a", lockcore.WithMetrics(m))
+		ok, err := l.Acquire(context.Background())
+		var ae *lockcore.AcquireError
+		if ok || !errors.As(err, &ae) || ae.Reason != lockcore.ReasonStore || !errors.Is(err, errInjected) {
+			t.Fatalf("Acquire() = %v, %v, want AcquireError store_error wrapping the cause", ok, err)
+		}
+		res, err := l.TryAcquireElseWaitForRelease(context.Background())
+		if res.Outcome != lockcore.Failed || !errors.As(err, &ae) {
+			t.Errorf("TryAcquireElseWaitForRelease() = %+v, %v, want FAILED with AcquireError", res, err)
+		}
+		if m.sum(lockcore.MetricLockAcquisitionError) != 1 {
+			t.Errorf("LockAcquisitionError = %v, want 1", m.sum(lockcore.MetricLockAcquisitionError))
+		}
+	})
+}
+
+func TestPollErrorsEndInATimeoutThatNamesThem(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		holder := newLock(t, mem, "h")
+		mustAcquire(t, holder)
+		store := &hookStore{Store: mem, get: func(context.Context, lockcore.Key) (lockcore.Item, bool, error) {
+			return lockcore.Item{}, false, errInjected
+		}}
+		res, err := newLock(t, store, "w", lockcore.WithMaxWait(time.Second)).TryAcquireElseWaitForRelease(context.Background())
+		if res.Outcome != lockcore.Failed || !errors.Is(err, lockcore.ErrWaitTimeout) || !errors.Is(err, errInjected) {
+			t.Errorf("TryAcquireElseWaitForRelease() = %+v, %v, want FAILED timeout naming the poll error", res, err)
+		}
+		mustRelease(t, holder, lockcore.Success, "")
+	})
+}
+
+func TestNoTimeLeft(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := params("a")
+		p.RemainingTime = func() time.Duration { return 50 * time.Millisecond }
+		l, err := lockcore.New(lockcore.NewMemoryStore(), p, lockcore.WithLogger(quiet))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := l.TryAcquireElseWaitForRelease(context.Background())
+		var ae *lockcore.AcquireError
+		if res.Outcome != lockcore.Failed || !errors.Is(err, lockcore.ErrNoTimeLeft) || !errors.As(err, &ae) || ae.Reason != lockcore.ReasonNoTimeLeft {
+			t.Errorf("TryAcquireElseWaitForRelease() = %+v, %v, want FAILED no_time_left", res, err)
+		}
+	})
+}
+
+func TestSkewedWaiterClockCannotStealWithoutWallClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		holder := newLock(t, mem, "h", lockcore.WithLease(2*time.Second))
+		mustAcquire(t, holder)
+		w := newLock(t, mem, "w", lockcore.WithLease(2*time.Second), lockcore.WithoutWallClock(),
+			lockcore.WithClock(skewed(time.Hour)), lockcore.WithMaxWait(10*time.Second))
+		res, err := w.TryAcquireElseWaitForRelease(context.Background())
+		if res.Outcome != lockcore.Failed || !errors.Is(err, lockcore.ErrWaitTimeout) {
+			t.Errorf("TryAcquireElseWaitForRelease() = %+v, %v, want FAILED: the holder renews throughout", res, err)
+		}
+		if !holder.HasLock() || holder.Context().Err() != nil {
+			t.Error("holder lost its lock to a waiter with a fast clock")
+		}
+		mustRelease(t, holder, lockcore.Success, "")
+	})
+}
+
+func boolMetric(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+type skewed time.Duration
+
+func (s skewed) Now() time.Time { return time.Now().Add(time.Duration(s)) }
+
+func TestOutcomeString(t *testing.T) {
+	tests := []struct {
+		o    lockcore.Outcome
+		want string
+	}{
+		{lockcore.Acquired, "ACQUIRED"}, {lockcore.Released, "RELEASED"}, {lockcore.Failed, "FAILED"},
+	}
+	for _, tt := range tests {
+		if got := tt.o.String(); got != tt.want {
+			t.Errorf("Outcome(%d).String() = %q, want %q", tt.o, got, tt.want)
+		}
+	}
+}
