@@ -35,10 +35,12 @@ func (e *encoder) write(w io.Writer, ns string, ts int64, dims []dim, props []pr
 	}
 	e.offs = offs
 	left := len(metrics)
+	start := 0 // each document starts after the last metric of the one before
 	for left > 0 {
 		e.defs, e.vals = e.defs[:0], e.vals[:0]
-		count := 0
-		for i := range metrics {
+		count, first := 0, start
+		for j := range metrics {
+			i := (first + j) % len(metrics)
 			mt := &metrics[i]
 			if offs[i] == len(mt.values) {
 				continue
@@ -55,6 +57,7 @@ func (e *encoder) write(w io.Writer, ns string, ts int64, dims []dim, props []pr
 				break
 			}
 			count++
+			start = i + 1
 			offs[i] += k
 			if offs[i] == len(mt.values) {
 				left--
