@@ -1,0 +1,32 @@
+// Package lockcore is a lease lock on one DynamoDB item, built so that a
+// burst of concurrent AWS Lambda invocations that need the same expensive,
+// rate-limited thing agree that exactly one of them fetches it while the
+// others wait and then read what it stored.
+//
+// A [Lock] acquires with one conditional write, renews itself every
+// max(floor, lease/3), stops at a hard maximum hold, and hands out a fencing
+// token ([Lock.Fence]) that the protected resource must check. Its holder
+// context ([Lock.Context]) is cancelled with a cause as soon as the lock can
+// no longer be trusted: validity is measured on the monotonic clock from
+// the time each renewal was sent, whatever the network says.
+//
+// [Lock.TryAcquireElseWaitForRelease] is the herd pattern:
+//
+//   - Acquired: fetch, store with the fence, then Release(ctx, Success, ref);
+//   - Released: another invocation stored the data; read it;
+//   - Failed: waited too long, or the store failed.
+//
+// A lock whose holder crashed, timed out or released a failure is never
+// reported as Released: the waiters race one conditional write and exactly
+// one of them acquires it (WaitResult.TookOver).
+//
+// The lock talks to storage through [Store]. [DynamoStore] uses DynamoDB;
+// [MemoryStore] keeps the same semantics in process for tests and local
+// runs. Package storetest checks any Store against the contract.
+//
+// What the fence guarantees: a holder paused past its lease (GC, Lambda
+// freeze, network delay) can still act late; no lease prevents that. A
+// resource that refuses writes whose fence is below the highest it has
+// accepted turns such a late act into a rejected write. The lease alone
+// makes late acts rare; the fence makes them harmless.
+package lockcore
