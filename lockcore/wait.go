@@ -79,6 +79,13 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		deadline = minTime(deadline, start.Add(l.remaining()))
 	}
 
+	if h := l.current(); h != nil {
+		// Already ours: confirm it is not stale, as Acquire does.
+		if ok, err := l.Acquire(ctx); !ok {
+			return WaitResult{Outcome: Failed}, err
+		}
+		return WaitResult{Outcome: Acquired, Fence: h.fence, TookOver: h.tookOver}, nil
+	}
 	acquired, cur, err := l.acquire(ctx, nil, false)
 	if err != nil {
 		l.count(MetricLockAcquisitionError, 1)

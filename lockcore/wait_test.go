@@ -69,6 +69,22 @@ func TestFirstAttemptAcquires(t *testing.T) {
 	})
 }
 
+func TestAlreadyHeldIsAcquiredWithoutWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &hookStore{Store: lockcore.NewMemoryStore()}
+		l := newLock(t, store, "a")
+		mustAcquire(t, l)
+		res, err := l.TryAcquireElseWaitForRelease(context.Background())
+		if err != nil || res.Outcome != lockcore.Acquired || res.Fence != l.Fence() || res.Polls != 0 {
+			t.Errorf("TryAcquireElseWaitForRelease() while held = %+v, %v, want ACQUIRED with our fence", res, err)
+		}
+		if store.n("acquire") != 1 {
+			t.Errorf("acquire writes = %d, want 1: no second revision", store.n("acquire"))
+		}
+		mustRelease(t, l, lockcore.Success, "")
+	})
+}
+
 func TestWaitFails(t *testing.T) {
 	tests := []struct {
 		name    string
