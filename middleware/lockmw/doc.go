@@ -1,0 +1,51 @@
+// Package lockmw is the AWS Lambda handler middleware of herdlock: it lets
+// many concurrent invocations that need the same expensive, rate-limited
+// thing agree that exactly one of them fetches it, while the others wait and
+// then read what it stored.
+//
+//	h := lockmw.Wrap(fetchAndStore,
+//		lockmw.WithStore(store),
+//		lockmw.WithKey(func(ctx context.Context, e Event) (string, error) { return e.Pair, nil }),
+//		lockmw.WithOnReleased(readStored),
+//	)
+//	lambda.Start(h)
+//
+// [Wrap] keeps the handler shape of aws-lambda-go, func(context.Context,
+// TIn) (TOut, error), so it composes with lambda.Start and other wrappers,
+// and it uses no reflection. Per invocation it builds one [lockcore.Lock] and
+// calls TryAcquireElseWaitForRelease:
+//
+//   - ACQUIRED: the handler fetches and stores, writing with the fence from
+//     [FromContext] so a late holder can never overwrite fresher data. Its
+//     context is the lock's holder context, cancelled with a cause when the
+//     lease is lost or the maximum hold is reached. The lock is released
+//     before the invocation returns: success when the handler returned a nil
+//     error, failure otherwise (and on panic, before the panic goes on).
+//   - RELEASED: another invocation published success; the read handler
+//     ([WithOnReleased]) runs, or the main handler, which branches on
+//     FromContext(ctx).Outcome.
+//   - FAILED: an error matching [ErrLockFailed], or the [WithOnFailed]
+//     fallback.
+//
+// # Deadline
+//
+// Lambda freezes the sandbox when the handler returns and kills it at the
+// deadline, so nothing may be left running. The lock is held, and waited
+// for, until ctx.Deadline() minus the safety margin ([DefaultSafetyMargin],
+// [WithSafetyMargin]); the margin covers the release, the metrics flush,
+// and a waiter's own read and reply. An invocation with no deadline (a
+// local run) uses lockcore's defaults.
+//
+// # Observability
+//
+// Each invocation writes one embedded-metric-format flush (package emf) to
+// stdout: lockcore's lock metrics, the service as the only dimension, and
+// the lock id, group, outcome, fence and request id as properties, never
+// dimensions. It logs one line with log/slog (JSON at AWS_LAMBDA_LOG_LEVEL
+// inside Lambda, on stderr). With tracing on it records X-Ray subsegments
+// "herdlock", "lock.acquire", "lock.wait" and "lock.release", annotated with
+// the outcome, fence and take-over; [InstrumentDynamoDB] adds the DynamoDB
+// calls. Importing the package routes the X-Ray SDK's own log, which goes to
+// stdout by default, to stderr, and makes a missing segment a log line
+// rather than a panic, so stdout carries only metrics.
+package lockmw

@@ -1,0 +1,30 @@
+package lockmw
+
+import "errors"
+
+var (
+	// ErrLockFailed is wrapped, together with lockcore's cause, in the error
+	// an invocation returns when the lock was neither acquired nor released
+	// in time (outcome FAILED) and no [WithOnFailed] fallback is set. Test
+	// for it with errors.Is; errors.Is also matches the cause, such as
+	// lockcore.ErrWaitTimeout.
+	ErrLockFailed = errors.New("lockmw: lock failed")
+
+	// ErrConfig is wrapped in every configuration error: one returned by
+	// [New], or returned on every call by a handler from [Wrap].
+	ErrConfig = errors.New("lockmw: invalid configuration")
+
+	// ErrKey means the lock key could not be taken from the event: the key
+	// function failed or returned a blank key. The handler did not run.
+	ErrKey = errors.New("lockmw: no lock key")
+
+	// ErrNoTimeLeft means the invocation's deadline has passed or is closer
+	// than the safety margin, so the lock could not be held safely. The
+	// handler did not run.
+	ErrNoTimeLeft = errors.New("lockmw: no time left before the deadline")
+
+	// ErrNoAccount means no record account was configured with
+	// [WithRecordAccount] and none could be read from the invoked function
+	// ARN in the Lambda context. The handler did not run.
+	ErrNoAccount = errors.New("lockmw: no record account")
+)

@@ -1,0 +1,49 @@
+package lockmw
+
+import (
+	"context"
+	"time"
+
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// Info describes the lock of one invocation. The handler reads it with
+// [FromContext]. It is a value: safe to copy and to share.
+type Info struct {
+	// Outcome is ACQUIRED (this invocation holds the lock and fetches) or
+	// RELEASED (another invocation fetched and published success). The
+	// handler never runs for FAILED, except through [WithOnFailed].
+	Outcome lockcore.Outcome
+	// Key is the lock's group and id.
+	Key lockcore.Key
+	// Fence is this holder's fencing token when ACQUIRED: send it with
+	// every write to the protected resource. When RELEASED it is the fence
+	// of the holder that published the result.
+	Fence int64
+	// Revision is this holder's revision when ACQUIRED, else empty.
+	Revision string
+	// TookOver is true when the lock was ACQUIRED from an abandoned holder.
+	TookOver bool
+	// ResultRef is the reference the holder published, when RELEASED.
+	ResultRef string
+	// Polls is how many times the lock item was read while waiting.
+	Polls int
+	// Waited is how long the invocation waited, 0 when the first attempt
+	// decided.
+	Waited time.Duration
+}
+
+type infoKey struct{}
+
+// FromContext returns the [Info] that [Wrap] put in the handler's context,
+// and false when ctx carries none. It is safe for concurrent use.
+func FromContext(ctx context.Context) (Info, bool) {
+	if p, ok := ctx.Value(infoKey{}).(*Info); ok {
+		return *p, true
+	}
+	return Info{}, false
+}
+
+func withInfo(ctx context.Context, info *Info) context.Context {
+	return context.WithValue(ctx, infoKey{}, info)
+}
