@@ -30,6 +30,7 @@ func Run(t *testing.T, newStore func(t *testing.T) lockcore.Store) {
 		{"AcquireAbsent", testAcquireAbsent},
 		{"AcquireHeldRefused", testAcquireHeldRefused},
 		{"AcquireReleased", testAcquireReleased},
+		{"AcquireResetsItem", testAcquireResetsItem},
 		{"AcquireWallClock", testAcquireWallClock},
 		{"AcquireObservation", testAcquireObservation},
 		{"AcquireOwnRetriedWrite", testAcquireOwnRetriedWrite},
@@ -219,6 +220,22 @@ func testAcquireReleased(t *testing.T, e *env) {
 	for _, res := range []lockcore.Result{lockcore.Success, lockcore.Failure} {
 		k := e.key(string(res))
 		first := mustAcquire(t, e.s, req(k, "first", baseMs))
+		mustRelease(t, e.s, k, "first", res)
+		got := mustAcquire(t, e.s, req(k, "second", baseMs+5))
+		if got.Revision != "second" || got.Fence != first.Fence+1 || got.Released {
+			t.Errorf("Acquire(released with %s) = revision %q, fence %d, released %t, want %q, %d, false",
+				res, got.Revision, got.Fence, got.Released, "second", first.Fence+1)
+		}
+	}
+}
+
+// testAcquireResetsItem checks that an acquisition leaves nothing of the
+// previous hold: Beat, Waiters, Result, ResultRef, ResultFence, ReleasedAtMs
+// and a TTL the new request does not set are all gone.
+func testAcquireResetsItem(t *testing.T, e *env) {
+	for _, res := range []lockcore.Result{lockcore.Success, lockcore.Failure} {
+		k := e.key(string(res))
+		first := mustAcquire(t, e.s, req(k, "first", baseMs))
 		if _, err := e.s.Renew(ctx(t), lockcore.RenewRequest{Key: k, Revision: "first", NowMs: baseMs + 1, LeaseUntilMs: baseMs + 2}); err != nil {
 			t.Fatalf("Renew() = %v", err)
 		}
@@ -228,10 +245,8 @@ func testAcquireReleased(t *testing.T, e *env) {
 		mustRelease(t, e.s, k, "first", res)
 
 		r := req(k, "second", baseMs+5)
-		r.TTL = 0 // and the old TTL must go
+		r.TTL = 0
 		got := mustAcquire(t, e.s, r)
-		// Beat, Waiters, Result, ResultRef, ResultFence and ReleasedAtMs
-		// are all reset.
 		wantItem(t, fmt.Sprintf("Acquire(released with %s)", res), got, written(r, first.Fence+1))
 		wantItem(t, "Get() after re-acquire", mustGet(t, e.s, k), written(r, first.Fence+1))
 	}

@@ -1,0 +1,536 @@
+package lockcore_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// fakeDynamo is a scripted lockcore.DynamoAPI: it records every request and
+// answers with the configured output or error.
+type fakeDynamo struct {
+	mu        sync.Mutex // guards all fields
+	updates   []*dynamodb.UpdateItemInput
+	gets      []*dynamodb.GetItemInput
+	updateOut *dynamodb.UpdateItemOutput
+	updateErr error
+	getOut    *dynamodb.GetItemOutput
+	getErr    error
+}
+
+func (f *fakeDynamo) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.updates = append(f.updates, in)
+	return f.updateOut, f.updateErr
+}
+
+func (f *fakeDynamo) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.gets = append(f.gets, in)
+	return f.getOut, f.getErr
+}
+
+func avS(v string) types.AttributeValue  { return &types.AttributeValueMemberS{Value: v} }
+func avN(v string) types.AttributeValue  { return &types.AttributeValueMemberN{Value: v} }
+func avBool(v bool) types.AttributeValue { return &types.AttributeValueMemberBOOL{Value: v} }
+
+var fakeKey = lockcore.Key{Group: "fx", ID: "EUR-USD"}
+
+// storedItem is a well-formed stored item at revision rev.
+func storedItem(rev string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		lockcore.AttrLockKey:       avS("fx/EUR-USD"),
+		lockcore.AttrLockGroup:     avS("fx"),
+		lockcore.AttrLockID:        avS("EUR-USD"),
+		lockcore.AttrOwnerName:     avS("fn"),
+		lockcore.AttrRevision:      avS(rev),
+		lockcore.AttrFence:         avN("12"),
+		lockcore.AttrBeat:          avN("3"),
+		lockcore.AttrLeaseMs:       avN("10000"),
+		lockcore.AttrHeartbeatAtMs: avN("1000"),
+		lockcore.AttrLeaseUntilMs:  avN("11000"),
+		lockcore.AttrExpiresAtMs:   avN("61000"),
+		lockcore.AttrIsReleased:    avBool(true),
+		lockcore.AttrResult:        avS("success"),
+		lockcore.AttrResultRef:     avS("ref"),
+		lockcore.AttrResultFence:   avN("12"),
+		lockcore.AttrReleasedAtMs:  avN("2000"),
+		lockcore.AttrRecordAccount: avS("act:1/app:2"),
+		lockcore.AttrWaiters:       avN("4"),
+		lockcore.AttrTTL:           avN("99"),
+	}
+}
+
+// decoded is storedItem(rev) as an Item.
+func decoded(rev string) lockcore.Item {
+	return lockcore.Item{
+		Key: fakeKey, Owner: "fn", Revision: rev, Fence: 12, Beat: 3, Lease: 10 * time.Second,
+		HeartbeatAtMs: 1000, LeaseUntilMs: 11000, ExpiresAtMs: 61000, Released: true,
+		Result: lockcore.Success, ResultRef: "ref", ResultFence: 12, ReleasedAtMs: 2000,
+		RecordAccount: "act:1/app:2", Waiters: 4, TTL: 99,
+	}
+}
+
+func newFakeStore(t *testing.T, f *fakeDynamo) *lockcore.DynamoStore {
+	t.Helper()
+	st, err := lockcore.NewDynamoStore(f, "locks")
+	if err != nil {
+		t.Fatalf("NewDynamoStore() = %v", err)
+	}
+	return st
+}
+
+func fakeAcquireRequest(rev string) lockcore.AcquireRequest {
+	return lockcore.AcquireRequest{
+		Key: fakeKey, Owner: "fn", Revision: rev, Lease: 10 * time.Second, NowMs: 1000,
+		LeaseUntilMs: 11000, ExpiresAtMs: 61000, RecordAccount: "act:1/app:2", FenceBase: 5000,
+	}
+}
+
+func TestNewDynamoStoreRejectsBadInput(t *testing.T) {
+	_, err := lockcore.NewDynamoStore(nil, " ")
+	if err == nil || !strings.Contains(err.Error(), "nil client") || !strings.Contains(err.Error(), "blank table") {
+		t.Fatalf("NewDynamoStore(nil, blank) = %v, want an error naming both problems", err)
+	}
+	if _, err := lockcore.NewDynamoStore(&fakeDynamo{}, "t"); err != nil {
+		t.Fatalf("NewDynamoStore(fake, t) = %v", err)
+	}
+}
+
+func TestDynamoStoreAcquireRequest(t *testing.T) {
+	const set = "SET #group = :group, #id = :id, #owner = :owner, #rev = :newRev, #leaseMs = :leaseMs, " +
+		"#hb = :now, #lu = :leaseUntil, #exp = :expiresAt, #rel = :false, #beat = :zero, #waiters = :zero, " +
+		"#account = :account, #fence = if_not_exists(#fence, :base) + :one"
+	const remove = " REMOVE #result, #resultRef, #resultFence, #relAt"
+	const cond = "attribute_not_exists(#lockKey) OR #rel = :true"
+	base := map[string]types.AttributeValue{
+		":group": avS("fx"), ":id": avS("EUR-USD"), ":owner": avS("fn"), ":newRev": avS("new"), ":leaseMs": avN("10000"),
+		":now": avN("1000"), ":leaseUntil": avN("11000"), ":expiresAt": avN("61000"), ":false": avBool(false), ":true": avBool(true),
+		":zero": avN("0"), ":account": avS("act:1/app:2"), ":base": avN("5000"), ":one": avN("1"),
+	}
+	with := func(extra map[string]types.AttributeValue) map[string]types.AttributeValue {
+		m := make(map[string]types.AttributeValue, len(base)+len(extra))
+		for k, v := range base {
+			m[k] = v
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	tests := []struct {
+		name       string
+		edit       func(*lockcore.AcquireRequest)
+		wantUpdate string
+		wantCond   string
+		wantValues map[string]types.AttributeValue
+	}{
+		{
+			name:       "plain, no TTL",
+			edit:       func(*lockcore.AcquireRequest) {},
+			wantUpdate: set + remove + ", #ttl",
+			wantCond:   cond,
+			wantValues: base,
+		},
+		{
+			name:       "with TTL",
+			edit:       func(r *lockcore.AcquireRequest) { r.TTL = 1234 },
+			wantUpdate: set + ", #ttl = :ttl" + remove,
+			wantCond:   cond,
+			wantValues: with(map[string]types.AttributeValue{":ttl": avN("1234")}),
+		},
+		{
+			name:       "wall clock",
+			edit:       func(r *lockcore.AcquireRequest) { r.UseWallClock, r.ClockAllowance = true, 1500*time.Millisecond },
+			wantUpdate: set + remove + ", #ttl",
+			wantCond:   cond + " OR #exp < :nowMinusEps OR #lu < :nowMinusEps",
+			wantValues: with(map[string]types.AttributeValue{":nowMinusEps": avN("-500")}),
+		},
+		{
+			name:       "observation",
+			edit:       func(r *lockcore.AcquireRequest) { r.Observed = &lockcore.Observation{Revision: "old", Beat: 7} },
+			wantUpdate: set + remove + ", #ttl",
+			wantCond:   cond + " OR (#rev = :obsRev AND #beat = :obsBeat)",
+			wantValues: with(map[string]types.AttributeValue{":obsRev": avS("old"), ":obsBeat": avN("7")}),
+		},
+		{
+			name: "wall clock and observation",
+			edit: func(r *lockcore.AcquireRequest) {
+				r.UseWallClock, r.ClockAllowance = true, time.Second
+				r.Observed = &lockcore.Observation{Revision: "old", Beat: 0}
+			},
+			wantUpdate: set + remove + ", #ttl",
+			wantCond:   cond + " OR #exp < :nowMinusEps OR #lu < :nowMinusEps OR (#rev = :obsRev AND #beat = :obsBeat)",
+			wantValues: with(map[string]types.AttributeValue{":nowMinusEps": avN("0"), ":obsRev": avS("old"), ":obsBeat": avN("0")}),
+		},
+	}
+	wantNames := map[string]string{
+		"#lockKey": "lockKey", "#group": "lockGroup", "#id": "lockId", "#owner": "ownerName", "#rev": "revision",
+		"#fence": "fence", "#beat": "beat", "#leaseMs": "leaseMs", "#hb": "heartbeatAtMs", "#lu": "leaseUntilMs",
+		"#exp": "expiresAtMs", "#rel": "isReleased", "#result": "result", "#resultRef": "resultRef",
+		"#resultFence": "resultFence", "#relAt": "releasedAtMs", "#account": "recordAccount", "#waiters": "waiters",
+		"#ttl": "ttl",
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: storedItem("new")}}
+			r := fakeAcquireRequest("new")
+			tt.edit(&r)
+			if _, err := newFakeStore(t, f).Acquire(t.Context(), r); err != nil {
+				t.Fatalf("Acquire() = %v", err)
+			}
+			if len(f.updates) != 1 || len(f.gets) != 0 {
+				t.Fatalf("Acquire() sent %d UpdateItem and %d GetItem, want 1 and 0", len(f.updates), len(f.gets))
+			}
+			in := f.updates[0]
+			if got := aws.ToString(in.UpdateExpression); got != tt.wantUpdate {
+				t.Errorf("UpdateExpression =\n  %s\nwant\n  %s", got, tt.wantUpdate)
+			}
+			if got := aws.ToString(in.ConditionExpression); got != tt.wantCond {
+				t.Errorf("ConditionExpression =\n  %s\nwant\n  %s", got, tt.wantCond)
+			}
+			if !reflect.DeepEqual(in.ExpressionAttributeValues, tt.wantValues) {
+				t.Errorf("ExpressionAttributeValues = %v, want %v", avString(in.ExpressionAttributeValues), avString(tt.wantValues))
+			}
+			if !reflect.DeepEqual(in.ExpressionAttributeNames, wantNames) {
+				t.Errorf("ExpressionAttributeNames = %v, want %v", in.ExpressionAttributeNames, wantNames)
+			}
+			checkWriteInput(t, in)
+		})
+	}
+}
+
+// checkWriteInput checks what every conditional write must carry.
+func checkWriteInput(t *testing.T, in *dynamodb.UpdateItemInput) {
+	t.Helper()
+	if aws.ToString(in.TableName) != "locks" {
+		t.Errorf("TableName = %q, want locks", aws.ToString(in.TableName))
+	}
+	if want := map[string]types.AttributeValue{"lockKey": avS("fx/EUR-USD")}; !reflect.DeepEqual(in.Key, want) {
+		t.Errorf("Key = %v, want %v", avString(in.Key), avString(want))
+	}
+	if in.ReturnValues != types.ReturnValueAllNew {
+		t.Errorf("ReturnValues = %q, want ALL_NEW", in.ReturnValues)
+	}
+	if in.ReturnValuesOnConditionCheckFailure != types.ReturnValuesOnConditionCheckFailureAllOld {
+		t.Errorf("ReturnValuesOnConditionCheckFailure = %q, want ALL_OLD", in.ReturnValuesOnConditionCheckFailure)
+	}
+}
+
+func avString(m map[string]types.AttributeValue) string {
+	var parts []string
+	for k, v := range m {
+		switch v := v.(type) {
+		case *types.AttributeValueMemberS:
+			parts = append(parts, k+"=S:"+v.Value)
+		case *types.AttributeValueMemberN:
+			parts = append(parts, k+"=N:"+v.Value)
+		case *types.AttributeValueMemberBOOL:
+			parts = append(parts, k+"=BOOL:"+map[bool]string{true: "true", false: "false"}[v.Value])
+		default:
+			parts = append(parts, k+"=?")
+		}
+	}
+	return "{" + strings.Join(parts, " ") + "}"
+}
+
+func TestDynamoStoreOtherWriteRequests(t *testing.T) {
+	tests := []struct {
+		name       string
+		call       func(context.Context, *lockcore.DynamoStore) (lockcore.Item, error)
+		wantUpdate string
+		wantCond   string
+		wantNames  map[string]string
+		wantValues map[string]types.AttributeValue
+	}{
+		{
+			name: "renew",
+			call: func(ctx context.Context, st *lockcore.DynamoStore) (lockcore.Item, error) {
+				return st.Renew(ctx, lockcore.RenewRequest{Key: fakeKey, Revision: "r", NowMs: 5, LeaseUntilMs: 6})
+			},
+			wantUpdate: "SET #hb = :now, #lu = :leaseUntil ADD #beat :one",
+			wantCond:   "#rev = :rev AND #rel = :false",
+			wantNames:  map[string]string{"#hb": "heartbeatAtMs", "#lu": "leaseUntilMs", "#beat": "beat", "#rev": "revision", "#rel": "isReleased"},
+			wantValues: map[string]types.AttributeValue{":now": avN("5"), ":leaseUntil": avN("6"), ":one": avN("1"), ":rev": avS("r"), ":false": avBool(false)},
+		},
+		{
+			name: "release",
+			call: func(ctx context.Context, st *lockcore.DynamoStore) (lockcore.Item, error) {
+				return st.Release(ctx, lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Failure, ResultRef: "x"})
+			},
+			wantUpdate: "SET #rel = :true, #relAt = :now, #result = :result, #resultRef = :ref, #resultFence = #fence",
+			wantCond:   "#rev = :rev AND (#rel = :false OR #result = :result)",
+			wantNames: map[string]string{"#rel": "isReleased", "#relAt": "releasedAtMs", "#result": "result",
+				"#resultRef": "resultRef", "#resultFence": "resultFence", "#fence": "fence", "#rev": "revision"},
+			wantValues: map[string]types.AttributeValue{":true": avBool(true), ":now": avN("7"), ":result": avS("failure"),
+				":ref": avS("x"), ":rev": avS("r"), ":false": avBool(false)},
+		},
+		{
+			name: "enroll",
+			call: func(ctx context.Context, st *lockcore.DynamoStore) (lockcore.Item, error) {
+				return st.Enroll(ctx, fakeKey, "r")
+			},
+			wantUpdate: "ADD #waiters :one",
+			wantCond:   "#rev = :rev",
+			wantNames:  map[string]string{"#waiters": "waiters", "#rev": "revision"},
+			wantValues: map[string]types.AttributeValue{":one": avN("1"), ":rev": avS("r")},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: storedItem("r")}}
+			got, err := tt.call(t.Context(), newFakeStore(t, f))
+			if err != nil || got != decoded("r") {
+				t.Fatalf("%s() = %+v, %v, want %+v", tt.name, got, err, decoded("r"))
+			}
+			if len(f.updates) != 1 {
+				t.Fatalf("%s() sent %d UpdateItem, want 1", tt.name, len(f.updates))
+			}
+			in := f.updates[0]
+			if got := aws.ToString(in.UpdateExpression); got != tt.wantUpdate {
+				t.Errorf("UpdateExpression = %q, want %q", got, tt.wantUpdate)
+			}
+			if got := aws.ToString(in.ConditionExpression); got != tt.wantCond {
+				t.Errorf("ConditionExpression = %q, want %q", got, tt.wantCond)
+			}
+			if !reflect.DeepEqual(in.ExpressionAttributeNames, tt.wantNames) {
+				t.Errorf("ExpressionAttributeNames = %v, want %v", in.ExpressionAttributeNames, tt.wantNames)
+			}
+			if !reflect.DeepEqual(in.ExpressionAttributeValues, tt.wantValues) {
+				t.Errorf("ExpressionAttributeValues = %v, want %v", avString(in.ExpressionAttributeValues), avString(tt.wantValues))
+			}
+			checkWriteInput(t, in)
+		})
+	}
+}
+
+func TestDynamoStoreGetIsConsistent(t *testing.T) {
+	f := &fakeDynamo{getOut: &dynamodb.GetItemOutput{Item: storedItem("r")}}
+	got, found, err := newFakeStore(t, f).Get(t.Context(), fakeKey)
+	if err != nil || !found || got != decoded("r") {
+		t.Fatalf("Get() = %+v, %t, %v, want %+v, true, nil", got, found, err, decoded("r"))
+	}
+	in := f.gets[0]
+	if !aws.ToBool(in.ConsistentRead) || aws.ToString(in.TableName) != "locks" ||
+		!reflect.DeepEqual(in.Key, map[string]types.AttributeValue{"lockKey": avS("fx/EUR-USD")}) {
+		t.Errorf("GetItem input = consistent %v, table %q, key %v; want consistent, locks, lockKey fx/EUR-USD",
+			aws.ToBool(in.ConsistentRead), aws.ToString(in.TableName), avString(in.Key))
+	}
+	f.getOut = &dynamodb.GetItemOutput{}
+	if got, found, err := newFakeStore(t, f).Get(t.Context(), fakeKey); err != nil || found || got != (lockcore.Item{}) {
+		t.Fatalf("Get(absent) = %+v, %t, %v, want zero, false, nil", got, found, err)
+	}
+}
+
+// TestDynamoStoreConditionFailure covers both ways a failed condition learns
+// the current item: from the exception (ALL_OLD) or from a consistent read
+// (servers without ALL_OLD), and our own revision recognised in each.
+func TestDynamoStoreConditionFailure(t *testing.T) {
+	tests := []struct {
+		name      string
+		oldItem   map[string]types.AttributeValue // in the exception
+		getOut    *dynamodb.GetItemOutput
+		wantGets  int
+		wantErr   bool
+		wantCur   *lockcore.Item // in the ConditionError, or nil
+		wantItem  lockcore.Item  // returned on success
+		wantNoErr bool
+	}{
+		{name: "ALL_OLD, other holder", oldItem: storedItem("other"), wantGets: 0, wantErr: true, wantCur: itemPtr(decoded("other"))},
+		{name: "ALL_OLD, own revision", oldItem: storedItem("new"), wantGets: 0, wantItem: decoded("new")},
+		{name: "fallback read, other holder", getOut: &dynamodb.GetItemOutput{Item: storedItem("other")}, wantGets: 1, wantErr: true, wantCur: itemPtr(decoded("other"))},
+		{name: "fallback read, own revision", getOut: &dynamodb.GetItemOutput{Item: storedItem("new")}, wantGets: 1, wantItem: decoded("new")},
+		{name: "fallback read, no item", getOut: &dynamodb.GetItemOutput{}, wantGets: 1, wantErr: true, wantCur: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeDynamo{
+				updateErr: &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed"), Item: tt.oldItem},
+				getOut:    tt.getOut,
+			}
+			got, err := newFakeStore(t, f).Acquire(t.Context(), fakeAcquireRequest("new"))
+			if len(f.gets) != tt.wantGets {
+				t.Errorf("GetItem calls = %d, want %d", len(f.gets), tt.wantGets)
+			}
+			if len(f.gets) > 0 && !aws.ToBool(f.gets[0].ConsistentRead) {
+				t.Errorf("fallback GetItem ConsistentRead = false, want true")
+			}
+			if !tt.wantErr {
+				if err != nil || got != tt.wantItem {
+					t.Fatalf("Acquire() = %+v, %v, want %+v, nil", got, err, tt.wantItem)
+				}
+				return
+			}
+			var ce *lockcore.ConditionError
+			if !errors.As(err, &ce) || ce.Op != "acquire" {
+				t.Fatalf("Acquire() = %v, want *ConditionError for acquire", err)
+			}
+			if !reflect.DeepEqual(ce.Current, tt.wantCur) {
+				t.Errorf("ConditionError.Current = %+v, want %+v", ce.Current, tt.wantCur)
+			}
+		})
+	}
+}
+
+func itemPtr[T any](v T) *T { return &v }
+
+func TestDynamoStoreOwnRevisionOnlyForAcquire(t *testing.T) {
+	// A renewal refused on an item that carries our revision (it is
+	// released) is still a condition failure.
+	f := &fakeDynamo{updateErr: &types.ConditionalCheckFailedException{Item: storedItem("r")}}
+	_, err := newFakeStore(t, f).Renew(t.Context(), lockcore.RenewRequest{Key: fakeKey, Revision: "r"})
+	var ce *lockcore.ConditionError
+	if !errors.As(err, &ce) || ce.Op != "renew" || ce.Current == nil || *ce.Current != decoded("r") {
+		t.Fatalf("Renew() = %v, want *ConditionError for renew with the released item", err)
+	}
+}
+
+func TestDynamoStoreErrors(t *testing.T) {
+	boom := errors.New("boom")
+	without := func(name string) map[string]types.AttributeValue {
+		m := storedItem("x")
+		delete(m, name)
+		return m
+	}
+	with := func(name string, v types.AttributeValue) map[string]types.AttributeValue {
+		m := storedItem("x")
+		m[name] = v
+		return m
+	}
+	tests := []struct {
+		name    string
+		f       *fakeDynamo
+		wantIs  error
+		wantMsg string
+	}{
+		{"update error", &fakeDynamo{updateErr: boom}, boom, "lockcore: dynamodb acquire: boom"},
+		{"fallback read error", &fakeDynamo{updateErr: &types.ConditionalCheckFailedException{}, getErr: boom}, boom, "condition failed, then reading the item: boom"},
+		{"empty response", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{}}, nil, "no item in the response"},
+		{"missing revision", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: without(lockcore.AttrRevision)}}, nil, "missing revision"},
+		{"missing fence and beat", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: without(lockcore.AttrFence)}}, nil, "missing fence"},
+		{"fence not a number", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: with(lockcore.AttrFence, avS("7"))}}, nil, "malformed lock item"},
+		{"fence not an integer", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: with(lockcore.AttrFence, avN("1.5"))}}, nil, "malformed lock item"},
+		{"released not a bool", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: with(lockcore.AttrIsReleased, avS("yes"))}}, nil, "malformed lock item"},
+		{"unknown result", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: with(lockcore.AttrResult, avS("maybe"))}}, nil, `result "maybe"`},
+		{"malformed ALL_OLD item", &fakeDynamo{updateErr: &types.ConditionalCheckFailedException{Item: without(lockcore.AttrIsReleased)}}, nil, "missing isReleased"},
+		{"malformed fallback item", &fakeDynamo{updateErr: &types.ConditionalCheckFailedException{}, getOut: &dynamodb.GetItemOutput{Item: without(lockcore.AttrLockKey)}}, nil, "missing lockKey"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := newFakeStore(t, tt.f).Acquire(t.Context(), fakeAcquireRequest("new"))
+			if err == nil || !strings.Contains(err.Error(), tt.wantMsg) || !strings.HasPrefix(err.Error(), "lockcore: dynamodb acquire") {
+				t.Fatalf("Acquire() = %v, want an error starting %q and containing %q", err, "lockcore: dynamodb acquire", tt.wantMsg)
+			}
+			if errors.Is(err, lockcore.ErrConditionFailed) {
+				t.Errorf("Acquire() = %v matches ErrConditionFailed, want a plain error", err)
+			}
+			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
+				t.Errorf("errors.Is(%v, %v) = false, want true", err, tt.wantIs)
+			}
+		})
+	}
+}
+
+func TestDynamoStoreRejectsBadRequests(t *testing.T) {
+	f := &fakeDynamo{}
+	st := newFakeStore(t, f)
+	ctx := t.Context()
+	if _, err := st.Acquire(ctx, fakeAcquireRequest("")); err == nil {
+		t.Errorf("Acquire(empty revision) = nil error, want error")
+	}
+	if _, err := st.Renew(ctx, lockcore.RenewRequest{Key: fakeKey}); err == nil {
+		t.Errorf("Renew(empty revision) = nil error, want error")
+	}
+	if _, err := st.Release(ctx, lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", Result: "maybe"}); err == nil {
+		t.Errorf("Release(invalid result) = nil error, want error")
+	}
+	if _, err := st.Enroll(ctx, fakeKey, ""); err == nil {
+		t.Errorf("Enroll(empty revision) = nil error, want error")
+	}
+	if len(f.updates) != 0 {
+		t.Errorf("bad requests sent %d UpdateItem, want 0", len(f.updates))
+	}
+}
+
+// fakeTables is a scripted lockcore.TableAPI.
+type fakeTables struct {
+	mu        sync.Mutex // guards all fields
+	createErr error
+	statuses  []types.TableStatus // returned in turn; the last one repeats
+	describes int
+	created   *dynamodb.CreateTableInput
+}
+
+func (f *fakeTables) CreateTable(_ context.Context, in *dynamodb.CreateTableInput, _ ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.created = in
+	return &dynamodb.CreateTableOutput{}, f.createErr
+}
+
+func (f *fakeTables) DescribeTable(context.Context, *dynamodb.DescribeTableInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st := f.statuses[min(f.describes, len(f.statuses)-1)]
+	f.describes++
+	return &dynamodb.DescribeTableOutput{Table: &types.TableDescription{TableStatus: st}}, nil
+}
+
+func TestCreateTable(t *testing.T) {
+	tests := []struct {
+		name          string
+		createErr     error
+		statuses      []types.TableStatus
+		wantErr       string // "" for success
+		wantDescribes int
+	}{
+		{"active at once", nil, []types.TableStatus{types.TableStatusActive}, "", 1},
+		{"creating, then active", nil, []types.TableStatus{types.TableStatusCreating, types.TableStatusCreating, types.TableStatusActive}, "", 3},
+		{"empty status counts as active (minidyn)", nil, []types.TableStatus{""}, "", 1},
+		{"already exists", &types.ResourceInUseException{}, []types.TableStatus{types.TableStatusActive}, "", 1},
+		{"create fails", errors.New("denied"), nil, "denied", 0},
+		{"deleting", nil, []types.TableStatus{types.TableStatusDeleting}, "status DELETING", 1},
+		{"never active", nil, []types.TableStatus{types.TableStatusCreating}, "waiting until active", -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Polling waits on timers; in a bubble they fire on fake time.
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeTables{createErr: tt.createErr, statuses: tt.statuses}
+				err := lockcore.CreateTable(t.Context(), f, "locks")
+				if tt.wantErr == "" && err != nil {
+					t.Fatalf("CreateTable() = %v, want nil", err)
+				}
+				if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+					t.Fatalf("CreateTable() = %v, want an error containing %q", err, tt.wantErr)
+				}
+				if tt.wantDescribes >= 0 && f.describes != tt.wantDescribes {
+					t.Errorf("DescribeTable calls = %d, want %d", f.describes, tt.wantDescribes)
+				}
+				in := f.created
+				if in == nil || aws.ToString(in.TableName) != "locks" || in.BillingMode != types.BillingModePayPerRequest ||
+					len(in.KeySchema) != 1 || aws.ToString(in.KeySchema[0].AttributeName) != lockcore.AttrLockKey ||
+					in.KeySchema[0].KeyType != types.KeyTypeHash || len(in.AttributeDefinitions) != 1 ||
+					in.AttributeDefinitions[0].AttributeType != types.ScalarAttributeTypeS {
+					t.Errorf("CreateTable input = %+v, want table locks, PAY_PER_REQUEST, lockKey S HASH", in)
+				}
+			})
+		})
+	}
+	if err := lockcore.CreateTable(t.Context(), nil, "x"); err == nil {
+		t.Errorf("CreateTable(nil client) = nil, want error")
+	}
+}
