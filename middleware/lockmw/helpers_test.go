@@ -1,0 +1,162 @@
+package lockmw_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/herdlock/herdlock/emf"
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+const testARN = "arn:aws:lambda:eu-west-1:123456789012:function:fx-rates"
+
+// invocationContext builds a context the way the Lambda runtime does: a
+// deadline, then the Lambda context with the request id and function ARN.
+func invocationContext(parent context.Context, timeout time.Duration, reqID string) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithDeadline(parent, time.Now().Add(timeout))
+	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{
+		AwsRequestID:       reqID,
+		InvokedFunctionArn: testARN,
+	})
+	return ctx, cancel
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// emfDocs parses the JSON lines in s.
+func emfDocs(t *testing.T, s string) []map[string]any {
+	t.Helper()
+	var docs []map[string]any
+	for line := range strings.SplitSeq(strings.TrimSpace(s), "\n") {
+		if line == "" {
+			continue
+		}
+		var d map[string]any
+		if err := json.Unmarshal([]byte(line), &d); err != nil {
+			t.Fatalf("metrics line %q is not JSON: %v", line, err)
+		}
+		docs = append(docs, d)
+	}
+	return docs
+}
+
+func newTestMetrics(t *testing.T, w io.Writer) *emf.Metrics {
+	t.Helper()
+	m, err := emf.New(emf.WithNamespace("herdlock-test"), emf.WithService("svc"), emf.WithWriter(w))
+	if err != nil {
+		t.Fatalf("emf.New() = %v", err)
+	}
+	return m
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// event is the test handlers' input.
+type event struct{ Key string }
+
+func keyOf(_ context.Context, e event) (string, error) { return e.Key, nil }
+
+// faultStore wraps a Store and can fail, drop or hang its calls.
+type faultStore struct {
+	lockcore.Store
+	mu          sync.Mutex // guards the fields below
+	acquireErr  error
+	hang        bool // Acquire and Get block until their context ends
+	dropRelease bool // Release fails without reaching the store
+	renewLost   bool // Renew reports the lock taken by another holder
+	enrolled    chan struct{}
+}
+
+func (s *faultStore) get() (error, bool, bool, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.acquireErr, s.hang, s.dropRelease, s.renewLost
+}
+
+func (s *faultStore) set(f func(*faultStore)) {
+	s.mu.Lock()
+	f(s)
+	s.mu.Unlock()
+}
+
+func (s *faultStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+	aerr, hang, _, _ := s.get()
+	if hang {
+		<-ctx.Done()
+		return lockcore.Item{}, ctx.Err()
+	}
+	if aerr != nil {
+		return lockcore.Item{}, aerr
+	}
+	return s.Store.Acquire(ctx, req)
+}
+
+func (s *faultStore) Get(ctx context.Context, key lockcore.Key) (lockcore.Item, bool, error) {
+	if _, hang, _, _ := s.get(); hang {
+		<-ctx.Done()
+		return lockcore.Item{}, false, ctx.Err()
+	}
+	return s.Store.Get(ctx, key)
+}
+
+func (s *faultStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+	if _, _, _, lost := s.get(); lost {
+		return lockcore.Item{}, &lockcore.ConditionError{Op: "renew", Current: &lockcore.Item{Revision: "someone-else"}}
+	}
+	return s.Store.Renew(ctx, req)
+}
+
+func (s *faultStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+	if _, _, drop, _ := s.get(); drop {
+		return lockcore.Item{}, errDropped
+	}
+	return s.Store.Release(ctx, req)
+}
+
+func (s *faultStore) Enroll(ctx context.Context, key lockcore.Key, revision string) (lockcore.Item, error) {
+	it, err := s.Store.Enroll(ctx, key, revision)
+	s.mu.Lock()
+	ch := s.enrolled
+	s.mu.Unlock()
+	if ch != nil {
+		ch <- struct{}{}
+	}
+	return it, err
+}
+
+var errDropped = errors.New("test: release dropped")
+
+// item reads the lock item of key from s.
+func item(t *testing.T, s lockcore.Store, key lockcore.Key) lockcore.Item {
+	t.Helper()
+	it, found, err := s.Get(context.Background(), key)
+	if err != nil || !found {
+		t.Fatalf("Get(%v) = found %v, %v; want the item", key, found, err)
+	}
+	return it
+}
