@@ -1,0 +1,268 @@
+package lockmw_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/herdlock/herdlock/internal/dynalite"
+	"github.com/herdlock/herdlock/internal/dynalite/dynalitetest"
+	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/lockmw"
+)
+
+// cache is the protected resource of the integration tests: a DynamoDB
+// table whose writes are conditioned on the fence, as the example does.
+type cache struct {
+	client *dynamodb.Client
+	table  string
+}
+
+func (c cache) put(ctx context.Context, key, value string, fence int64) error {
+	_, err := c.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(c.table),
+		Item: map[string]types.AttributeValue{
+			lockcore.AttrLockKey: &types.AttributeValueMemberS{Value: key},
+			"value":              &types.AttributeValueMemberS{Value: value},
+			"fence":              &types.AttributeValueMemberN{Value: strconv.FormatInt(fence, 10)},
+		},
+		ConditionExpression:       aws.String("attribute_not_exists(fence) OR fence < :f"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":f": &types.AttributeValueMemberN{Value: strconv.FormatInt(fence, 10)}},
+	})
+	return err
+}
+
+func (c cache) get(ctx context.Context, key string) (string, error) {
+	out, err := c.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(c.table),
+		Key:            map[string]types.AttributeValue{lockcore.AttrLockKey: &types.AttributeValueMemberS{Value: key}},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return "", err
+	}
+	v, ok := out.Item["value"].(*types.AttributeValueMemberS)
+	if !ok {
+		return "", errors.New("no cached value")
+	}
+	return v.Value, nil
+}
+
+// startDynalite starts dynalite with a lock table and a cache table.
+func startDynalite(t *testing.T) (*lockcore.DynamoStore, cache) {
+	t.Helper()
+	srv := dynalitetest.Start(t)
+	client := dynalite.NewClient(srv.Endpoint())
+	for _, table := range []string{"locks", "cache"} {
+		if err := lockcore.CreateTable(t.Context(), client, table); err != nil {
+			t.Fatalf("CreateTable(%s) = %v", table, err)
+		}
+	}
+	store, err := lockcore.NewDynamoStore(client, "locks")
+	if err != nil {
+		t.Fatalf("NewDynamoStore() = %v", err)
+	}
+	return store, cache{client: client, table: "cache"}
+}
+
+// watchStore counts the events of a store that tests wait for: acquire
+// attempts refused because another holder has the lock, and waiter
+// enrolments. It can also drop releases, like a holder that was killed.
+type watchStore struct {
+	lockcore.Store
+	refused     chan struct{}
+	enrolled    chan struct{}
+	dropRelease bool
+}
+
+func (s *watchStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+	it, err := s.Store.Acquire(ctx, req)
+	if errors.Is(err, lockcore.ErrConditionFailed) && s.refused != nil {
+		s.refused <- struct{}{}
+	}
+	return it, err
+}
+
+func (s *watchStore) Enroll(ctx context.Context, key lockcore.Key, revision string) (lockcore.Item, error) {
+	it, err := s.Store.Enroll(ctx, key, revision)
+	if s.enrolled != nil {
+		s.enrolled <- struct{}{}
+	}
+	return it, err
+}
+
+func (s *watchStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+	if s.dropRelease {
+		return lockcore.Item{}, errDropped
+	}
+	return s.Store.Release(ctx, req)
+}
+
+// waitN receives n signals from ch, or fails the test when ctx ends.
+func waitN(t *testing.T, ctx context.Context, ch <-chan struct{}, n int, what string) {
+	t.Helper()
+	for i := range n {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("saw %d of %d %s: %v", i, n, what, ctx.Err())
+		}
+	}
+}
+
+// TestDynaliteHerd: 20 concurrent invocations on one key give exactly one
+// fetch, 19 reads of the stored value and identical results.
+func TestDynaliteHerd(t *testing.T) {
+	const n = 20
+	store, c := startDynalite(t)
+	ws := &watchStore{Store: store, refused: make(chan struct{}, n)}
+	allWaiting := make(chan struct{})
+	var fetches, reads atomic.Int32
+
+	fetch := func(ctx context.Context, e event) (string, error) {
+		fetches.Add(1)
+		// Publish only once every other invocation has tried and is
+		// waiting: a late arrival would find the lock released and fetch.
+		select {
+		case <-allWaiting:
+		case <-ctx.Done():
+			return "", context.Cause(ctx)
+		}
+		info, _ := lockmw.FromContext(ctx)
+		value := fmt.Sprintf("rate@fence-%d", info.Fence)
+		return value, c.put(ctx, e.Key, value, info.Fence)
+	}
+	read := func(ctx context.Context, e event) (string, error) {
+		reads.Add(1)
+		return c.get(ctx, e.Key)
+	}
+	h := mustNew(t, fetch, options(ws, lockmw.WithOnReleased(read))...)
+
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	go func() {
+		for range n - 1 {
+			select {
+			case <-ws.refused:
+			case <-ctx.Done():
+				return // the fetcher fails on its own context
+			}
+		}
+		close(allWaiting)
+	}()
+	results := make([]string, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			ictx, icancel := invocationContext(ctx, 30*time.Second, fmt.Sprint("req-", i))
+			defer icancel()
+			<-start
+			results[i], errs[i] = h(ictx, event{Key: "EUR-USD"})
+		})
+	}
+	close(start)
+	wg.Wait()
+
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("invocation %d: %v", i, err)
+		}
+	}
+	if fetches.Load() != 1 || reads.Load() != n-1 {
+		t.Errorf("fetches, reads = %d, %d; want 1, %d", fetches.Load(), reads.Load(), n-1)
+	}
+	for i, r := range results {
+		if r != results[0] || r == "" {
+			t.Errorf("result %d = %q, want all equal to %q", i, r, results[0])
+		}
+	}
+}
+
+// TestDynaliteKilledHolder: a holder killed mid-handler (its context
+// cancelled, its release lost) leads to exactly one take-over among the
+// waiters; the others read the take-over's result.
+func TestDynaliteKilledHolder(t *testing.T) {
+	const waiters = 5
+	store, c := startDynalite(t)
+	lease := lockmw.WithLockOptions(lockcore.WithLease(time.Second))
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+
+	// The holder that will be killed: its releases never reach DynamoDB.
+	started := make(chan struct{})
+	killedStore := &watchStore{Store: store, dropRelease: true}
+	victim := mustNew(t, func(ctx context.Context, e event) (string, error) {
+		close(started)
+		<-ctx.Done() // mid-fetch when killed
+		return "", context.Cause(ctx)
+	}, options(killedStore, lease)...)
+	vctx, kill := invocationContext(ctx, 30*time.Second, "victim")
+	defer kill()
+	victimDone := make(chan error, 1)
+	go func() {
+		_, err := victim(vctx, event{Key: "EUR-USD"})
+		victimDone <- err
+	}()
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("the victim never started")
+	}
+
+	ws := &watchStore{Store: store, enrolled: make(chan struct{}, waiters)}
+	var fetches, reads, tookOver atomic.Int32
+	fetch := func(ctx context.Context, e event) (string, error) {
+		fetches.Add(1)
+		info, _ := lockmw.FromContext(ctx)
+		if info.TookOver {
+			tookOver.Add(1)
+		}
+		value := fmt.Sprintf("rate@fence-%d", info.Fence)
+		return value, c.put(ctx, e.Key, value, info.Fence)
+	}
+	read := func(ctx context.Context, e event) (string, error) {
+		reads.Add(1)
+		return c.get(ctx, e.Key)
+	}
+	h := mustNew(t, fetch, options(ws, lease, lockmw.WithOnReleased(read))...)
+	results := make([]string, waiters)
+	errs := make([]error, waiters)
+	var wg sync.WaitGroup
+	for i := range waiters {
+		wg.Go(func() {
+			ictx, icancel := invocationContext(ctx, 30*time.Second, fmt.Sprint("req-", i))
+			defer icancel()
+			results[i], errs[i] = h(ictx, event{Key: "EUR-USD"})
+		})
+	}
+	waitN(t, ctx, ws.enrolled, waiters, "enrolled waiters")
+	kill()
+	if err := <-victimDone; !errors.Is(err, context.Canceled) {
+		t.Errorf("victim returned %v, want its cancellation", err)
+	}
+	wg.Wait()
+
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("waiter %d: %v", i, err)
+		}
+	}
+	if fetches.Load() != 1 || tookOver.Load() != 1 || reads.Load() != waiters-1 {
+		t.Errorf("fetches, take-overs, reads = %d, %d, %d; want 1, 1, %d", fetches.Load(), tookOver.Load(), reads.Load(), waiters-1)
+	}
+	for i, r := range results {
+		if r != results[0] || r == "" {
+			t.Errorf("result %d = %q, want all equal to %q", i, r, results[0])
+		}
+	}
+}
