@@ -82,7 +82,9 @@ func (e *encoder) appendMetric(mt *metric, off int, comma bool, fixed int) int {
 		e.defs = append(e.defs, ',')
 	}
 	e.defs = append(e.defs, `{"Name":`...)
+	nameStart := len(e.defs)
 	e.defs = appendString(e.defs, mt.name)
+	nameEnd := len(e.defs)
 	e.defs = append(e.defs, `,"Unit":`...)
 	e.defs = appendString(e.defs, string(mt.unit))
 	if mt.highRes {
@@ -91,7 +93,7 @@ func (e *encoder) appendMetric(mt *metric, off int, comma bool, fixed int) int {
 	e.defs = append(e.defs, '}')
 
 	e.vals = append(e.vals, ',')
-	e.vals = appendString(e.vals, mt.name)
+	e.vals = append(e.vals, e.defs[nameStart:nameEnd]...)
 	e.vals = append(e.vals, ':')
 	n := min(len(mt.values)-off, maxValuesPerMetric)
 	if n == 1 {

@@ -157,19 +157,27 @@ func (m *Metrics) add(name string, unit Unit, highRes bool, v float64) error {
 // than kind. The caller holds m.mu.
 func (m *Metrics) nameFree(s *state, name, kind string) error {
 	var other string
-	if _, ok := s.index[name]; ok && kind != "metric" {
+	switch {
+	case kind != "metric" && s.isMetric(name):
 		other = "metric"
-	} else if _, ok := s.propIndex[name]; ok && kind != "property" {
+	case kind != "property" && s.isProperty(name):
 		other = "property"
-	} else if kind != "dimension" {
-		if _, ok := m.defaultIndex[name]; ok || s.dim(name) >= 0 {
-			other = "dimension"
-		}
+	case kind != "dimension" && m.isDimension(s, name):
+		other = "dimension"
 	}
 	if other != "" {
 		return fmt.Errorf("%w: %s %s is a %s", ErrNameInUse, kind, quote(name), other)
 	}
 	return nil
+}
+
+func (m *Metrics) isDimension(s *state, name string) bool {
+	for _, d := range m.defaults {
+		if d.key == name {
+			return true
+		}
+	}
+	return s.dim(name) >= 0
 }
 
 // AddDimension adds a dimension to the documents of the next Flush, which

@@ -464,3 +464,29 @@ func mustNil(t testing.TB, err error) {
 func key(prefix string, i int) string {
 	return prefix + strconv.Itoa(i)
 }
+
+func TestAppendFloat(t *testing.T) {
+	tests := []struct {
+		v    float64
+		want string
+	}{
+		{0, "0"},
+		{math.Copysign(0, -1), "-0"},
+		{1, "1"},
+		{-42, "-42"},
+		{1.5, "1.5"},
+		{999999999999999, "999999999999999"},
+		{1e15, "1000000000000000"},
+		{1e20, "100000000000000000000"},
+		{1e21, "1e+21"},
+		{1e-6, "0.000001"},
+		{1e-7, "1e-7"},
+		{5e-324, "5e-324"},
+		{math.Ldexp(1, 360), "2.3485425827738332e+108"},
+	}
+	for _, tt := range tests {
+		if got := string(appendFloat(nil, tt.v)); got != tt.want {
+			t.Errorf("appendFloat(%v) = %s, want %s", tt.v, got, tt.want)
+		}
+	}
+}

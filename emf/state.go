@@ -74,6 +74,19 @@ func (s *state) appendErrors(errs []error) []error {
 	return errs
 }
 
+func (s *state) isMetric(name string) bool {
+	_, ok := s.index[name]
+	return ok
+}
+
+func (s *state) isProperty(name string) bool {
+	if len(s.props) == 0 {
+		return false
+	}
+	_, ok := s.propIndex[name]
+	return ok
+}
+
 func (s *state) dim(key string) int {
 	for i := range s.dims {
 		if s.dims[i].key == key {

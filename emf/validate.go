@@ -28,7 +28,13 @@ func checkNamespace(ns string) error {
 // checkMetricName allows any UTF-8 text without control characters, as a
 // CloudWatch metric name does, with at least one non-space character.
 func checkMetricName(name string) error {
-	if name == "" || name == awsKey || len(name) > 4*maxNameLen || !utf8.ValidString(name) {
+	if name == "" || name == awsKey || len(name) > 4*maxNameLen {
+		return fmt.Errorf("%w: %s", ErrInvalidName, quote(name))
+	}
+	if asciiName(name) {
+		return nil
+	}
+	if !utf8.ValidString(name) {
 		return fmt.Errorf("%w: %s", ErrInvalidName, quote(name))
 	}
 	n, blank := 0, true
@@ -45,6 +51,25 @@ func checkMetricName(name string) error {
 		return fmt.Errorf("%w: %s", ErrInvalidName, quote(name))
 	}
 	return nil
+}
+
+// asciiName reports whether name is a valid metric name in ASCII: at most
+// 255 bytes, no control character, and not all spaces.
+func asciiName(name string) bool {
+	if len(name) > maxNameLen {
+		return false
+	}
+	blank := true
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c < ' ' || c >= 0x7f {
+			return false
+		}
+		if c != ' ' {
+			blank = false
+		}
+	}
+	return !blank
 }
 
 func checkDimension(key, value string) error {

@@ -1,0 +1,78 @@
+package emf_test
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/herdlock/herdlock/emf"
+)
+
+// fixed is the clock of the examples, so that their output is stable.
+func fixed() time.Time { return time.UnixMilli(1700000000000) }
+
+func Example() {
+	m, err := emf.New(
+		emf.WithNamespace("Shop"),
+		emf.WithService("orders"),
+		emf.WithWriter(os.Stdout),
+		emf.WithClock(fixed),
+	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m.AddDimension("tenant", "acme")
+	m.SetProperty("request_id", "c0ffee")
+	m.Add("OrderPlaced", emf.Count, 1)
+	m.Add("Latency", emf.Milliseconds, 12.5)
+	m.Add("Latency", emf.Milliseconds, 7)
+	m.AddHighResolution("QueueDepth", emf.None, 3)
+	if err := m.Flush(); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// {"_aws":{"Timestamp":1700000000000,"CloudWatchMetrics":[{"Namespace":"Shop","Dimensions":[["service","tenant"]],"Metrics":[{"Name":"OrderPlaced","Unit":"Count"},{"Name":"Latency","Unit":"Milliseconds"},{"Name":"QueueDepth","Unit":"None","StorageResolution":1}]}]},"service":"orders","tenant":"acme","request_id":"c0ffee","OrderPlaced":1,"Latency":[12.5,7],"QueueDepth":3}
+}
+
+// AddMetric takes the unit by name, as lockcore's Metrics interface does,
+// and keeps any error for the next Flush.
+func ExampleMetrics_AddMetric() {
+	m, _ := emf.New(emf.WithNamespace("Locks"), emf.WithService("checkout"), emf.WithWriter(os.Stdout), emf.WithClock(fixed))
+	m.AddMetric("LockAcquisitionDuration", "Milliseconds", 42)
+	m.AddMetric("LockPollCount", "Furlongs", 3)
+	fmt.Println(m.Flush())
+	// Output:
+	// {"_aws":{"Timestamp":1700000000000,"CloudWatchMetrics":[{"Namespace":"Locks","Dimensions":[["service"]],"Metrics":[{"Name":"LockAcquisitionDuration","Unit":"Milliseconds"}]}]},"service":"checkout","LockAcquisitionDuration":42}
+	// metric "LockPollCount": emf: unknown unit: "Furlongs"
+}
+
+// Default dimensions stay from one Flush to the next; the dimensions of an
+// invocation do not.
+func ExampleWithDefaultDimensions() {
+	m, _ := emf.New(
+		emf.WithNamespace("Shop"),
+		emf.WithService("orders"),
+		emf.WithDefaultDimensions(map[string]string{"env": "prod"}),
+		emf.WithWriter(os.Stdout),
+		emf.WithClock(fixed),
+	)
+	m.AddDimension("tenant", "acme")
+	m.Add("Orders", emf.Count, 1)
+	m.Flush()
+	m.Add("Orders", emf.Count, 2)
+	m.Flush()
+	// Output:
+	// {"_aws":{"Timestamp":1700000000000,"CloudWatchMetrics":[{"Namespace":"Shop","Dimensions":[["service","env","tenant"]],"Metrics":[{"Name":"Orders","Unit":"Count"}]}]},"service":"orders","env":"prod","tenant":"acme","Orders":1}
+	// {"_aws":{"Timestamp":1700000000000,"CloudWatchMetrics":[{"Namespace":"Shop","Dimensions":[["service","env"]],"Metrics":[{"Name":"Orders","Unit":"Count"}]}]},"service":"orders","env":"prod","Orders":2}
+}
+
+func ExampleParseUnit() {
+	u, err := emf.ParseUnit("Bytes/Second")
+	fmt.Println(u == emf.BytesPerSecond, err)
+	_, err = emf.ParseUnit("bytes")
+	fmt.Println(err)
+	// Output:
+	// true <nil>
+	// emf: unknown unit: "bytes"
+}
