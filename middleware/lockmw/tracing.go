@@ -168,7 +168,17 @@ func annotate(seg *xray.Segment, kv ...any) {
 	}
 	for i := 0; i+1 < len(kv); i += 2 {
 		k, _ := kv[i].(string)
-		_ = seg.AddAnnotation(k, kv[i+1])
+		v := kv[i+1]
+		// X-Ray takes only bool, int, uint, float and string annotations.
+		switch x := v.(type) {
+		case int64:
+			v = float64(x)
+		case time.Duration:
+			v = float64(x) / float64(time.Millisecond)
+		}
+		if err := seg.AddAnnotation(k, v); err != nil {
+			xrayLogger{}.Log(xraylog.LogLevelWarn, stringer(err.Error()))
+		}
 	}
 }
 
