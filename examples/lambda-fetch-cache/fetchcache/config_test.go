@@ -1,0 +1,93 @@
+package fetchcache
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func validEnv() map[string]string {
+	return map[string]string{
+		EnvLockTable:        "locks",
+		EnvCacheTable:       "cache",
+		EnvUpstreamURL:      "https://api.example.com/v1/rates",
+		EnvServiceName:      "fx",
+		EnvMetricsNamespace: "herdlock",
+	}
+}
+
+func TestLoadConfigDefaults(t *testing.T) {
+	c, err := LoadConfig(env(validEnv()))
+	if err != nil {
+		t.Fatalf("LoadConfig() = %v", err)
+	}
+	if c.CacheTTL != defaultCacheTTL || c.LockGroup != defaultLockGroup || c.LogLevel != slog.LevelInfo || c.DynamoDBEndpoint != "" {
+		t.Errorf("LoadConfig() = %+v, want the defaults", c)
+	}
+	if c.UpstreamURL.String() != "https://api.example.com/v1/rates" {
+		t.Errorf("UpstreamURL = %v", c.UpstreamURL)
+	}
+}
+
+func TestLoadConfigOptional(t *testing.T) {
+	m := validEnv()
+	m[EnvCacheTTL] = "90s"
+	m[EnvLogLevel] = "debug"
+	m[EnvLambdaLogLevel] = "WARN"
+	m[EnvLockGroup] = "fx-rates"
+	m[EnvDynamoDBEndpoint] = "http://127.0.0.1:4567"
+	c, err := LoadConfig(env(m))
+	if err != nil {
+		t.Fatalf("LoadConfig() = %v", err)
+	}
+	if c.CacheTTL != 90*time.Second || c.LogLevel != slog.LevelWarn || c.LockGroup != "fx-rates" || c.DynamoDBEndpoint != "http://127.0.0.1:4567" {
+		t.Errorf("LoadConfig() = %+v", c)
+	}
+}
+
+func TestLoadConfigErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		key  string
+		val  string
+		want string
+	}{
+		{"missing lock table", EnvLockTable, "", "LOCK_TABLE is required"},
+		{"missing cache table", EnvCacheTable, "", "CACHE_TABLE is required"},
+		{"missing upstream", EnvUpstreamURL, " ", "UPSTREAM_URL is required"},
+		{"missing service", EnvServiceName, "", "POWERTOOLS_SERVICE_NAME is required"},
+		{"missing namespace", EnvMetricsNamespace, "", "POWERTOOLS_METRICS_NAMESPACE is required"},
+		{"relative upstream", EnvUpstreamURL, "/rates", "UPSTREAM_URL: \"/rates\" is not an absolute"},
+		{"ftp upstream", EnvUpstreamURL, "ftp://x/y", "UPSTREAM_URL"},
+		{"bad ttl", EnvCacheTTL, "five minutes", "CACHE_TTL: \"five minutes\" is not a duration"},
+		{"negative ttl", EnvCacheTTL, "-1s", "CACHE_TTL: must be positive"},
+		{"bad level", EnvLogLevel, "LOUD", "LOG_LEVEL: \"LOUD\" is not one of"},
+		{"bad lambda level", EnvLambdaLogLevel, "x", "AWS_LAMBDA_LOG_LEVEL"},
+		{"bad endpoint", EnvDynamoDBEndpoint, "localhost:8000", "DYNAMODB_ENDPOINT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := validEnv()
+			m[tt.key] = tt.val
+			_, err := LoadConfig(env(m))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("LoadConfig() = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadConfigNamesEveryMissingVariable(t *testing.T) {
+	_, err := LoadConfig(env(nil))
+	if err == nil {
+		t.Fatal("LoadConfig(empty) = nil error")
+	}
+	for _, k := range RequiredEnv {
+		if !strings.Contains(err.Error(), k) {
+			t.Errorf("LoadConfig(empty) = %v, want it to name %s", err, k)
+		}
+	}
+}

@@ -1,0 +1,15 @@
+// Package fetchcache is the Lambda function of examples/lambda-fetch-cache,
+// minus its main: many concurrent invocations want the same item from a
+// rate-limited upstream API; [lockmw.Wrap] lets one of them fetch it and
+// store it in a DynamoDB cache table, and the others read what it stored.
+//
+//   - [LoadConfig] reads and checks the environment at init.
+//   - [Upstream] calls the API with the invocation's context and honours
+//     429 and Retry-After within the deadline.
+//   - [Cache] is the cache table: consistent reads, a freshness TTL, and
+//     writes conditioned on the lock's fence.
+//   - [NewHandler] puts them together behind the lock.
+//
+// It is a package of its own so that the end-to-end test and the demo can
+// share its types and table definitions.
+package fetchcache
