@@ -1,0 +1,78 @@
+// Command lambda-fetch-cache is a Lambda function (runtime provided.al2023)
+// that fetches items from a rate-limited upstream API once per burst of
+// concurrent invocations and caches them in DynamoDB, coordinated by
+// herdlock's lock. The work is in package fetchcache; main reads the
+// configuration, builds the clients and starts the runtime loop.
+//
+// Build it as Lambda runs it:
+//
+//	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -o bootstrap ./examples/lambda-fetch-cache
+//
+// A missing or invalid setting stops it at init with a message on stderr and
+// exit status 1, before it takes any invocation.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/herdlock/herdlock/emf"
+	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
+	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/lockmw"
+)
+
+func main() {
+	h, err := setup(context.Background(), os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "lambda-fetch-cache: init: %v\n", err)
+		os.Exit(1)
+	}
+	lambda.Start(h)
+}
+
+// setup builds the handler from the environment read through getenv.
+func setup(ctx context.Context, getenv func(string) string) (func(context.Context, fetchcache.Request) (fetchcache.Response, error), error) {
+	cfg, err := fetchcache.LoadConfig(getenv)
+	if err != nil {
+		return nil, err
+	}
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	local := cfg.DynamoDBEndpoint != "" // a local DynamoDB-API server: no X-Ray
+
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("aws config: %w", err)
+	}
+	if !local {
+		lockmw.InstrumentDynamoDB(&awsCfg)
+	}
+	client := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+		if local {
+			o.BaseEndpoint = aws.String(cfg.DynamoDBEndpoint)
+		}
+	})
+	store, err := lockcore.NewDynamoStore(client, cfg.LockTable)
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := emf.New(emf.WithNamespace(cfg.MetricsNamespace), emf.WithService(cfg.ServiceName))
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	cache := fetchcache.NewCache(client, cfg.CacheTable, cfg.CacheTTL)
+	up := fetchcache.NewUpstream(cfg.UpstreamURL, &http.Client{})
+	return fetchcache.NewHandler(store, cfg.LockGroup, cache, up,
+		lockmw.WithMetrics(metrics),
+		lockmw.WithColdStartMetric(),
+		lockmw.WithLogger(logger),
+		lockmw.WithTracing(!local),
+	)
+}
