@@ -1,0 +1,160 @@
+package chaos_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herdlock/herdlock/internal/chaos"
+)
+
+func TestMain(m *testing.M) {
+	if chaos.IsWorker() {
+		chaos.WorkerMain()
+	}
+	os.Exit(m.Run())
+}
+
+var (
+	buildOnce sync.Once
+	workerBin string
+	buildErr  error
+)
+
+// workerCommand builds the worker binary without -race (the workers are
+// not under test for data races, and eight instrumented processes would
+// slow the run down), once per test binary. If the go tool is missing, it
+// re-executes the test binary instead.
+func workerCommand(t *testing.T) []string {
+	t.Helper()
+	buildOnce.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "herdlock-chaos-worker")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		bin := filepath.Join(dir, "chaos-worker")
+		start := time.Now()
+		out, err := exec.Command(goTool, "build", "-o", bin, "./cmd/chaos").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/chaos: %v: %s", err, out)
+			return
+		}
+		t.Logf("built the worker binary in %v", time.Since(start).Round(time.Millisecond))
+		workerBin = bin
+	})
+	if buildErr != nil {
+		t.Logf("re-executing the test binary as the worker (%v)", buildErr)
+		return []string{os.Args[0]}
+	}
+	return []string{workerBin}
+}
+
+func logPath(name string) string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("herdlock-chaos-%s-%d.jsonl", name, os.Getpid()))
+}
+
+func run(t *testing.T, cfg chaos.Config) *chaos.Report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	rep, err := chaos.Run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Run() = %v", err)
+	}
+	var buf bytes.Buffer
+	rep.Print(&buf)
+	t.Logf("%s run, seed %d, took %v:\n%s", cfg.Variant, cfg.Seed, time.Since(start).Round(time.Second), buf.String())
+	return rep
+}
+
+// TestChaosCI is the CI-sized run: fixed seed, about 95 s of phases, and
+// every asserted check must pass.
+func TestChaosCI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the chaos run takes about 100 s")
+	}
+	t.Parallel()
+	const seed = 1
+	cfg := chaos.CIConfig(seed)
+	cfg.WorkerCommand = workerCommand(t)
+	cfg.LogPath = logPath("ci")
+	rep := run(t, cfg)
+	if rep.Failed() {
+		t.Errorf("chaos run with seed %d found violations (log %s); rerun with: go run ./internal/chaos/cmd/chaos -ci -seed %d",
+			seed, cfg.LogPath, seed)
+	}
+	if rep.Cycles == 0 || rep.LivenessChecked == 0 || len(rep.Herd) == 0 || !rep.Lin.Checked {
+		t.Errorf("the run exercised too little: %d cycles, %d liveness checks, %d herd rounds, linearizability checked %v",
+			rep.Cycles, rep.LivenessChecked, len(rep.Herd), rep.Lin.Checked)
+	}
+	if len(rep.Lin.Unknown) > 0 {
+		t.Logf("linearizability INCONCLUSIVE for %d keys: not a pass", len(rep.Lin.Unknown))
+	}
+}
+
+// TestChaosSelfTest runs deliberately broken locks and requires each check
+// to catch the flaw it is meant for: the seed's protocol trips checks 1 to
+// 4; lockcore over a store whose renew and release ignore the revision
+// trips check 5.
+func TestChaosSelfTest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the self-test takes about 60 s")
+	}
+	t.Parallel()
+	tests := []struct {
+		name    string
+		variant chaos.Variant
+		phases  []chaos.Phase
+		rounds  int
+		freeze  time.Duration
+		want    []chaos.Check
+	}{
+		{
+			name:    "seed protocol",
+			variant: chaos.VariantSeed,
+			phases: []chaos.Phase{{Kind: chaos.Clean, Dur: 2 * time.Second}, {Kind: chaos.SmallSkew, Dur: 25 * time.Second},
+				{Kind: chaos.LargeSkew, Dur: 15 * time.Second}, {Kind: chaos.Herd}},
+			rounds: 2,
+			freeze: 5 * time.Second,
+			want:   []chaos.Check{chaos.CheckFences, chaos.CheckMutex, chaos.CheckLiveness, chaos.CheckHerd},
+		},
+		{
+			name:    "store without revision condition",
+			variant: chaos.VariantNoRevision,
+			phases:  []chaos.Phase{{Kind: chaos.Clean, Dur: 2 * time.Second}, {Kind: chaos.SmallSkew, Dur: 25 * time.Second}},
+			freeze:  3 * time.Second,
+			want:    []chaos.Check{chaos.CheckLinear},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := chaos.CIConfig(2)
+			cfg.Variant = tt.variant
+			cfg.Phases = tt.phases
+			cfg.HerdRounds = tt.rounds
+			cfg.Faults.FreezeEvery = tt.freeze
+			cfg.WorkerCommand = workerCommand(t)
+			cfg.LogPath = logPath("selftest-" + string(tt.variant))
+			rep := run(t, cfg)
+			for _, c := range tt.want {
+				if rep.Violations[c] == 0 {
+					t.Errorf("check %q found no violation in the %s variant; the harness cannot see this flaw", c, tt.variant)
+				}
+			}
+		})
+	}
+}

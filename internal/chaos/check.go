@@ -1,0 +1,468 @@
+package chaos
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/herdlock/herdlock/internal/seedlock"
+)
+
+// Check names one of the five checks.
+type Check string
+
+const (
+	CheckFences   Check = "1 fences"
+	CheckMutex    Check = "2 mutual exclusion"
+	CheckLiveness Check = "3 liveness"
+	CheckHerd     Check = "4 herd"
+	CheckLinear   Check = "5 linearizability"
+)
+
+// Checks lists the checks in order.
+var Checks = []Check{CheckFences, CheckMutex, CheckLiveness, CheckHerd, CheckLinear}
+
+// grant is one applied acquisition at the store.
+type grant struct {
+	key        string
+	rev        string
+	fence      int64
+	worker     int
+	call, ret  int64
+	phase      int
+	opID       int64
+	acquiredBy bool // a worker reported ACQUIRED with this revision
+}
+
+// analysis holds the indexes the checks share.
+type analysis struct {
+	cfg     *Config
+	rec     *recorder
+	grants  map[string][]*grant // per key, in apply order
+	renews  map[string][]int64  // revision -> Return of applied renewals
+	rels    map[string][]int64  // revision -> Call of applied releases
+	bound   int64
+	rep     *Report
+	maxShow int
+}
+
+func (a *analysis) violate(c Check, format string, args ...any) {
+	a.rep.Violations[c]++
+	if len(a.rep.Details[c]) < a.maxShow {
+		a.rep.Details[c] = append(a.rep.Details[c], fmt.Sprintf(format, args...))
+	}
+}
+
+func (a *analysis) phaseKind(t int64) PhaseKind { return a.cfg.Phases[phaseIndex(a.cfg.Phases, t)].Kind }
+
+// check runs checks 1 to 5 on a run's records.
+func check(cfg *Config, rec *recorder, killedHerd map[string]bool) *Report {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rep := newReport(cfg)
+	a := &analysis{cfg: cfg, rec: rec, grants: map[string][]*grant{}, renews: map[string][]int64{}, rels: map[string][]int64{},
+		bound: int64(cfg.LivenessBound()), rep: rep, maxShow: 5}
+	a.index()
+	a.tally()
+	a.checkFences()
+	a.checkMutex()
+	a.checkLiveness()
+	a.checkHerd(killedHerd)
+	if cfg.Variant != VariantSeed {
+		lr := checkLinearizable(rec.ops, cfg.LinTimeout)
+		rep.Lin = lr
+		for _, k := range lr.Illegal {
+			a.violate(CheckLinear, "key %s: store history not linearizable", k)
+		}
+		if lr.FirstBad != "" {
+			rep.Details[CheckLinear] = append(rep.Details[CheckLinear], lr.FirstBad)
+		}
+	}
+	return rep
+}
+
+// index builds the grants, renewals and releases from the store history.
+func (a *analysis) index() {
+	acquired := map[string]bool{}
+	for _, e := range a.rec.events {
+		if e.Kind == EvWait && e.Outcome == "ACQUIRED" {
+			acquired[e.Rev] = true
+		}
+	}
+	for i := range a.rec.ops {
+		op := &a.rec.ops[i]
+		if op.Status != 200 {
+			continue
+		}
+		var g *grant
+		switch {
+		case op.Intent != nil:
+			in := op.Intent
+			switch {
+			case in.Op == "acquire" && op.Item != nil && op.Item.Rev == in.Rev:
+				g = &grant{key: in.Key, rev: in.Rev, fence: op.Item.Fence}
+			case in.Op == "renew":
+				a.renews[in.Rev] = append(a.renews[in.Rev], op.Return)
+			case in.Op == "release":
+				a.rels[in.Rev] = append(a.rels[in.Rev], op.Call)
+			}
+		case op.Target == "PutItem" && op.PutRev != "":
+			g = &grant{key: op.Key, rev: op.PutRev, fence: seedlock.RevisionTime(op.PutRev)}
+		case op.Target == "UpdateItem" && strings.Contains(op.Expr, "isReleased"):
+			a.rels[op.CondRev] = append(a.rels[op.CondRev], op.Call)
+		case op.Target == "UpdateItem" && strings.Contains(op.Expr, "createdAt"):
+			a.renews[op.CondRev] = append(a.renews[op.CondRev], op.Return)
+		}
+		if g != nil {
+			g.worker, g.call, g.ret, g.opID = op.Worker, op.Call, op.Return, op.ID
+			g.phase = phaseIndex(a.cfg.Phases, op.Call)
+			g.acquiredBy = acquired[g.rev]
+			a.grants[g.key] = append(a.grants[g.key], g)
+		}
+	}
+	for _, gs := range a.grants {
+		if a.cfg.Variant == VariantSeed {
+			// No fence orders the seed's grants: use the true time.
+			sort.SliceStable(gs, func(i, j int) bool { return gs[i].call < gs[j].call })
+		} else {
+			sort.SliceStable(gs, func(i, j int) bool { return gs[i].fence < gs[j].fence })
+		}
+	}
+}
+
+// tally fills the counts of the report.
+func (a *analysis) tally() {
+	r := a.rep
+	for _, e := range a.rec.events {
+		switch e.Kind {
+		case EvWait:
+			r.Outcomes[e.Outcome]++
+			if e.TookOver {
+				r.TookOver++
+			}
+		case EvRelease:
+			r.Cycles++
+			if e.Err != "" {
+				r.ReleaseErrors++
+			}
+		}
+	}
+	for _, f := range a.rec.faults {
+		r.Faults[f.Kind]++
+	}
+	r.StoreOps = len(a.rec.ops)
+	for _, gs := range a.grants {
+		r.Grants += len(gs)
+		for _, g := range gs {
+			if !g.acquiredBy {
+				r.Orphans++
+			}
+		}
+	}
+	for _, w := range a.rec.writes {
+		if !w.Accepted {
+			r.Rejected++
+		}
+		if w.Shadow {
+			r.ShadowStale++
+		}
+	}
+}
+
+// checkFences is check 1: fences unique and increasing per key in real-time
+// order at the store, and accepted writes never going backwards.
+func (a *analysis) checkFences() {
+	for key, gs := range a.grants {
+		seen := map[int64]*grant{}
+		for _, g := range gs {
+			if o, dup := seen[g.fence]; dup && o.rev != g.rev {
+				a.violate(CheckFences, "key %s: fence %d granted twice (w%d and w%d)", key, g.fence, o.worker, g.worker)
+			}
+			seen[g.fence] = g
+		}
+		byCall := append([]*grant(nil), gs...)
+		sort.Slice(byCall, func(i, j int) bool { return byCall[i].call < byCall[j].call })
+		byRet := append([]*grant(nil), gs...)
+		sort.Slice(byRet, func(i, j int) bool { return byRet[i].ret < byRet[j].ret })
+		var maxDone *grant
+		j := 0
+		for _, g := range byCall {
+			for j < len(byRet) && byRet[j].ret < g.call {
+				if maxDone == nil || byRet[j].fence > maxDone.fence {
+					maxDone = byRet[j]
+				}
+				j++
+			}
+			if maxDone != nil && maxDone.fence >= g.fence {
+				a.violate(CheckFences, "key %s: grant to w%d (fence %d) applied after grant to w%d with fence %d",
+					key, g.worker, g.fence, maxDone.worker, maxDone.fence)
+			}
+		}
+	}
+	maxAcc := map[string]int64{}
+	for _, w := range a.rec.writes {
+		if !w.Accepted {
+			continue
+		}
+		if m, ok := maxAcc[w.Key]; ok && w.Fence < m {
+			a.violate(CheckFences, "resource key %s: accepted fence %d after %d", w.Key, w.Fence, m)
+		}
+		maxAcc[w.Key] = max(maxAcc[w.Key], w.Fence)
+	}
+}
+
+// checkMutex is check 2: no holder acts, at a true time, after the next
+// holder's grant was applied.
+func (a *analysis) checkMutex() {
+	r := a.rep
+	for _, w := range a.rec.writes {
+		gs := a.grants[w.Key]
+		i := -1
+		for k, g := range gs {
+			if g.rev == w.Rev && (a.cfg.Variant == VariantSeed || g.fence == w.Fence) {
+				i = k
+				break
+			}
+		}
+		if i < 0 {
+			// A holder acted on a grant the store never applied.
+			r.Unmatched++
+			a.violate(CheckMutex, "key %s: w%d wrote with fence %d, revision %s, which the store never granted", w.Key, w.Worker, w.Fence, short(w.Rev))
+			continue
+		}
+		var next *grant
+		for _, g := range gs[i+1:] {
+			if g.rev != w.Rev {
+				next = g
+				break
+			}
+		}
+		if next == nil {
+			continue
+		}
+		if w.T > next.ret {
+			r.LateArrivals++
+		}
+		asserted := a.phaseKind(w.TCheck).assertsMutex() && a.phaseKind(gs[i].call).assertsMutex() && a.phaseKind(next.call).assertsMutex()
+		switch {
+		case w.TCheck > next.ret:
+			if asserted {
+				a.violate(CheckMutex, "key %s: w%d acted with fence %d %v after w%d's grant (fence %d) was applied",
+					w.Key, w.Worker, w.Fence, time.Duration(w.TCheck-next.ret), next.worker, next.fence)
+			} else {
+				r.MutexCounted++
+			}
+		case w.TCheck > next.call:
+			r.MutexAmbiguous++
+		}
+	}
+}
+
+// interval is a stretch of true time during which a worker was faulted.
+type interval struct{ from, to int64 }
+
+// checkLiveness is check 3: after a holder is killed or frozen, or a grant
+// is orphaned, an unfaulted waiter holds the lock within the bound.
+func (a *analysis) checkLiveness() {
+	r := a.rep
+	faulted := map[int][]interval{}
+	type stop struct {
+		t      int64
+		worker int
+		kind   string
+	}
+	var stops []stop
+	for _, f := range a.rec.faults {
+		switch f.Kind {
+		case FaultSmallDelay:
+		case FaultKill:
+			stops = append(stops, stop{f.T, f.Worker, f.Kind})
+			faulted[f.Worker] = append(faulted[f.Worker], interval{f.T, f.T})
+		case FaultFreeze, FaultFreezeReturned, FaultPartition:
+			if f.Kind != FaultPartition {
+				stops = append(stops, stop{f.T, f.Worker, f.Kind})
+			}
+			faulted[f.Worker] = append(faulted[f.Worker], interval{f.T, f.Until})
+		default:
+			faulted[f.Worker] = append(faulted[f.Worker], interval{f.T, f.T + int64(time.Second)})
+		}
+	}
+	for _, gs := range a.grants {
+		for _, g := range gs {
+			if !g.acquiredBy {
+				stops = append(stops, stop{g.ret, g.worker, "orphan"})
+			}
+		}
+	}
+	clean := func(w int, from, to int64) bool {
+		for _, iv := range faulted[w] {
+			if iv.from <= to && iv.to >= from {
+				return false
+			}
+		}
+		return true
+	}
+	waits := map[string][]Event{}
+	for _, e := range a.rec.events {
+		if e.Kind == EvWait {
+			waits[e.Key] = append(waits[e.Key], e)
+		}
+	}
+	runEnd := a.cfg.Phases[len(a.cfg.Phases)-1].End
+	for _, s := range stops {
+		for key, gs := range a.grants {
+			// The grant current at s.t, if it is s.worker's.
+			cur := -1
+			for i, g := range gs {
+				if g.call < s.t {
+					cur = i
+				}
+			}
+			if cur < 0 || gs[cur].worker != s.worker {
+				continue
+			}
+			g := gs[cur]
+			if s.kind == "orphan" && g.ret != s.t {
+				continue
+			}
+			var next *grant
+			for _, h := range gs[cur+1:] {
+				if h.rev != g.rev {
+					next = h
+					break
+				}
+			}
+			if next != nil && next.call < s.t {
+				continue
+			}
+			last := g.ret
+			for _, t := range a.renews[g.rev] {
+				if next == nil || t < next.ret {
+					last = max(last, t)
+				}
+			}
+			released := false
+			for _, t := range a.rels[g.rev] {
+				if t <= last+a.bound {
+					released = true
+				}
+			}
+			if released {
+				continue
+			}
+			// The earliest deadline any eligible waiter sets.
+			deadline := int64(-1)
+			for _, e := range waits[key] {
+				if e.Worker == s.worker || e.T > max(last, s.t) || e.T2 <= s.t {
+					continue
+				}
+				d := max(last, e.T) + a.bound
+				if e.T2 < d && e.Outcome == "FAILED" {
+					continue // gave up (maximum wait) before it was owed the lock
+				}
+				if !clean(e.Worker, e.T, d) {
+					continue
+				}
+				if deadline < 0 || d < deadline {
+					deadline = d
+				}
+			}
+			if deadline < 0 || deadline > runEnd-int64(time.Second) {
+				continue
+			}
+			r.LivenessChecked++
+			if next == nil || next.call > deadline {
+				took := "never"
+				if next != nil {
+					took = time.Duration(next.call - last).String()
+				}
+				a.violate(CheckLiveness, "key %s: %s of w%d (last renewal at +%v): next grant after %s, bound %v",
+					key, s.kind, s.worker, time.Duration(last-a.cfg.Phases[0].Start), took, a.cfg.LivenessBound())
+				if next != nil {
+					r.Liveness = append(r.Liveness, time.Duration(next.call-last))
+				}
+				continue
+			}
+			r.Liveness = append(r.Liveness, time.Duration(max(0, next.call-last)))
+		}
+	}
+}
+
+// checkHerd is check 4: per herd round, one fetch and data for all when the
+// holder succeeds; at most two fetches and no RELEASED without data when
+// it is killed. Everywhere: no RELEASED without data.
+func (a *analysis) checkHerd(killed map[string]bool) {
+	r := a.rep
+	fetches := map[string]int{}
+	for _, f := range a.rec.fetches {
+		fetches[f.Key]++
+		r.HerdFetches++
+	}
+	present := map[string]map[int]bool{}
+	for _, e := range a.rec.events {
+		if e.Kind != EvRead {
+			continue
+		}
+		if !e.Present {
+			a.violate(CheckHerd, "w%d: RELEASED on %s without data", e.Worker, e.Key)
+		}
+		if present[e.Key] == nil {
+			present[e.Key] = map[int]bool{}
+		}
+		present[e.Key][e.Worker] = e.Present
+	}
+	rounds := map[string]*HerdRound{}
+	var order []string
+	for _, e := range a.rec.events {
+		if !strings.HasPrefix(e.Key, lockGroup+"/herd.") {
+			continue
+		}
+		hr := rounds[e.Key]
+		if hr == nil {
+			hr = &HerdRound{Key: e.Key, Killed: killed[e.Key], Fetches: fetches[e.Key]}
+			rounds[e.Key] = hr
+			order = append(order, e.Key)
+		}
+		switch e.Kind {
+		case EvWait:
+			hr.Workers++
+			switch {
+			case e.Outcome == "ACQUIRED":
+				hr.Acquired++
+			case e.Outcome == "RELEASED" && present[e.Key][e.Worker]:
+				hr.WithData++
+			case e.Outcome == "RELEASED":
+				hr.Empty++
+			default:
+				hr.Failed++
+			}
+		case EvRelease:
+			if e.Outcome == "success" && e.Err == "" {
+				hr.HolderOK = true
+			}
+		}
+	}
+	sort.Strings(order)
+	for _, k := range order {
+		hr := rounds[k]
+		switch {
+		case hr.Killed:
+			hr.Verdict = "killed"
+			if hr.Fetches > 2 {
+				a.violate(CheckHerd, "%s: holder killed, %d upstream fetches (want at most 2)", k, hr.Fetches)
+			}
+		case hr.HolderOK:
+			hr.Verdict = "holder succeeded"
+			if hr.Fetches != 1 {
+				a.violate(CheckHerd, "%s: holder succeeded, %d upstream fetches (want 1)", k, hr.Fetches)
+			}
+			if got := hr.Acquired + hr.WithData; got != hr.Workers {
+				a.violate(CheckHerd, "%s: holder succeeded, %d of %d workers got the data", k, got, hr.Workers)
+			}
+		default:
+			hr.Verdict = "inconclusive (holder neither killed nor successful)"
+		}
+		r.Herd = append(r.Herd, *hr)
+	}
+}

@@ -1,0 +1,260 @@
+package chaos
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// Variant names the lock implementation the workers run.
+type Variant string
+
+const (
+	// VariantLockcore is herdlock's lockcore.Lock over lockcore.DynamoStore.
+	VariantLockcore Variant = "lockcore"
+	// VariantSeed is the seed's protocol (package seedlock): read, sleep,
+	// conditional put, re-read; wall-clock expiry; no fence. The
+	// self-test expects checks 1 to 4 to catch it.
+	VariantSeed Variant = "seed"
+	// VariantNoRevision is lockcore.Lock over a store whose renew and
+	// release drop the revision condition while claiming to keep it. The
+	// self-test expects check 5 to catch it.
+	VariantNoRevision Variant = "norev"
+)
+
+// PhaseKind says what a phase injects and asserts.
+type PhaseKind string
+
+const (
+	// Clean: no faults, small skew. Everything asserted.
+	Clean PhaseKind = "clean"
+	// SmallSkew (phase A): all faults, skew within the clock allowance.
+	// Everything asserted.
+	SmallSkew PhaseKind = "A"
+	// LargeSkew (phase B): all faults, skew and steps beyond the
+	// allowance. Holder-level mutual exclusion is counted, not asserted.
+	LargeSkew PhaseKind = "B"
+	// Herd: rounds of all workers on one cold key; only small delays and
+	// the kills of the rounds that kill their holder.
+	Herd PhaseKind = "herd"
+)
+
+// Phase is one stretch of a run. Start and End are Mono nanoseconds, set by
+// Run.
+type Phase struct {
+	Kind  PhaseKind     `json:"kind"`
+	Dur   time.Duration `json:"dur"`
+	Start int64         `json:"start"`
+	End   int64         `json:"end"`
+}
+
+// assertsMutex reports whether holder-level mutual exclusion is asserted in
+// phases of kind k.
+func (k PhaseKind) assertsMutex() bool { return k != LargeSkew }
+
+// SkewRange bounds the skew drawn for each worker in a phase.
+type SkewRange struct {
+	OffsetMs int64   // offsets uniform in ±OffsetMs
+	DriftPPM float64 // drift uniform in ±DriftPPM
+	StepMs   int64   // steps uniform in ±StepMs
+	Steps    int     // steps per worker per phase
+}
+
+// Faults sets the fault rates. Probabilities are per proxied request.
+type Faults struct {
+	SmallDelayP   float64       // delay U(0, SmallDelayMax)
+	SmallDelayMax time.Duration //
+	BigDelayP     float64       // delay U(BigDelayMin, BigDelayMax), before or after forwarding
+	BigDelayMin   time.Duration
+	BigDelayMax   time.Duration
+	DropBeforeP   float64 // not forwarded: 500, reset, or hang past the client timeout
+	DropAfterP    float64 // writes only: applied, then the response is lost
+	DuplicateP    float64 // forwarded twice
+	ThrottleP     float64 // synthetic ProvisionedThroughputExceededException, half with x-amz-crc32
+
+	PartitionEvery time.Duration // mean gap between partitions of one worker
+	PartitionMin   time.Duration
+	PartitionMax   time.Duration
+
+	FreezeEvery time.Duration // SIGSTOP a holder, for U(FreezeMin, FreezeMax) × lease
+	FreezeMin   float64
+	FreezeMax   float64
+
+	FreezeAfterReturnP   float64 // per cycle: return without releasing, then be frozen
+	FreezeAfterReturnMin time.Duration
+	FreezeAfterReturnMax time.Duration
+
+	KillEvery    time.Duration // SIGKILL a worker (a holder when there is one)
+	RespawnAfter time.Duration
+}
+
+// Config is one harness run. The zero value is not usable: start from
+// [CIConfig] or [LongConfig].
+type Config struct {
+	Seed    int64
+	Variant Variant
+	Workers int
+	Keys    int           // contended keys, picked with a Zipf law
+	Epoch   time.Duration // contended keys get fresh names every Epoch
+	Phases  []Phase
+
+	HerdRounds int           // rounds per herd phase; odd rounds kill their holder
+	HerdGap    time.Duration // between rounds
+
+	Lease          time.Duration
+	Poll           time.Duration
+	MaxWait        time.Duration
+	MaxHold        time.Duration
+	ClockAllowance time.Duration
+	Drift          float64
+
+	AttemptTimeout time.Duration // SDK per-attempt timeout
+	Attempts       int           // SDK attempts
+	MaxBackoff     time.Duration // SDK retry backoff cap
+
+	WorkMedian  time.Duration // lognormal work time
+	LongWorkP   float64       // probability of long work, U(LongWorkMin, LongWorkMax)
+	LongWorkMin time.Duration
+	LongWorkMax time.Duration
+
+	Faults Faults
+	SkewA  SkewRange // clean, A and herd phases
+	SkewB  SkewRange // B phases
+
+	// RTT and Slack enter the liveness bound (check 3).
+	RTT   time.Duration
+	Slack time.Duration
+
+	LinTimeout time.Duration // porcupine budget for the whole history
+
+	// WorkerCommand is the binary (and arguments) the parent runs for each
+	// worker, with WorkerEnv set; it must call WorkerMain.
+	WorkerCommand []string
+	// LogPath, when set, receives the JSONL log of every event and decision.
+	LogPath string
+	// Progress, when set, receives a line per phase and at the end.
+	Progress io.Writer
+}
+
+// CIConfig returns the configuration of the CI-sized run: about 90 s of
+// phases (clean 5 s, A 35 s, B 30 s, herd 5 rounds), 8 workers, 3 contended
+// keys, the defaults of PROTOCOL.md §3.5.
+func CIConfig(seed int64) Config {
+	c := baseConfig(seed)
+	c.Phases = []Phase{{Kind: Clean, Dur: 5 * time.Second}, {Kind: SmallSkew, Dur: 35 * time.Second},
+		{Kind: LargeSkew, Dur: 30 * time.Second}, {Kind: Herd}}
+	return c
+}
+
+// LongConfig returns the configuration of `make chaos`: a clean start, then
+// blocks of A (40 s), B (40 s) and herd (5 rounds) until d has passed. The
+// work is shorter than in CI and there are more keys, so that a 10-minute
+// run completes well over 10,000 lock cycles.
+func LongConfig(seed int64, d time.Duration) Config {
+	c := baseConfig(seed)
+	c.Keys = 6
+	c.WorkMedian = 30 * time.Millisecond
+	c.LongWorkP = 0.03
+	c.LinTimeout = 5 * time.Minute
+	c.Phases = []Phase{{Kind: Clean, Dur: 10 * time.Second}}
+	total := 10 * time.Second
+	herd := c.herdDur()
+	for total < d {
+		for _, p := range []Phase{{Kind: SmallSkew, Dur: 40 * time.Second}, {Kind: LargeSkew, Dur: 40 * time.Second}, {Kind: Herd}} {
+			if total >= d {
+				break
+			}
+			if p.Kind == Herd {
+				p.Dur = herd
+			} else {
+				p.Dur = min(p.Dur, d-total)
+			}
+			c.Phases = append(c.Phases, p)
+			total += p.Dur
+		}
+	}
+	return c
+}
+
+func baseConfig(seed int64) Config {
+	return Config{
+		Seed:           seed,
+		Variant:        VariantLockcore,
+		Workers:        8,
+		Keys:           3,
+		Epoch:          20 * time.Second,
+		HerdRounds:     5,
+		HerdGap:        4500 * time.Millisecond,
+		Lease:          1500 * time.Millisecond,
+		Poll:           200 * time.Millisecond,
+		MaxWait:        5 * time.Second,
+		MaxHold:        8 * time.Second,
+		ClockAllowance: 250 * time.Millisecond,
+		Drift:          0.01,
+		AttemptTimeout: 400 * time.Millisecond,
+		Attempts:       3,
+		MaxBackoff:     100 * time.Millisecond,
+		WorkMedian:     200 * time.Millisecond,
+		LongWorkP:      0.10,
+		LongWorkMin:    1500 * time.Millisecond,
+		LongWorkMax:    4 * time.Second,
+		Faults: Faults{
+			SmallDelayP: 0.20, SmallDelayMax: 50 * time.Millisecond,
+			BigDelayP: 0.02, BigDelayMin: 300 * time.Millisecond, BigDelayMax: 1500 * time.Millisecond,
+			DropBeforeP: 0.02, DropAfterP: 0.02, DuplicateP: 0.005, ThrottleP: 0.01,
+			PartitionEvery: 10 * time.Second, PartitionMin: 500 * time.Millisecond, PartitionMax: 3 * time.Second,
+			FreezeEvery: 8 * time.Second, FreezeMin: 0.3, FreezeMax: 3,
+			FreezeAfterReturnP: 0.01, FreezeAfterReturnMin: 2 * time.Second, FreezeAfterReturnMax: 6 * time.Second,
+			KillEvery: 15 * time.Second, RespawnAfter: time.Second,
+		},
+		SkewA:      SkewRange{OffsetMs: 100, DriftPPM: 200},
+		SkewB:      SkewRange{OffsetMs: 3000, DriftPPM: 200, StepMs: 2000, Steps: 2},
+		RTT:        100 * time.Millisecond,
+		Slack:      500 * time.Millisecond,
+		LinTimeout: time.Minute,
+	}
+}
+
+// herdDur is how long a herd phase lasts: its rounds plus a lease and a
+// wait to let the last round finish.
+func (c *Config) herdDur() time.Duration {
+	return time.Duration(c.HerdRounds)*c.HerdGap + time.Second
+}
+
+// LivenessBound is the longest a waiter may take to hold a lock after the
+// holder's last applied renewal: L(1+ρ) + one poll (lockcore's staleAfter
+// adds it) + two polls at +20% jitter (seeing the last beat, then seeing it
+// stale) + two round trips (the read and the acquire) + slack.
+func (c *Config) LivenessBound() time.Duration {
+	return time.Duration(float64(c.Lease)*(1+c.Drift)) + c.Poll + 2*c.Poll*12/10 + 2*c.RTT + c.Slack
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.Workers < 2:
+		return fmt.Errorf("chaos: need at least 2 workers, got %d", c.Workers)
+	case c.Keys < 1:
+		return fmt.Errorf("chaos: need at least 1 key, got %d", c.Keys)
+	case len(c.Phases) == 0:
+		return fmt.Errorf("chaos: no phases")
+	case len(c.WorkerCommand) == 0:
+		return fmt.Errorf("chaos: no worker command")
+	}
+	switch c.Variant {
+	case VariantLockcore, VariantSeed, VariantNoRevision:
+	default:
+		return fmt.Errorf("chaos: unknown variant %q", c.Variant)
+	}
+	return nil
+}
+
+// phaseIndex returns the index of the phase that contains true time t, the
+// last one after the end and the first before the start.
+func phaseIndex(phases []Phase, t int64) int {
+	for i, p := range phases {
+		if t < p.End {
+			return i
+		}
+	}
+	return len(phases) - 1
+}

@@ -1,0 +1,23 @@
+// Package chaos is herdlock's fault harness: it runs lock workers as
+// separate OS processes against dynalite through a seeded fault proxy,
+// freezes and kills them, skews their wall clocks, and then checks the
+// recorded history for stale fences, two holders, slow take-overs,
+// thundering herds and non-linearizable store behaviour (PROTOCOL.md §3).
+//
+// Every event of every process is stamped with the host's CLOCK_MONOTONIC
+// (see [Mono]), which all processes share; the checkers never read a
+// worker's wall clock. Every random decision comes from a PRNG seeded from
+// [Config].Seed and is written to the run's JSONL log.
+//
+// The pieces:
+//   - proxy.go: one fault proxy per worker slot (loopback listener);
+//   - worker.go: the worker process ([WorkerMain]), which the parent starts
+//     by re-executing a binary with [WorkerEnv] set;
+//   - resource.go: the fenced resource, the counted upstream and the freeze
+//     requests, served by the parent;
+//   - run.go: the parent ([Run]): phases, process faults, collection;
+//   - check.go and linear.go: the checks; report.go: the summary table.
+//
+// The package is test-only infrastructure; nothing in herdlock's public
+// packages imports it.
+package chaos

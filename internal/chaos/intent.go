@@ -1,0 +1,195 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// IntentHeader carries a worker's [Intent] on every request it makes to the
+// store, so the proxy can record what the library meant and check 5 can
+// model that, not the expression that was sent.
+const IntentHeader = "X-Harness-Intent"
+
+// Intent is a lockcore.Store call as the library made it.
+type Intent struct {
+	Op        string `json:"op"` // acquire, renew, release, enroll, get
+	Key       string `json:"key"`
+	Rev       string `json:"rev,omitempty"`
+	NowMs     int64  `json:"now,omitempty"`
+	LUMs      int64  `json:"lu,omitempty"`
+	ExpMs     int64  `json:"exp,omitempty"`
+	FenceBase int64  `json:"base,omitempty"`
+	Wall      bool   `json:"wall,omitempty"`
+	EpsMs     int64  `json:"eps,omitempty"`
+	Obs       bool   `json:"obs,omitempty"`
+	ObsRev    string `json:"obsRev,omitempty"`
+	ObsBeat   int64  `json:"obsBeat,omitempty"`
+	Result    string `json:"result,omitempty"`
+}
+
+type intentKey struct{}
+
+func withIntent(ctx context.Context, in Intent) context.Context {
+	return context.WithValue(ctx, intentKey{}, in)
+}
+
+// intentMiddleware copies the context's Intent into IntentHeader.
+var intentMiddleware = middleware.BuildMiddlewareFunc("chaosIntent",
+	func(ctx context.Context, in middleware.BuildInput, next middleware.BuildHandler) (middleware.BuildOutput, middleware.Metadata, error) {
+		if it, ok := ctx.Value(intentKey{}).(Intent); ok {
+			if req, ok := in.Request.(*smithyhttp.Request); ok {
+				b, _ := json.Marshal(it)
+				req.Header.Set(IntentHeader, string(b))
+			}
+		}
+		return next.HandleBuild(ctx, in)
+	})
+
+// withIntentHeader is a dynamodb option that installs intentMiddleware.
+func withIntentHeader(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+		return s.Build.Add(intentMiddleware, middleware.After)
+	})
+}
+
+// intentStore wraps a lockcore.Store and tags each call's context with its
+// Intent.
+type intentStore struct{ inner lockcore.Store }
+
+func (s intentStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+	in := Intent{Op: "acquire", Key: lockcore.PartitionKey(req.Key), Rev: req.Revision, NowMs: req.NowMs,
+		LUMs: req.LeaseUntilMs, ExpMs: req.ExpiresAtMs, FenceBase: req.FenceBase,
+		Wall: req.UseWallClock, EpsMs: req.ClockAllowance.Milliseconds()}
+	if o := req.Observed; o != nil {
+		in.Obs, in.ObsRev, in.ObsBeat = true, o.Revision, o.Beat
+	}
+	return s.inner.Acquire(withIntent(ctx, in), req)
+}
+
+func (s intentStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+	in := Intent{Op: "renew", Key: lockcore.PartitionKey(req.Key), Rev: req.Revision, NowMs: req.NowMs, LUMs: req.LeaseUntilMs}
+	return s.inner.Renew(withIntent(ctx, in), req)
+}
+
+func (s intentStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+	in := Intent{Op: "release", Key: lockcore.PartitionKey(req.Key), Rev: req.Revision, NowMs: req.NowMs, Result: string(req.Result)}
+	return s.inner.Release(withIntent(ctx, in), req)
+}
+
+func (s intentStore) Enroll(ctx context.Context, key lockcore.Key, revision string) (lockcore.Item, error) {
+	in := Intent{Op: "enroll", Key: lockcore.PartitionKey(key), Rev: revision}
+	return s.inner.Enroll(withIntent(ctx, in), key, revision)
+}
+
+func (s intentStore) Get(ctx context.Context, key lockcore.Key) (lockcore.Item, bool, error) {
+	return s.inner.Get(withIntent(ctx, Intent{Op: "get", Key: lockcore.PartitionKey(key)}), key)
+}
+
+// noRevisionStore is the deliberately broken store of the self-test: its
+// Renew and Release are conditioned only on the item existing, not on the
+// revision, while the intent header still says they are. A late release
+// then frees (and publishes over) a successor's lock. Check 5 must see it.
+type noRevisionStore struct {
+	*lockcore.DynamoStore
+	api   *dynamodb.Client
+	table string
+}
+
+func (s noRevisionStore) update(ctx context.Context, op string, key lockcore.Key, expr string, values map[string]types.AttributeValue, names map[string]string) (lockcore.Item, error) {
+	names["#lockKey"] = lockcore.AttrLockKey
+	_, err := s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       map[string]types.AttributeValue{lockcore.AttrLockKey: &types.AttributeValueMemberS{Value: lockcore.PartitionKey(key)}},
+		UpdateExpression:          aws.String(expr),
+		ConditionExpression:       aws.String("attribute_exists(#lockKey)"),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	})
+	if err != nil {
+		return lockcore.Item{}, fmt.Errorf("chaos: broken %s: %w", op, err)
+	}
+	it, _, err := s.DynamoStore.Get(ctx, key)
+	return it, err
+}
+
+func (s noRevisionStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+	return s.update(ctx, "renew", req.Key, "SET #lu = :lu ADD #beat :one",
+		map[string]types.AttributeValue{":lu": num(req.LeaseUntilMs), ":one": num(1)},
+		map[string]string{"#lu": lockcore.AttrLeaseUntilMs, "#beat": lockcore.AttrBeat})
+}
+
+func (s noRevisionStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+	return s.update(ctx, "release", req.Key, "SET #rel = :t, #result = :r, #resultRef = :ref, #resultFence = #fence",
+		map[string]types.AttributeValue{":t": &types.AttributeValueMemberBOOL{Value: true},
+			":r": &types.AttributeValueMemberS{Value: string(req.Result)}, ":ref": &types.AttributeValueMemberS{Value: req.ResultRef}},
+		map[string]string{"#rel": lockcore.AttrIsReleased, "#result": lockcore.AttrResult,
+			"#resultRef": lockcore.AttrResultRef, "#resultFence": lockcore.AttrResultFence, "#fence": lockcore.AttrFence})
+}
+
+func num(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+
+// View is the part of a lock item that check 5 compares, decoded from the
+// DynamoDB JSON of a response.
+type View struct {
+	Rev     string `json:"rev"`
+	Fence   int64  `json:"fence"`
+	Beat    int64  `json:"beat"`
+	Rel     bool   `json:"rel"`
+	Result  string `json:"result,omitempty"`
+	LU      int64  `json:"lu"`
+	Exp     int64  `json:"exp"`
+	Waiters int64  `json:"waiters"`
+}
+
+// attr is one DynamoDB JSON attribute value.
+type attr struct {
+	S    *string `json:"S"`
+	N    *string `json:"N"`
+	BOOL *bool   `json:"BOOL"`
+}
+
+func (a attr) str() string {
+	if a.S != nil {
+		return *a.S
+	}
+	return ""
+}
+
+func (a attr) num() int64 {
+	if a.N == nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(*a.N, 10, 64)
+	return n
+}
+
+// decodeView decodes a lock item in DynamoDB JSON; nil for an empty item.
+func decodeView(m map[string]attr) *View {
+	if len(m) == 0 {
+		return nil
+	}
+	v := &View{
+		Rev:     m[lockcore.AttrRevision].str(),
+		Fence:   m[lockcore.AttrFence].num(),
+		Beat:    m[lockcore.AttrBeat].num(),
+		Result:  m[lockcore.AttrResult].str(),
+		LU:      m[lockcore.AttrLeaseUntilMs].num(),
+		Exp:     m[lockcore.AttrExpiresAtMs].num(),
+		Waiters: m[lockcore.AttrWaiters].num(),
+	}
+	if b := m[lockcore.AttrIsReleased].BOOL; b != nil {
+		v.Rel = *b
+	}
+	return v
+}

@@ -1,0 +1,203 @@
+package chaos
+
+import (
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// lstate is the model's lock item (check 5).
+type lstate struct {
+	Exists  bool
+	Rel     bool
+	Rev     string
+	Result  string
+	Fence   int64
+	Beat    int64
+	LU      int64
+	Exp     int64
+	Waiters int64
+}
+
+// lout is what the store answered.
+type lout struct {
+	Status  int
+	ErrType string
+	Item    *View
+}
+
+const ccf = "ConditionalCheckFailedException"
+
+func (o lout) ok() bool      { return o.Status == 200 }
+func (o lout) refused() bool { return o.Status == 400 && o.ErrType == ccf }
+
+// unknown: the request may or may not have been applied.
+func (o lout) unknown() bool { return o.Status == 0 || o.Status >= 500 }
+
+// apply is the pure specification of lockcore.Store's conditional writes
+// (store.go): whether in's condition holds in st, and the state after it.
+func apply(st lstate, in Intent) (bool, lstate) {
+	next := st
+	switch in.Op {
+	case "acquire":
+		limit := in.NowMs - in.EpsMs
+		cond := !st.Exists || st.Rel ||
+			(in.Wall && (st.Exp < limit || st.LU < limit)) ||
+			(in.Obs && st.Rev == in.ObsRev && st.Beat == in.ObsBeat)
+		fence := in.FenceBase
+		if st.Exists {
+			fence = st.Fence
+		}
+		next = lstate{Exists: true, Rev: in.Rev, Fence: fence + 1, LU: in.LUMs, Exp: in.ExpMs}
+		return cond, next
+	case "renew":
+		next.Beat++
+		next.LU = in.LUMs
+		return st.Exists && st.Rev == in.Rev && !st.Rel, next
+	case "release":
+		next.Rel, next.Result = true, in.Result
+		return st.Exists && st.Rev == in.Rev && (!st.Rel || st.Result == in.Result), next
+	case "enroll":
+		next.Waiters++
+		return st.Exists && st.Rev == in.Rev, next
+	}
+	return false, st
+}
+
+func sameView(v *View, st lstate) bool {
+	return st.Exists && v.Rev == st.Rev && v.Fence == st.Fence && v.Beat == st.Beat && v.Rel == st.Rel &&
+		v.Result == st.Result && v.LU == st.LU && v.Exp == st.Exp && v.Waiters == st.Waiters
+}
+
+// lockModel is the porcupine model of one lock item.
+var lockModel = porcupine.NondeterministicModel{
+	Init: func() []any { return []any{lstate{}} },
+	Step: func(s, i, o any) []any {
+		st, in, out := s.(lstate), i.(Intent), o.(lout)
+		if in.Op == "get" {
+			switch {
+			case !out.ok():
+				return []any{st}
+			case out.Item == nil && !st.Exists, out.Item != nil && sameView(out.Item, st):
+				return []any{st}
+			}
+			return nil
+		}
+		cond, next := apply(st, in)
+		switch {
+		case out.unknown():
+			if cond {
+				return []any{st, next}
+			}
+			return []any{st}
+		case out.ok():
+			if !cond || (out.Item != nil && !sameView(out.Item, next)) {
+				return nil
+			}
+			return []any{next}
+		case out.refused():
+			if cond {
+				return nil
+			}
+			return []any{st}
+		default: // any other 4xx: rejected before evaluation
+			return []any{st}
+		}
+	},
+	Hash: func(s any) uint64 {
+		st := s.(lstate)
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%v|%v|%s|%s|%d|%d|%d|%d|%d", st.Exists, st.Rel, st.Rev, st.Result, st.Fence, st.Beat, st.LU, st.Exp, st.Waiters)
+		return h.Sum64()
+	},
+	DescribeOperation: func(i, o any) string {
+		in, out := i.(Intent), o.(lout)
+		return fmt.Sprintf("%s(%s) -> %d %s %+v", in.Op, short(in.Rev), out.Status, out.ErrType, out.Item)
+	},
+}
+
+func short(s string) string {
+	if len(s) > 8 {
+		return s[:8]
+	}
+	return s
+}
+
+// LinResult is the outcome of check 5.
+type LinResult struct {
+	Checked   bool     // false when the variant sends no intents
+	Keys      int      // keys checked
+	Ops       int      // operations checked
+	Illegal   []string // keys whose history is not linearizable
+	Unknown   []string // keys the checker could not decide in time: inconclusive
+	Elapsed   time.Duration
+	FirstBad  string // description of the first illegal key's operations near the failure
+	Truncated bool
+}
+
+// checkLinearizable runs porcupine on the store-level history, per key,
+// within budget in all.
+func checkLinearizable(ops []StoreOp, budget time.Duration) LinResult {
+	start := time.Now()
+	byKey := map[string][]porcupine.Operation{}
+	for _, op := range ops {
+		if op.Intent == nil {
+			continue
+		}
+		in := *op.Intent
+		byKey[in.Key] = append(byKey[in.Key], porcupine.Operation{ClientId: op.Worker, Input: in, Call: op.Call,
+			Output: lout{Status: op.Status, ErrType: op.ErrType, Item: op.Item}, Return: op.Return})
+	}
+	res := LinResult{Checked: len(byKey) > 0, Keys: len(byKey)}
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	model := lockModel.ToModel()
+	for i, k := range keys {
+		h := byKey[k]
+		res.Ops += len(h)
+		left := budget - time.Since(start)
+		per := left / time.Duration(len(keys)-i)
+		if per < time.Second {
+			per = time.Second
+		}
+		r, info := porcupine.CheckOperationsVerbose(model, h, per)
+		switch r {
+		case porcupine.Illegal:
+			res.Illegal = append(res.Illegal, k)
+			if res.FirstBad == "" {
+				res.FirstBad = describeIllegal(k, info)
+			}
+		case porcupine.Unknown:
+			res.Unknown = append(res.Unknown, k)
+		}
+	}
+	res.Elapsed = time.Since(start)
+	return res
+}
+
+// describeIllegal names the operations just after the longest
+// linearizable prefix.
+func describeIllegal(key string, info porcupine.LinearizationInfo) string {
+	partials := info.PartialLinearizationsOperations()
+	best := -1
+	var bestOps []porcupine.Operation
+	for _, part := range partials {
+		for _, lin := range part {
+			if len(lin) > best {
+				best, bestOps = len(lin), lin
+			}
+		}
+	}
+	s := fmt.Sprintf("key %s: longest linearizable prefix has %d operations", key, best)
+	if n := len(bestOps); n > 0 {
+		last := bestOps[n-1]
+		s += "; last: " + lockModel.DescribeOperation(last.Input, last.Output)
+	}
+	return s
+}

@@ -1,0 +1,153 @@
+package chaos
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// HerdRound is the outcome of one herd round.
+type HerdRound struct {
+	Key      string
+	Killed   bool
+	HolderOK bool
+	Workers  int
+	Acquired int
+	WithData int // RELEASED and read the data
+	Empty    int // RELEASED without data
+	Failed   int
+	Fetches  int
+	Verdict  string
+}
+
+// Report is the outcome of a run.
+type Report struct {
+	Seed     int64
+	Variant  Variant
+	Phases   []Phase
+	Bound    time.Duration
+	LogPath  string
+	Outcomes map[string]int // TryAcquireElseWaitForRelease outcomes
+	Cycles   int            // holds that ended with a release call (lock cycles completed)
+	TookOver int
+	Grants   int // acquisitions applied at the store
+	Orphans  int // applied acquisitions no worker learned of
+	StoreOps int
+
+	ReleaseErrors int
+	Rejected      int // writes the fenced resource refused
+	ShadowStale   int // writes that took the unfenced copy back to an older fence
+	LateArrivals  int // writes that reached the resource after the next grant (fencing's job)
+	Unmatched     int // writes whose grant was not found
+
+	MutexCounted   int // definite holder overlaps in phases where they are counted, not asserted
+	MutexAmbiguous int // holder acts inside the next grant's apply window
+
+	Faults map[string]int
+
+	LivenessChecked int
+	Liveness        []time.Duration
+
+	HerdFetches int
+	Herd        []HerdRound
+
+	Lin LinResult
+
+	Violations map[Check]int // asserted violations
+	Details    map[Check][]string
+}
+
+func newReport(cfg *Config) *Report {
+	return &Report{Seed: cfg.Seed, Variant: cfg.Variant, Phases: cfg.Phases, Bound: cfg.LivenessBound(),
+		Outcomes: map[string]int{}, Faults: map[string]int{}, Violations: map[Check]int{}, Details: map[Check][]string{}}
+}
+
+// Failed reports whether any asserted check found a violation.
+func (r *Report) Failed() bool {
+	for _, n := range r.Violations {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(p*float64(len(s)-1) + 0.5)
+	return s[i]
+}
+
+// Print writes the summary table.
+func (r *Report) Print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	var phases []string
+	for _, p := range r.Phases {
+		phases = append(phases, fmt.Sprintf("%s %v", p.Kind, p.Dur))
+	}
+	fmt.Fprintf(tw, "seed\t%d\n", r.Seed)
+	fmt.Fprintf(tw, "variant\t%s\n", r.Variant)
+	fmt.Fprintf(tw, "phases\t%s\n", strings.Join(phases, ", "))
+	fmt.Fprintf(tw, "lock cycles completed\t%d (acquire, work, release)\n", r.Cycles)
+	fmt.Fprintf(tw, "outcomes\tACQUIRED %d (took over %d), RELEASED %d, FAILED %d\n",
+		r.Outcomes["ACQUIRED"], r.TookOver, r.Outcomes["RELEASED"], r.Outcomes["FAILED"])
+	fmt.Fprintf(tw, "store\t%d requests, %d grants, %d orphaned grants\n", r.StoreOps, r.Grants, r.Orphans)
+	fmt.Fprintf(tw, "resource\t%d writes rejected by fence; unfenced shadow went back %d times; %d late arrivals; %d without a grant\n",
+		r.Rejected, r.ShadowStale, r.LateArrivals, r.Unmatched)
+	var kinds []string
+	for k := range r.Faults {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	var total int
+	for _, k := range kinds {
+		total += r.Faults[k]
+	}
+	fmt.Fprintf(tw, "faults\t%d\n", total)
+	for _, k := range kinds {
+		fmt.Fprintf(tw, "  %s\t%d\n", k, r.Faults[k])
+	}
+	fmt.Fprintf(tw, "liveness\t%d stops checked; p50 %v, p99 %v, max %v (bound %v)\n", r.LivenessChecked,
+		percentile(r.Liveness, 0.5).Round(time.Millisecond), percentile(r.Liveness, 0.99).Round(time.Millisecond),
+		percentile(r.Liveness, 1).Round(time.Millisecond), r.Bound.Round(time.Millisecond))
+	fmt.Fprintf(tw, "herd\t%d rounds, %d upstream fetches\n", len(r.Herd), r.HerdFetches)
+	for _, h := range r.Herd {
+		fmt.Fprintf(tw, "  %s\t%d workers: %d acquired, %d released with data, %d empty, %d failed; %d fetches; %s\n",
+			h.Key, h.Workers, h.Acquired, h.WithData, h.Empty, h.Failed, h.Fetches, h.Verdict)
+	}
+	switch {
+	case !r.Lin.Checked:
+		fmt.Fprintf(tw, "linearizability\tnot checked (variant sends no intents)\n")
+	default:
+		verdict := "linearizable"
+		if len(r.Lin.Unknown) > 0 {
+			verdict = fmt.Sprintf("INCONCLUSIVE for %d keys (%s)", len(r.Lin.Unknown), strings.Join(r.Lin.Unknown, ", "))
+		}
+		if len(r.Lin.Illegal) > 0 {
+			verdict = fmt.Sprintf("NOT linearizable for %d keys", len(r.Lin.Illegal))
+		}
+		fmt.Fprintf(tw, "linearizability\t%d keys, %d operations, %v: %s\n", r.Lin.Keys, r.Lin.Ops, r.Lin.Elapsed.Round(time.Millisecond), verdict)
+	}
+	fmt.Fprintf(tw, "mutual exclusion (counted)\t%d definite in phase B, %d ambiguous\n", r.MutexCounted, r.MutexAmbiguous)
+	fmt.Fprintf(tw, "violations (asserted)\t\n")
+	for _, c := range Checks {
+		fmt.Fprintf(tw, "  %s\t%d\n", c, r.Violations[c])
+	}
+	if r.LogPath != "" {
+		fmt.Fprintf(tw, "log\t%s\n", r.LogPath)
+	}
+	tw.Flush()
+	for _, c := range Checks {
+		for _, d := range r.Details[c] {
+			fmt.Fprintf(w, "  [%s] %s\n", c, d)
+		}
+	}
+}

@@ -1,0 +1,367 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/herdlock/herdlock/internal/dynalite"
+	"github.com/herdlock/herdlock/internal/seedlock"
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// WorkerEnv is the environment variable that turns a process into a
+// harness worker: it holds the worker's JSON spec. A binary used as
+// Config.WorkerCommand checks it first thing and calls WorkerMain.
+const WorkerEnv = "HERDLOCK_CHAOS_WORKER"
+
+// IsWorker reports whether this process was started as a worker.
+func IsWorker() bool { return os.Getenv(WorkerEnv) != "" }
+
+// WorkerMain runs the worker described by WorkerEnv and exits the process.
+func WorkerMain() {
+	var spec workerSpec
+	if err := json.Unmarshal([]byte(os.Getenv(WorkerEnv)), &spec); err != nil {
+		fmt.Fprintln(os.Stderr, "chaos worker: bad spec:", err)
+		os.Exit(2)
+	}
+	if err := runWorker(spec); err != nil {
+		fmt.Fprintln(os.Stderr, "chaos worker:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// workerSpec is everything a worker process needs, passed in WorkerEnv.
+type workerSpec struct {
+	Slot     int
+	Inc      int
+	Seed     int64
+	Variant  Variant
+	Proxy    string
+	Resource string
+	Table    string
+	Phases   []Phase
+	Origin   int64
+	End      int64
+	Skews    map[int]*Skew
+	Keys     int
+	Epoch    time.Duration
+	Herd     []herdRound
+
+	Lease, Poll, MaxWait, MaxHold, ClockAllowance time.Duration
+	Drift                                         float64
+	AttemptTimeout                                time.Duration
+	Attempts                                      int
+	MaxBackoff                                    time.Duration
+
+	WorkMedian               time.Duration
+	LongWorkP                float64
+	LongWorkMin, LongWorkMax time.Duration
+	FreezeAfterReturnP       float64
+}
+
+// herdRound is one herd round: every worker calls the lock on Key at true
+// time At. Kill rounds have their holder killed at its upstream fetch.
+type herdRound struct {
+	Key   string
+	At    int64
+	Phase int
+	Kill  bool
+}
+
+// worker is one worker process's state.
+type worker struct {
+	spec   workerSpec
+	rng    *rand.Rand
+	clock  *skewClock
+	client *dynamodb.Client
+	store  lockcore.Store
+	http   *http.Client
+	log    *slog.Logger
+
+	outMu sync.Mutex // guards writes to stdout
+}
+
+func runWorker(spec workerSpec) error {
+	w := &worker{
+		spec:  spec,
+		rng:   rand.New(rand.NewPCG(uint64(spec.Seed), uint64(spec.Slot)<<20|uint64(spec.Inc))),
+		clock: &skewClock{origin: spec.Origin, phases: spec.Phases, skews: spec.Skews},
+		http:  &http.Client{Timeout: 5 * time.Second},
+		log:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	w.client = dynalite.NewClient(spec.Proxy, func(o *dynamodb.Options) {
+		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(spec.AttemptTimeout)
+		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
+			so.MaxAttempts = spec.Attempts
+			so.MaxBackoff = spec.MaxBackoff
+			so.RateLimiter = ratelimit.None
+		})
+		withIntentHeader(o)
+	})
+	ds, err := lockcore.NewDynamoStore(w.client, spec.Table)
+	if err != nil {
+		return err
+	}
+	w.store = intentStore{inner: ds}
+	if spec.Variant == VariantNoRevision {
+		w.store = intentStore{inner: noRevisionStore{DynamoStore: ds, api: w.client, table: spec.Table}}
+	}
+	w.emit(Event{T: Mono(), Kind: EvStart})
+	for guard := 0; Mono() < spec.End && guard < 1_000_000; guard++ {
+		idx := phaseIndex(spec.Phases, Mono())
+		if spec.Phases[idx].Kind == Herd {
+			w.herdPhase(idx)
+			continue
+		}
+		if next := idx + 1; next < len(spec.Phases) && spec.Phases[next].Kind == Herd &&
+			Mono() > spec.Phases[idx].End-int64(spec.MaxWait) {
+			// Be idle for the herd's first round rather than late to it.
+			time.Sleep(time.Duration(spec.Phases[idx].End - Mono()))
+			continue
+		}
+		w.cycle(w.pickKey(idx), false)
+	}
+	return nil
+}
+
+func (w *worker) emit(e Event) {
+	e.Worker, e.Inc = w.spec.Slot, w.spec.Inc
+	b, _ := json.Marshal(e)
+	b = append(b, '\n')
+	w.outMu.Lock()
+	os.Stdout.Write(b) // one write per line: lines stay whole in the pipe
+	w.outMu.Unlock()
+}
+
+// pickKey draws one of the contended keys with a Zipf law (weight 1/(i+1))
+// and names it after the phase and the key epoch.
+func (w *worker) pickKey(phase int) string {
+	var total float64
+	for i := range w.spec.Keys {
+		total += 1 / float64(i+1)
+	}
+	u := w.rng.Float64() * total
+	k := 0
+	for i := range w.spec.Keys {
+		u -= 1 / float64(i+1)
+		if u <= 0 {
+			k = i
+			break
+		}
+	}
+	epoch := (Mono() - w.spec.Phases[phase].Start) / int64(w.spec.Epoch)
+	return fmt.Sprintf("k%d.p%d.e%d", k, phase, epoch)
+}
+
+// herdPhase plays the rounds of herd phase idx that have not started yet.
+func (w *worker) herdPhase(idx int) {
+	for _, r := range w.spec.Herd {
+		if r.Phase != idx || r.At < Mono()-int64(50*time.Millisecond) {
+			continue
+		}
+		if d := time.Duration(r.At - Mono()); d > 0 {
+			time.Sleep(d) // workload scheduling: start the round together with the others
+		}
+		w.cycle(r.Key, true)
+	}
+	if d := time.Duration(w.spec.Phases[idx].End - Mono()); d > 0 {
+		time.Sleep(d)
+	}
+}
+
+// holder is a held lock of either implementation.
+type holder interface {
+	Valid() bool
+	Fence() int64
+	Revision() string
+	Context() context.Context
+	release(ctx context.Context, success bool) error
+}
+
+type coreHolder struct{ *lockcore.Lock }
+
+func (h coreHolder) release(ctx context.Context, success bool) error {
+	res := lockcore.Failure
+	if success {
+		res = lockcore.Success
+	}
+	return h.Lock.Release(ctx, res, "resource")
+}
+
+type seedHolder struct{ *seedlock.Lock }
+
+func (h seedHolder) Valid() bool { return h.HasLock() && h.Context().Err() == nil }
+func (h seedHolder) release(ctx context.Context, _ bool) error {
+	return h.Lock.Release(ctx)
+}
+
+// storeKey is the partition key of lock id in the harness's lock group:
+// what the store history, the events and the resource all use as the key.
+func storeKey(id string) string {
+	return lockcore.PartitionKey(lockcore.Key{Group: lockGroup, ID: id})
+}
+
+// lockGroup is the lock group of every harness lock.
+const lockGroup = "chaos"
+
+// cycle is one invocation: try to acquire key or wait for its release; as
+// holder, write to the resource (fetching upstream first in herd rounds),
+// work, write again and release; as a released waiter, read the data.
+func (w *worker) cycle(key string, herd bool) {
+	s := w.spec
+	ctx, cancel := context.WithTimeout(context.Background(), s.MaxWait+s.MaxHold+5*time.Second)
+	defer cancel()
+	pk := storeKey(key)
+	ev := Event{T: Mono(), Kind: EvWait, Key: pk}
+	var h holder
+	switch s.Variant {
+	case VariantSeed:
+		lk, err := seedlock.New(w.client, s.Table, seedlock.Params{LockID: key, LockGroup: lockGroup, OwnerName: "w" + strconv.Itoa(s.Slot), AccountID: 1, AppID: 1},
+			seedlock.WithLease(s.Lease), seedlock.WithPollInterval(s.Poll), seedlock.WithMaxWait(s.MaxWait), seedlock.WithMaxHold(s.MaxHold),
+			seedlock.WithClock(w.clock))
+		if err != nil {
+			panic(err)
+		}
+		out, err := lk.TryAcquireElseWaitForRelease(ctx)
+		ev.Outcome = out.String()
+		if err != nil {
+			ev.Err = err.Error()
+		}
+		if out == seedlock.Acquired {
+			h = seedHolder{lk}
+		}
+	default:
+		lk, err := lockcore.New(w.store, lockcore.Params{LockID: key, LockGroup: lockGroup, OwnerName: "w" + strconv.Itoa(s.Slot), AccountID: 1, AppID: 1},
+			lockcore.WithLease(s.Lease), lockcore.WithPollInterval(s.Poll), lockcore.WithMaxWait(s.MaxWait),
+			lockcore.WithMaxHold(s.MaxHold), lockcore.WithClockAllowance(s.ClockAllowance), lockcore.WithDrift(s.Drift),
+			lockcore.WithClock(w.clock), lockcore.WithLogger(w.log), lockcore.WithTTL(0))
+		if err != nil {
+			panic(err)
+		}
+		res, err := lk.TryAcquireElseWaitForRelease(ctx)
+		ev.Outcome, ev.TookOver = res.Outcome.String(), res.TookOver
+		if err != nil {
+			ev.Err = err.Error()
+		}
+		if res.Outcome == lockcore.Acquired {
+			h = coreHolder{lk}
+		}
+	}
+	ev.T2 = Mono()
+	if h != nil {
+		ev.Rev, ev.Fence = h.Revision(), h.Fence()
+	}
+	w.emit(ev)
+	switch {
+	case h != nil:
+		w.hold(ctx, pk, h, herd)
+	case ev.Outcome == "RELEASED":
+		present := w.readData(pk)
+		w.emit(Event{T: Mono(), Kind: EvRead, Key: pk, Present: present})
+	}
+}
+
+func (w *worker) hold(ctx context.Context, key string, h holder, herd bool) {
+	fence, rev := h.Fence(), h.Revision()
+	wrote := false
+	if herd {
+		w.post("/fetch", url.Values{"key": {key}}) // the parent may kill us here
+		wrote = w.act(key, h, fence, rev)
+		sleepCtx(h.Context(), 100*time.Millisecond)
+	} else {
+		wrote = w.act(key, h, fence, rev)
+		sleepCtx(h.Context(), w.workTime())
+		wrote = w.act(key, h, fence, rev) || wrote
+		if w.rng.Float64() < w.spec.FreezeAfterReturnP {
+			// Return from the "handler" without releasing: the parent
+			// freezes us, as Lambda freezes a sandbox.
+			w.post("/freeze", nil)
+		}
+	}
+	success := wrote && h.Valid()
+	t := Mono()
+	err := h.release(ctx, success)
+	ev := Event{T: t, T2: Mono(), Kind: EvRelease, Key: key, Fence: fence, Rev: rev, Outcome: "failure"}
+	if success {
+		ev.Outcome = "success"
+	}
+	if err != nil {
+		ev.Err = err.Error()
+	}
+	w.emit(ev)
+}
+
+// act writes to the protected resource if the lease is valid. The true
+// time is stamped before the validity check, so a holder that acts after
+// its lease shows up with a stamp inside the next holder's grant.
+func (w *worker) act(key string, h holder, fence int64, rev string) bool {
+	check := Mono()
+	if !h.Valid() {
+		return false
+	}
+	var out struct{ Accepted bool }
+	ok := w.post("/write", url.Values{"key": {key}, "fence": {strconv.FormatInt(fence, 10)}, "rev": {rev},
+		"check": {strconv.FormatInt(check, 10)}}, &out)
+	return ok && out.Accepted
+}
+
+func (w *worker) readData(key string) bool {
+	resp, err := w.http.Get(w.spec.Resource + "/data?key=" + url.QueryEscape(key))
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var out struct{ Present bool }
+	return json.NewDecoder(resp.Body).Decode(&out) == nil && out.Present
+}
+
+func (w *worker) post(path string, q url.Values, out ...any) bool {
+	if q == nil {
+		q = url.Values{}
+	}
+	q.Set("w", strconv.Itoa(w.spec.Slot))
+	resp, err := w.http.Post(w.spec.Resource+path+"?"+q.Encode(), "text/plain", nil)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	if len(out) > 0 {
+		return json.NewDecoder(resp.Body).Decode(out[0]) == nil
+	}
+	io.Copy(io.Discard, resp.Body)
+	return true
+}
+
+// workTime draws the holder's work: lognormal around WorkMedian, or long.
+func (w *worker) workTime() time.Duration {
+	if w.rng.Float64() < w.spec.LongWorkP {
+		lo, hi := w.spec.LongWorkMin, w.spec.LongWorkMax
+		return lo + time.Duration(w.rng.Int64N(int64(hi-lo)+1))
+	}
+	return time.Duration(float64(w.spec.WorkMedian) * math.Exp(0.5*w.rng.NormFloat64()))
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
