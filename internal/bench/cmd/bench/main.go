@@ -1,0 +1,226 @@
+// Command bench runs herdlock's benchmark report (`make bench`): on one
+// dynalite server it starts itself, it measures herdlock and the seed's
+// protocol side by side, prints one table, and writes the raw numbers as
+// JSON.
+//
+//	go run ./internal/bench/cmd/bench -out bench.out/results.json
+//
+// Run it from the repository root: the cold-start and CPU figures build and
+// test packages of the module. It needs Node.js with the dynalite package
+// and bin/aws-lambda-rie (make deps; HERDLOCK_RIE names the emulator).
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/herdlock/herdlock/internal/bench"
+	"github.com/herdlock/herdlock/internal/seedlock"
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+func main() {
+	out := flag.String("out", "bench.out/results.json", "where to write the raw numbers (JSON)")
+	rounds := flag.Int("rounds", 300, "interleaved rounds of the uncontended figure")
+	trials := flag.Int("trials", 5, "abandoned-holder trials per side")
+	coldTrials := flag.Int("cold-trials", 5, "cold starts per binary")
+	benchtime := flag.String("benchtime", "300ms", "-benchtime of the CPU benchmarks")
+	readCap := flag.Float64("read-cap", 500, "lockcore.WithMaxReadRate of the herds, reads per second")
+	figures := flag.String("figures", "1,2,3,4,5,6", "the figures to run, comma-separated")
+	flag.Parse()
+	log.SetFlags(0)
+	log.SetPrefix("bench: ")
+
+	only := map[string]bool{}
+	for _, f := range strings.Split(*figures, ",") {
+		only[strings.TrimSpace(f)] = true
+	}
+	if err := run(*out, *rounds, *trials, *coldTrials, *benchtime, *readCap, only); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(out string, rounds, trials, coldTrials int, benchtime string, readCap float64, only map[string]bool) error {
+	ctx := context.Background()
+	start := time.Now()
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	env, err := bench.StartEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+
+	r := &bench.Results{
+		Machine:   machine(),
+		StartedAt: start.UTC().Format(time.RFC3339),
+		Settings: bench.Settings{
+			PollMs:          ms(lockcore.DefaultPollInterval),
+			HerdLeaseMs:     ms(lockcore.DefaultLease),
+			MaxReadRate:     readCap,
+			HerdWorkMs:      ms(bench.HerdWork),
+			AbandonLeaseMs:  ms(abandonLease),
+			BaselinePollMs:  ms(max(seedlock.DefaultPollInterval, seedlock.DefaultLease/2)),
+			DynaliteVersion: "4.0.0",
+		},
+	}
+
+	if only["1"] {
+		step("1/6 requests per operation")
+		h, err := bench.HerdlockRequests(ctx, env)
+		if err != nil {
+			return err
+		}
+		b, err := bench.BaselineRequests(ctx, env)
+		if err != nil {
+			return err
+		}
+		r.Requests = append(h, b...)
+	}
+
+	// The uncontended figure also gives the request time of the latency
+	// targets, so it always runs.
+	step("2/6 uncontended cost")
+	if !only["2"] {
+		rounds = 30
+	}
+	if r.Uncontended, err = bench.RunUncontended(ctx, env, rounds, rounds/10); err != nil {
+		return err
+	}
+	if only["2"] {
+		if r.BaselineAR, err = bench.RunBaselineUncontended(ctx, env, max(10, rounds/10)); err != nil {
+			return err
+		}
+	}
+
+	if only["3"] {
+		step("3/6 herds")
+		herdlock := bench.Herdlock(bench.SideHerdlock, lockcore.WithMaxReadRate(readCap))
+		noCap := bench.Herdlock(bench.SideHerdlockNoCap, lockcore.WithMaxReadRate(0))
+		baseline := bench.Baseline(bench.SideBaseline, false)
+		literal := bench.Baseline(bench.SideBaselineLiteral, true)
+		for _, n := range []int{10, 50, 200} {
+			for _, s := range []bench.Side{herdlock, baseline, literal} {
+				r.Herds = append(r.Herds, bench.RunHerd(ctx, env, s, n))
+			}
+		}
+		r.Herds = append(r.Herds, bench.RunHerd(ctx, env, noCap, 200))
+	}
+
+	renewEvery := max(lockcore.DefaultRenewFloor, abandonLease/3)
+	if only["4"] {
+		step("4/6 abandoned holder")
+		ha := bench.RunAbandoned(ctx, env, bench.Herdlock(bench.SideHerdlock, lockcore.WithLease(abandonLease), lockcore.WithMaxReadRate(readCap)),
+			abandonWaiters, trials, time.Second, renewEvery)
+		ha.LeaseMs, ha.PollMs = ms(abandonLease), ms(lockcore.DefaultPollInterval)
+		ba := bench.RunAbandoned(ctx, env, bench.Baseline(bench.SideBaseline, false, seedlock.WithLease(abandonLease)),
+			abandonWaiters, trials, time.Second, renewEvery)
+		ba.LeaseMs, ba.PollMs = ms(abandonLease), ms(max(seedlock.DefaultPollInterval, abandonLease/2))
+		r.Abandoned = []bench.AbandonedResult{ha, ba}
+	}
+
+	if !only["5"] {
+		r.ColdStart.Note = "not run (-figures)"
+	} else {
+		step("5/6 cold start")
+		dir, err := os.MkdirTemp("", "herdlock-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		r.ColdStart = bench.RunColdStart(ctx, env, dir, coldTrials)
+	}
+
+	if !only["6"] {
+		r.CPU.Note = "not run (-figures)"
+	} else {
+		step("6/6 CPU benchmarks")
+		r.CPU = bench.RunCPU(ctx, root, benchtime)
+	}
+
+	r.WallSeconds = time.Since(start).Seconds()
+	r.Machine.LoadAvgEnd = loadavg()
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	raw, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(out, append(raw, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("\nherdlock benchmarks: %d x %s, %s, %s; dynalite %s on loopback; %.0f s; load average %s at start, %s at end\n\n",
+		r.Machine.NumCPU, r.Machine.CPUModel, r.Machine.GoVersion, r.Machine.OS, r.Settings.DynaliteVersion, r.WallSeconds,
+		r.Machine.LoadAvgStart, r.Machine.LoadAvgEnd)
+	if err := bench.WriteTable(os.Stdout, r); err != nil {
+		return err
+	}
+	fmt.Printf("\nherds: poll %v, lease %v, read cap %.0f/s (lockcore.WithMaxReadRate), holder works %v; baseline polls every %v.\n",
+		lockcore.DefaultPollInterval, lockcore.DefaultLease, readCap, bench.HerdWork, max(seedlock.DefaultPollInterval, seedlock.DefaultLease/2))
+	fmt.Printf("abandoned: lease %v, %d waiters, holder dies 1-%.1f s after acquiring.\nraw numbers: %s\n",
+		abandonLease, abandonWaiters, 1+renewEvery.Seconds(), out)
+	return nil
+}
+
+const (
+	abandonLease   = 2 * time.Second
+	abandonWaiters = 10
+)
+
+func step(s string) { log.Print(s) }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func machine() bench.Machine {
+	m := bench.Machine{NumCPU: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, LoadAvgStart: loadavg()}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return m
+}
+
+// loadavg returns the first three fields of /proc/loadavg, or "".
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
+}
+
+// moduleRoot returns the folder at or above the working directory that
+// holds go.mod.
+func moduleRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod at or above %s: run from the repository", wd)
+		}
+	}
+}

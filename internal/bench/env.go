@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/herdlock/herdlock/internal/dynalite"
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// LockTable is the lock table every figure uses.
+const LockTable = "bench-locks"
+
+// Env is one dynalite server with the lock table, and the counting HTTP
+// path that every client of the run goes through. It is safe for
+// concurrent use.
+type Env struct {
+	Server  *dynalite.Server
+	Counter *Counter // every request of the run
+	Client  *dynamodb.Client
+	base    *http.Transport
+}
+
+// StartEnv starts dynalite on a free loopback port and creates the lock
+// table. Close the Env when done.
+func StartEnv(ctx context.Context) (*Env, error) {
+	srv, err := dynalite.Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	base := &http.Transport{
+		Proxy:               nil, // loopback only
+		MaxIdleConns:        1024,
+		MaxIdleConnsPerHost: 1024,
+		IdleConnTimeout:     30 * time.Second,
+	}
+	e := &Env{Server: srv, Counter: NewCounter(base), base: base}
+	e.Client = e.newClient(e.Counter)
+	if err := lockcore.CreateTable(ctx, e.Client, LockTable); err != nil {
+		srv.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Close stops the server.
+func (e *Env) Close() error {
+	e.base.CloseIdleConnections()
+	return e.Server.Close()
+}
+
+func (e *Env) newClient(rt http.RoundTripper) *dynamodb.Client {
+	return dynalite.NewClient(e.Server.Endpoint(), func(o *dynamodb.Options) {
+		o.HTTPClient = &http.Client{Transport: rt}
+	})
+}
+
+// Actor is one simulated process (one Lambda execution environment): its
+// own SDK client, whose requests it counts on its own as well as in the
+// Env's Counter, and which can be killed.
+type Actor struct {
+	Counter *Counter
+	Client  *dynamodb.Client
+	API     lockcore.DynamoAPI // Client, marking fallback reads
+	Store   *lockcore.DynamoStore
+	kill    *killable
+}
+
+// NewActor returns a new Actor on the lock table.
+func (e *Env) NewActor() *Actor {
+	c := NewCounter(e.Counter)
+	k := &killable{next: c}
+	client := e.newClient(k)
+	api := &markingAPI{c: client}
+	store, err := lockcore.NewDynamoStore(api, LockTable)
+	if err != nil {
+		panic(err) // unreachable: non-nil client, fixed table name
+	}
+	return &Actor{Counter: c, Client: client, API: api, Store: store, kill: k}
+}
+
+// Kill makes every later request of the actor fail as if its process had
+// died: it never renews or releases again.
+func (a *Actor) Kill() { a.kill.dead.Store(true) }
+
+// markingAPI is a lockcore.DynamoAPI that marks the GetItem following a
+// failed conditional UpdateItem that came back without the item (dynalite
+// has no ReturnValuesOnConditionCheckFailure) as a fallback read, so that
+// the read rate counts only the reads DynamoDB would also serve.
+type markingAPI struct {
+	c      *dynamodb.Client
+	failed atomic.Bool
+}
+
+func (m *markingAPI) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	out, err := m.c.UpdateItem(ctx, in, optFns...)
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) && len(ccf.Item) == 0 {
+		m.failed.Store(true)
+	}
+	return out, err
+}
+
+func (m *markingAPI) GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	if m.failed.Swap(false) {
+		ctx = FallbackRead(ctx)
+	}
+	return m.c.GetItem(ctx, in, optFns...)
+}
+
+// keyName returns a fresh lock id for one experiment.
+func keyName(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
+}

@@ -1,0 +1,40 @@
+package bench
+
+// Results is everything one run of cmd/bench measured, as written to its
+// JSON output.
+type Results struct {
+	Machine     Machine           `json:"machine"`
+	StartedAt   string            `json:"startedAt"`
+	WallSeconds float64           `json:"wallSeconds"`
+	Settings    Settings          `json:"settings"`
+	Requests    []OpCount         `json:"requestsPerOperation"`
+	Uncontended Uncontended       `json:"uncontended"`
+	BaselineAR  BaselineUncont    `json:"baselineUncontended"`
+	Herds       []HerdResult      `json:"herds"`
+	Abandoned   []AbandonedResult `json:"abandoned"`
+	ColdStart   ColdStart         `json:"coldStart"`
+	CPU         CPU               `json:"cpu"`
+}
+
+// Settings are the lock settings of the run.
+type Settings struct {
+	PollMs          float64 `json:"pollMs"`
+	HerdLeaseMs     float64 `json:"herdLeaseMs"`
+	MaxReadRate     float64 `json:"maxReadRate"`
+	HerdWorkMs      float64 `json:"herdWorkMs"`
+	AbandonLeaseMs  float64 `json:"abandonedLeaseMs"`
+	BaselinePollMs  float64 `json:"baselineHerdPollMs"`
+	DynaliteVersion string  `json:"dynalite"`
+}
+
+// Machine describes where the run happened.
+type Machine struct {
+	NumCPU    int    `json:"nproc"`
+	CPUModel  string `json:"cpuModel"`
+	GoVersion string `json:"goVersion"`
+	OS        string `json:"os"`
+	// LoadAvg is /proc/loadavg at the start and at the end of the run:
+	// the machine may be shared.
+	LoadAvgStart string `json:"loadavgStart"`
+	LoadAvgEnd   string `json:"loadavgEnd"`
+}
