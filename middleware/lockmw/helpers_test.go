@@ -65,7 +65,7 @@ func emfDocs(t *testing.T, s string) []map[string]any {
 	return docs
 }
 
-func newTestMetrics(t *testing.T, w io.Writer) *emf.Metrics {
+func newTestMetrics(t testing.TB, w io.Writer) *emf.Metrics {
 	t.Helper()
 	m, err := emf.New(emf.WithNamespace("herdlock-test"), emf.WithService("svc"), emf.WithWriter(w))
 	if err != nil {

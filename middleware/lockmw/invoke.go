@@ -33,7 +33,7 @@ func (w *wrapper[TIn, TOut]) invoke(ctx context.Context, in TIn) (out TOut, err 
 	c := &call{start: time.Now(), log: w.log, rec: newRecorder(), tctx: ctx}
 	reqID := requestID(ctx)
 	if reqID != "" {
-		c.log = c.log.With(slog.String("requestId", reqID))
+		c.log = withLazy(c.log, slog.String("requestId", reqID))
 	}
 
 	id, err := w.lockID(ctx, in)
@@ -43,7 +43,7 @@ func (w *wrapper[TIn, TOut]) invoke(ctx context.Context, in TIn) (out TOut, err 
 	}
 	c.info.Key = lockcore.Key{Group: w.group, ID: id}
 	lockLog := c.log // lockcore adds the group and id itself
-	c.log = c.log.With(slog.String("lockGroup", w.group), slog.String("lockId", id))
+	c.log = withLazy(c.log, slog.String("lockGroup", w.group), slog.String("lockId", id))
 
 	c.deadline, c.hasDL = ctx.Deadline()
 	if c.hasDL {

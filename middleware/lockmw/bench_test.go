@@ -1,0 +1,59 @@
+package lockmw_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/lockmw"
+)
+
+func benchHandler(ctx context.Context, e event) (string, error) { return e.Key, nil }
+
+// benchContext is one Lambda-like invocation context, reused: its deadline
+// is far enough away for the whole benchmark.
+func benchContext(b *testing.B) context.Context {
+	ctx, cancel := invocationContext(b.Context(), time.Hour, "req-bench")
+	b.Cleanup(cancel)
+	return ctx
+}
+
+// BenchmarkBareHandler is the baseline for BenchmarkWrap.
+func BenchmarkBareHandler(b *testing.B) {
+	ctx := benchContext(b)
+	e := event{Key: "EUR-USD"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := benchHandler(ctx, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWrap measures Wrap's overhead per invocation on the memory store:
+// acquire, hold, release, one log line (JSON to io.Discard) and one EMF
+// flush (to io.Discard), tracing off.
+func BenchmarkWrap(b *testing.B) {
+	h, err := lockmw.New(benchHandler,
+		lockmw.WithStore(lockcore.NewMemoryStore()),
+		lockmw.WithKey(keyOf),
+		lockmw.WithLockGroup("bench"),
+		lockmw.WithLogger(slog.New(slog.NewJSONHandler(io.Discard, nil))),
+		lockmw.WithMetrics(newTestMetrics(b, io.Discard)),
+		lockmw.WithTracing(false),
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := benchContext(b)
+	e := event{Key: "EUR-USD"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := h(ctx, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,52 @@
+package lockmw_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/lockmw"
+)
+
+// Quote is the event of the example: which currency pair to fetch.
+type Quote struct{ Pair string }
+
+func Example() {
+	store := lockcore.NewMemoryStore() // lockcore.NewDynamoStore in Lambda
+	cached := map[string]string{}
+
+	// fetch runs in the one invocation that holds the lock.
+	fetch := func(ctx context.Context, q Quote) (string, error) {
+		info, _ := lockmw.FromContext(ctx)
+		rate := "1.0842"      // the expensive, rate-limited call
+		cached[q.Pair] = rate // a real cache write is conditioned on info.Fence
+		fmt.Println(info.Outcome, "took over:", info.TookOver)
+		return rate, nil
+	}
+	// read runs in the invocations that waited for a published result.
+	read := func(ctx context.Context, q Quote) (string, error) {
+		if rate, ok := cached[q.Pair]; ok {
+			return rate, nil
+		}
+		return "", errors.New("not cached")
+	}
+
+	h := lockmw.Wrap(fetch,
+		lockmw.WithStore(store),
+		lockmw.WithKey(func(ctx context.Context, q Quote) (string, error) { return q.Pair, nil }),
+		lockmw.WithOnReleased(read),
+		lockmw.WithResultRef(func(rate string) string { return "rates/EUR-USD" }),
+		lockmw.WithRecordAccount(123456789012, 1), // default: from the function ARN
+		lockmw.WithLogger(slog.New(slog.DiscardHandler)),
+		lockmw.WithMetricsWriter(io.Discard), // default: EMF on stdout
+	)
+	// lambda.Start(h) in a Lambda; here one invocation:
+	rate, err := h(context.Background(), Quote{Pair: "EUR-USD"})
+	fmt.Println(rate, err)
+	// Output:
+	// ACQUIRED took over: false
+	// 1.0842 <nil>
+}
