@@ -3,6 +3,7 @@ package emf
 import (
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -96,5 +97,29 @@ func TestSplitKeepsResolution(t *testing.T) {
 		if want := []emfDef{{Name: "Fast", Unit: "Milliseconds", StorageResolution: 1}}; !reflect.DeepEqual(d.Defs, want) {
 			t.Errorf("document %d definitions = %+v, want %+v", i, d.Defs, want)
 		}
+	}
+}
+
+// TestLargestDocument fills every field to its limit, with the characters
+// that grow most when escaped, and checks that Flush still writes valid
+// documents holding every value.
+func TestLargestDocument(t *testing.T) {
+	defaults := map[string]string{}
+	for i := range 29 {
+		k := strconv.Itoa(i) + strings.Repeat(`\`, 255-len(strconv.Itoa(i)))
+		defaults[k] = strings.Repeat(`"`, 1024)
+	}
+	m, buf := newTest(t, WithNamespace(strings.Repeat(`\`, 255)), WithDefaultDimensions(defaults))
+	mustNil(t, m.SetProperty("p", strings.Repeat("\x00", (maxPropertyBytes-20)/6)))
+	name := strings.Repeat("\u2028", 254) + "x"
+	for i := range 250 {
+		mustNil(t, m.Add(name, Count, -1.2345678901234567e-300*float64(i+1)))
+	}
+	docs := flushDocs(t, m, buf)
+	if got := len(allValues(docs)[name]); got != 250 {
+		t.Errorf("%d values back, want 250", got)
+	}
+	if len(docs[0].DimSets[0]) != 30 {
+		t.Errorf("%d dimensions, want 30", len(docs[0].DimSets[0]))
 	}
 }

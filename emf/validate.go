@@ -13,7 +13,11 @@ const awsKey = "_aws"
 // quote returns s quoted for an error message, shortened past 64 bytes.
 func quote(s string) string {
 	if len(s) > 64 {
-		return fmt.Sprintf("%q...", s[:64])
+		n := 64
+		for n > 60 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		return fmt.Sprintf("%q...", s[:n])
 	}
 	return fmt.Sprintf("%q", s)
 }
