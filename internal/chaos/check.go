@@ -54,7 +54,9 @@ func (a *analysis) violate(c Check, format string, args ...any) {
 	}
 }
 
-func (a *analysis) phaseKind(t int64) PhaseKind { return a.cfg.Phases[phaseIndex(a.cfg.Phases, t)].Kind }
+func (a *analysis) phaseKind(t int64) PhaseKind {
+	return a.cfg.Phases[phaseIndex(a.cfg.Phases, t)].Kind
+}
 
 // check runs checks 1 to 5 on a run's records.
 func check(cfg *Config, rec *recorder, killedHerd map[string]bool) *Report {
@@ -266,7 +268,16 @@ type interval struct{ from, to int64 }
 // is orphaned, an unfaulted waiter holds the lock within the bound.
 func (a *analysis) checkLiveness() {
 	r := a.rep
+	// Freezes, kills and partitions take a worker out: it is no eligible
+	// waiter while they last. A request fault costs the waiter time, which
+	// extends its deadline: a hung request its attempt timeout, a delay its
+	// length; the others are retried at once.
 	faulted := map[int][]interval{}
+	type cost struct {
+		t int64
+		d int64
+	}
+	costs := map[int][]cost{}
 	type stop struct {
 		t      int64
 		worker int
@@ -275,17 +286,25 @@ func (a *analysis) checkLiveness() {
 	var stops []stop
 	for _, f := range a.rec.faults {
 		switch f.Kind {
-		case FaultSmallDelay:
 		case FaultKill:
 			stops = append(stops, stop{f.T, f.Worker, f.Kind})
 			faulted[f.Worker] = append(faulted[f.Worker], interval{f.T, f.T})
-		case FaultFreeze, FaultFreezeReturned, FaultPartition:
-			if f.Kind != FaultPartition {
-				stops = append(stops, stop{f.T, f.Worker, f.Kind})
-			}
+		case FaultFreeze, FaultFreezeReturned:
+			stops = append(stops, stop{f.T, f.Worker, f.Kind})
+			faulted[f.Worker] = append(faulted[f.Worker], interval{f.T, f.Until})
+		case FaultPartition:
 			faulted[f.Worker] = append(faulted[f.Worker], interval{f.T, f.Until})
 		default:
-			faulted[f.Worker] = append(faulted[f.Worker], interval{f.T, f.T + int64(time.Second)})
+			mode, _, _ := strings.Cut(f.Detail, " ")
+			var d int64
+			if dd, err := time.ParseDuration(mode); err == nil {
+				d = int64(dd)
+			} else if mode == "hang" || mode == "stall" {
+				d = int64(a.cfg.AttemptTimeout + 100*time.Millisecond)
+			}
+			if d > 0 {
+				costs[f.Worker] = append(costs[f.Worker], cost{f.T, d})
+			}
 		}
 	}
 	for _, gs := range a.grants {
@@ -302,6 +321,16 @@ func (a *analysis) checkLiveness() {
 			}
 		}
 		return true
+	}
+	// delayed extends a deadline by the cost of w's request faults since
+	// from (faults that extend it may add more).
+	delayed := func(w int, from, to int64) int64 {
+		for _, c := range costs[w] {
+			if c.t >= from && c.t <= to {
+				to += c.d
+			}
+		}
+		return to
 	}
 	waits := map[string][]Event{}
 	for _, e := range a.rec.events {
@@ -357,7 +386,7 @@ func (a *analysis) checkLiveness() {
 				if e.Worker == s.worker || e.T > max(last, s.t) || e.T2 <= s.t {
 					continue
 				}
-				d := max(last, e.T) + a.bound
+				d := delayed(e.Worker, e.T, max(last, e.T)+a.bound)
 				if e.T2 < d && e.Outcome == "FAILED" {
 					continue // gave up (maximum wait) before it was owed the lock
 				}

@@ -148,12 +148,13 @@ func CIConfig(seed int64) Config {
 
 // LongConfig returns the configuration of `make chaos`: a clean start, then
 // blocks of A (40 s), B (40 s) and herd (5 rounds) until d has passed. The
-// work is shorter than in CI and there are more keys, so that a 10-minute
-// run completes well over 10,000 lock cycles.
+// work is shorter than in CI and there are more workers (12) and keys (12),
+// so that a 10-minute run completes over 10,000 lock cycles.
 func LongConfig(seed int64, d time.Duration) Config {
 	c := baseConfig(seed)
-	c.Keys = 6
-	c.WorkMedian = 30 * time.Millisecond
+	c.Workers = 12
+	c.Keys = 12
+	c.WorkMedian = 20 * time.Millisecond
 	c.LongWorkP = 0.03
 	c.LinTimeout = 5 * time.Minute
 	c.Phases = []Phase{{Kind: Clean, Dur: 10 * time.Second}}

@@ -302,8 +302,8 @@ type response struct {
 
 // reqInfo is what the proxy reads from a request.
 type reqInfo struct {
-	target string
-	key    string
+	target  string
+	key     string
 	intent  *Intent
 	putRev  string
 	expr    string

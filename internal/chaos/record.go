@@ -20,11 +20,11 @@ type StoreOp struct {
 	Return  int64   `json:"return"` // Mono when the server's response was read
 	Status  int     `json:"status"` // 0: no response (transport error)
 	ErrType string  `json:"err,omitempty"`
-	Item    *View   `json:"item,omitempty"`   // Attributes or Item of the response
-	PutRev  string  `json:"putRev,omitempty"` // PutItem: the revision written (seed protocol)
-	Expr    string  `json:"expr,omitempty"`   // UpdateItem: the update expression (seed protocol)
+	Item    *View   `json:"item,omitempty"`    // Attributes or Item of the response
+	PutRev  string  `json:"putRev,omitempty"`  // PutItem: the revision written (seed protocol)
+	Expr    string  `json:"expr,omitempty"`    // UpdateItem: the update expression (seed protocol)
 	CondRev string  `json:"condRev,omitempty"` // UpdateItem: the :rev value (seed protocol)
-	Dup     bool    `json:"dup,omitempty"`    // the second copy of a duplicated request
+	Dup     bool    `json:"dup,omitempty"`     // the second copy of a duplicated request
 }
 
 // Fault is one injected fault.

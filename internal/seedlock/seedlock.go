@@ -221,7 +221,9 @@ func (l *Lock) get(ctx context.Context) (*item, error) {
 	return it, nil
 }
 
-func n(v int64) types.AttributeValue { return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)} }
+func n(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
 func s(v string) types.AttributeValue {
 	return &types.AttributeValueMemberS{Value: v}
 }
