@@ -26,4 +26,3 @@ func BuildBootstrap(ctx context.Context, pkg, dir, goarch string) (string, error
 	}
 	return out, nil
 }
-

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,12 +22,17 @@ import (
 // RIEEnv names the environment variable holding the emulator's path.
 const RIEEnv = "HERDLOCK_RIE"
 
-// RIEPath returns the path of the aws-lambda-rie binary from $HERDLOCK_RIE.
-// When it is unset or the file is missing, the error says to run make deps.
+// RIEPath returns the path of the aws-lambda-rie binary: $HERDLOCK_RIE, or
+// when that is unset, bin/aws-lambda-rie in the first folder at or above the
+// working directory that holds go.mod (where make deps builds it). When
+// there is no binary, the error says to run make deps.
 func RIEPath() (string, error) {
 	p := os.Getenv(RIEEnv)
 	if p == "" {
-		return "", fmt.Errorf("sandbox: %s is not set: run make deps (it builds bin/aws-lambda-rie), or set %s to an aws-lambda-rie binary", RIEEnv, RIEEnv)
+		p = defaultRIE()
+	}
+	if p == "" {
+		return "", fmt.Errorf("sandbox: %s is not set and bin/aws-lambda-rie was not found: run make deps (it builds bin/aws-lambda-rie), or set %s to an aws-lambda-rie binary", RIEEnv, RIEEnv)
 	}
 	if fi, err := os.Stat(p); err != nil || fi.IsDir() {
 		return "", fmt.Errorf("sandbox: no aws-lambda-rie binary at %s=%s: run make deps", RIEEnv, p)
@@ -329,4 +335,22 @@ func (b *tailBuffer) String() string {
 		return "(no stderr)"
 	}
 	return s
+}
+
+func defaultRIE() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			p := filepath.Join(d, "bin", "aws-lambda-rie")
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
 }

@@ -54,10 +54,10 @@ type stall struct {
 
 // Quote is the JSON document the upstream answers.
 type Quote struct {
-	Pair  string  `json:"pair"`
-	Rate  float64 `json:"rate"`
-	Seq   int     `json:"seq"` // the upstream's request counter when it answered
-	AtMs  int64   `json:"atMs"`
+	Pair string  `json:"pair"`
+	Rate float64 `json:"rate"`
+	Seq  int     `json:"seq"` // the upstream's request counter when it answered
+	AtMs int64   `json:"atMs"`
 }
 
 // StartUpstream starts an upstream on a loopback port. Close it when done.

@@ -86,7 +86,7 @@ func NewHandler(store lockcore.Store, group string, cache *Cache, up *Upstream, 
 		lockmw.WithLockGroup(group),
 		lockmw.WithKey(Key),
 		lockmw.WithOnReleased(a.read),
-		lockmw.WithResultRef(func(r Response) string { return r.Pair + "@" + strconv.FormatInt(r.Fence, 10) }),
+		lockmw.WithResultRef(resultRef),
 	}
 	locked, err := lockmw.New(a.fetch, append(base, opts...)...)
 	if err != nil {
@@ -157,8 +157,10 @@ func (a *app) read(ctx context.Context, req Request) (Response, error) {
 	if !found {
 		return Response{}, fmt.Errorf("fetchcache: %s: holder with fence %d published success but the cache has no entry", req.Pair, info.Fence)
 	}
-	if e.Fence < info.Fence {
-		return Response{}, fmt.Errorf("fetchcache: %s: cache entry has fence %d, older than the publishing holder's %d", req.Pair, e.Fence, info.Fence)
+	// The holder published the fence of the entry it answered with, which
+	// is older than its own fence when it found the entry already fresh.
+	if want, ok := refFence(info.ResultRef); ok && e.Fence < want {
+		return Response{}, fmt.Errorf("fetchcache: %s: cache entry has fence %d, older than the published %d", req.Pair, e.Fence, want)
 	}
 	return fromEntry(e, info.Outcome.String(), info), nil
 }
@@ -175,4 +177,18 @@ func fromEntry(e Entry, outcome string, info lockmw.Info) Response {
 		Polls:       info.Polls,
 		FetchedAtMs: e.FetchedAt.UnixMilli(),
 	}
+}
+
+// resultRef is what the holder publishes with its release: the item and
+// the fence of the cache entry it answered with.
+func resultRef(r Response) string { return r.Pair + "@" + strconv.FormatInt(r.Fence, 10) }
+
+// refFence reads the fence back from a resultRef.
+func refFence(ref string) (int64, bool) {
+	i := strings.LastIndexByte(ref, '@')
+	if i < 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(ref[i+1:], 10, 64)
+	return n, err == nil
 }
