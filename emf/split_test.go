@@ -33,6 +33,7 @@ func TestSplits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			m, buf := newTest(t, WithDefaultDimensions(map[string]string{"env": "prod"}))
 			mustNil(t, m.AddDimension("tenant", "t1"))
 			if tt.propSize > 0 {
