@@ -57,3 +57,25 @@ func BenchmarkWrap(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLockcoreOnly is the part of BenchmarkWrap that lockcore does:
+// New, TryAcquireElseWaitForRelease and Release on the memory store.
+func BenchmarkLockcoreOnly(b *testing.B) {
+	store := lockcore.NewMemoryStore()
+	ctx := benchContext(b)
+	p := lockcore.Params{LockID: "EUR-USD", LockGroup: "bench", OwnerName: "bench", AccountID: 1, AppID: 1}
+	log := lockcore.WithLogger(slog.New(slog.DiscardHandler))
+	b.ReportAllocs()
+	for b.Loop() {
+		l, err := lockcore.New(store, p, log)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res, err := l.TryAcquireElseWaitForRelease(ctx); err != nil || res.Outcome != lockcore.Acquired {
+			b.Fatal(res, err)
+		}
+		if err := l.Release(ctx, lockcore.Success, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -92,10 +92,10 @@ type faultStore struct {
 	enrolled    chan struct{}
 }
 
-func (s *faultStore) get() (error, bool, bool, bool) {
+func (s *faultStore) get() (hang, dropRelease, renewLost bool, acquireErr error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.acquireErr, s.hang, s.dropRelease, s.renewLost
+	return s.hang, s.dropRelease, s.renewLost, s.acquireErr
 }
 
 func (s *faultStore) set(f func(*faultStore)) {
@@ -105,7 +105,7 @@ func (s *faultStore) set(f func(*faultStore)) {
 }
 
 func (s *faultStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
-	aerr, hang, _, _ := s.get()
+	hang, _, _, aerr := s.get()
 	if hang {
 		<-ctx.Done()
 		return lockcore.Item{}, ctx.Err()
@@ -117,7 +117,7 @@ func (s *faultStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (
 }
 
 func (s *faultStore) Get(ctx context.Context, key lockcore.Key) (lockcore.Item, bool, error) {
-	if _, hang, _, _ := s.get(); hang {
+	if hang, _, _, _ := s.get(); hang {
 		<-ctx.Done()
 		return lockcore.Item{}, false, ctx.Err()
 	}
@@ -125,14 +125,14 @@ func (s *faultStore) Get(ctx context.Context, key lockcore.Key) (lockcore.Item, 
 }
 
 func (s *faultStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
-	if _, _, _, lost := s.get(); lost {
+	if _, _, lost, _ := s.get(); lost {
 		return lockcore.Item{}, &lockcore.ConditionError{Op: "renew", Current: &lockcore.Item{Revision: "someone-else"}}
 	}
 	return s.Store.Renew(ctx, req)
 }
 
 func (s *faultStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
-	if _, _, drop, _ := s.get(); drop {
+	if _, drop, _, _ := s.get(); drop {
 		return lockcore.Item{}, errDropped
 	}
 	return s.Store.Release(ctx, req)

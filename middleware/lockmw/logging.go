@@ -17,7 +17,7 @@ func defaultLogger() *slog.Logger {
 		return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lambdaLevel(os.Getenv("AWS_LAMBDA_LOG_LEVEL"))}))
 	}
 	if isTerminal(os.Stderr) {
-		return slog.New(tint.NewHandler(os.Stderr, nil))
+		return slog.New(tint.NewTextHandler(os.Stderr, nil))
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, nil))
 }

@@ -75,7 +75,8 @@ func runChild() error {
 		})
 		if inv.traced {
 			header := fmt.Sprintf("Root=%s;Parent=53995c3f42cd8ad%d;Sampled=1", childTraceRoot, i)
-			ctx = context.WithValue(ctx, "x-amzn-trace-id", header) //nolint:staticcheck // the key aws-lambda-go uses
+			//lint:ignore SA1029 the key that aws-lambda-go and the X-Ray SDK use
+			ctx = context.WithValue(ctx, "x-amzn-trace-id", header)
 		}
 		_, err := h(ctx, event{Key: inv.key})
 		cancel()
