@@ -24,6 +24,12 @@ const (
 	EnvDynamoDBEndpoint = "DYNAMODB_ENDPOINT" // local runs only: dynalite
 )
 
+// AllEnv lists every variable LoadConfig reads.
+var AllEnv = []string{
+	EnvLockTable, EnvCacheTable, EnvUpstreamURL, EnvServiceName, EnvMetricsNamespace,
+	EnvLogLevel, EnvLambdaLogLevel, EnvCacheTTL, EnvLockGroup, EnvDynamoDBEndpoint,
+}
+
 // RequiredEnv lists the variables without a default.
 var RequiredEnv = []string{EnvLockTable, EnvCacheTable, EnvUpstreamURL, EnvServiceName, EnvMetricsNamespace}
 
