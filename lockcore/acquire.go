@@ -31,7 +31,7 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 		l.drop(h, ErrLeaseLost)
 		return false, &AcquireError{Reason: ReasonStaleLock, Revision: h.revision, Cause: ErrLeaseLost}
 	}
-	ok, _, err := l.acquire(ctx, nil, false)
+	ok, _, err := l.acquire(ctx, time.Time{}, nil, false)
 	return ok, err
 }
 
@@ -39,7 +39,9 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 // hold on success; acquired=false with the current item (nil when there is
 // none) when the condition failed; and an *AcquireError when the store
 // failed and a consistent read could not show that our write was applied.
-func (l *Lock) acquire(ctx context.Context, obs *Observation, takeover bool) (bool, *Item, error) {
+// The store call ends at until, when it is not zero; the hold's context
+// derives from ctx.
+func (l *Lock) acquire(ctx context.Context, until time.Time, obs *Observation, takeover bool) (bool, *Item, error) {
 	start := time.Now()
 	maxHold := l.maxHold()
 	if maxHold <= l.validityMargin() {
@@ -64,16 +66,27 @@ func (l *Lock) acquire(ctx context.Context, obs *Observation, takeover bool) (bo
 	if l.o.ttl > 0 {
 		req.TTL = now.Add(l.o.ttl).Unix()
 	}
+	callCtx := ctx
+	if !until.IsZero() {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithDeadline(ctx, until)
+		defer cancel()
+	}
 	sent := time.Now()
-	it, err := l.store.Acquire(ctx, req)
+	it, err := l.store.Acquire(callCtx, req)
 	if err != nil {
 		var ce *ConditionError
 		if errors.As(err, &ce) {
 			return false, ce.Current, nil
 		}
 		// The write may have been applied with its response lost: a
-		// consistent read settles it, even if ctx has just ended.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(l.o.pollInterval, time.Second))
+		// consistent read settles it, even if ctx has just ended, but not
+		// past until. If it cannot, a ghost hold lapses after one lease.
+		resolveBy := time.Now().Add(max(l.o.pollInterval, time.Second))
+		if !until.IsZero() {
+			resolveBy = minTime(resolveBy, until)
+		}
+		rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), resolveBy)
 		got, found, gerr := l.store.Get(rctx, l.key)
 		cancel()
 		if gerr != nil || !found || got.Revision != req.Revision {

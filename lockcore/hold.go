@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,7 +31,10 @@ type hold struct {
 	relOnce sync.Once // the release runs once per hold
 	relErr  error
 
+	reported atomic.Bool // the end below was reported by Release
+
 	mu         sync.Mutex // guards the fields below
+	ended      error      // why the lock ended the hold by itself, before Release
 	validUntil time.Time  // monotonic: send time of the last applied renewal + lease - margin
 	renewOn    bool
 	timeoutOn  bool
@@ -41,6 +45,26 @@ func (h *hold) valid(now time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return now.Before(h.validUntil) && now.Before(h.deadline)
+}
+
+// end records the first reason the hold ended without a Release call.
+func (h *hold) end(cause error) {
+	h.mu.Lock()
+	if h.ended == nil {
+		h.ended = cause
+	}
+	h.mu.Unlock()
+}
+
+// endedUnreported returns why the hold ended by itself, once.
+func (h *hold) endedUnreported() error {
+	h.mu.Lock()
+	cause := h.ended
+	h.mu.Unlock()
+	if cause == nil || !h.reported.CompareAndSwap(false, true) {
+		return nil
+	}
+	return cause
 }
 
 func (h *hold) renewing() bool {
@@ -184,6 +208,7 @@ func (l *Lock) keep(h *hold) {
 // abandon cancels the holder's context with cause and releases the lock as
 // a failure, within the time the invocation has left.
 func (l *Lock) abandon(h *hold, cause error) {
+	h.end(cause)
 	h.cancel(cause)
 	if err := l.releaseHold(h.parent, h, Failure, ""); err != nil {
 		l.log.Warn("lock release after abort failed; the lease will lapse", slog.Any("error", err))
@@ -240,6 +265,7 @@ func (l *Lock) renewWith(ctx context.Context, h *hold) error {
 		}
 		l.count(MetricLeaseLost, 1)
 		l.log.Warn("lock taken by another holder", slog.Int64("fence", h.fence))
+		h.end(ErrLeaseLost)
 		l.drop(h, ErrLeaseLost)
 		return fmt.Errorf("lockcore: renew: %w: %w", ErrLeaseLost, err)
 	}

@@ -22,9 +22,12 @@ type Params struct {
 	OwnerName string
 	AccountID int64
 	AppID     int64
-	// RemainingTime reports how long the invocation has left. When set, the
-	// maximum hold is min(RemainingTime(), the maximum hold option), and
-	// waiting and release never outlast it. Nil means no invocation limit.
+	// RemainingTime reports how long the invocation has left to hold and to
+	// wait. When set, the maximum hold is min(RemainingTime(), the maximum
+	// hold option), and waiting never outlasts it. Nil means no invocation
+	// limit. Release is bounded by its context's deadline and by
+	// [WithReleaseTimeout], so a Lambda middleware passes the time to the
+	// deadline minus its safety margin here.
 	RemainingTime func() time.Duration
 }
 

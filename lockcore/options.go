@@ -39,8 +39,8 @@ const (
 	DefaultReleaseAttempts = 5
 	// DefaultReleaseMaxBackoff caps the wait between release attempts.
 	DefaultReleaseMaxBackoff = 2 * time.Second
-	// DefaultReleaseTimeout bounds a release when neither its context nor
-	// Params.RemainingTime gives a deadline.
+	// DefaultReleaseTimeout bounds one release, all attempts included; the
+	// context's deadline bounds it further.
 	DefaultReleaseTimeout = 10 * time.Second
 	// DefaultTTL is how long after acquisition the item's TTL attribute
 	// lets DynamoDB delete an idle lock item. It is clean-up only: expiry
@@ -61,6 +61,7 @@ type options struct {
 	maxReadRate       float64
 	releaseAttempts   int
 	releaseMaxBackoff time.Duration
+	releaseTimeout    time.Duration
 	ttl               time.Duration
 	logger            *slog.Logger
 	metrics           Metrics
@@ -81,6 +82,7 @@ func defaultOptions() options {
 		maxReadRate:       DefaultMaxReadRate,
 		releaseAttempts:   DefaultReleaseAttempts,
 		releaseMaxBackoff: DefaultReleaseMaxBackoff,
+		releaseTimeout:    DefaultReleaseTimeout,
 		ttl:               DefaultTTL,
 		metrics:           noMetrics{},
 		clock:             systemClock{},
@@ -141,6 +143,13 @@ func WithReleaseRetries(attempts int, maxBackoff time.Duration) Option {
 	return func(o *options) { o.releaseAttempts, o.releaseMaxBackoff = attempts, maxBackoff }
 }
 
+// WithReleaseTimeout bounds one release, all attempts included, also the
+// release the lock makes by itself when its lease or maximum hold runs out.
+// Default [DefaultReleaseTimeout]; the context's deadline bounds it further.
+// A Lambda middleware sets it to the part of its safety margin that release
+// may use.
+func WithReleaseTimeout(d time.Duration) Option { return func(o *options) { o.releaseTimeout = d } }
+
 // WithTTL sets how long after acquisition the item may be deleted by
 // DynamoDB's TTL. Default [DefaultTTL]; 0 writes no TTL attribute.
 func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
@@ -162,7 +171,7 @@ func (o *options) validate() error {
 		{"lease", o.lease}, {"minimum lease", o.minLease}, {"maximum hold", o.maxHold},
 		{"renewal floor", o.renewFloor}, {"poll interval", o.pollInterval},
 		{"maximum wait", o.maxWait}, {"clock allowance", o.clockAllowance},
-		{"release backoff", o.releaseMaxBackoff}, {"ttl", o.ttl},
+		{"release backoff", o.releaseMaxBackoff}, {"release timeout", o.releaseTimeout}, {"ttl", o.ttl},
 	}
 	for _, d := range durations {
 		if d.d < 0 {
@@ -180,6 +189,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("lockcore: drift must be in [0, 1), got %v", o.drift)
 	case o.maxReadRate < 0:
 		return fmt.Errorf("lockcore: maximum read rate must not be negative, got %v", o.maxReadRate)
+	case o.releaseTimeout == 0:
+		return fmt.Errorf("lockcore: release timeout must be positive")
 	case o.releaseAttempts < 1:
 		return fmt.Errorf("lockcore: release attempts must be at least 1, got %d", o.releaseAttempts)
 	case o.metrics == nil:

@@ -15,21 +15,37 @@ import (
 // waiters will read is stored: waiters that see it read that data instead of
 // fetching it again; [Failure] lets one waiter take over.
 //
-// Release returns nil when the lock is not held. It returns an error
-// matching [ErrLeaseLost] when another holder has the lock (nothing is
-// published), and one matching [ErrReleaseFailed] when every attempt failed;
-// the lease then lapses on its own. In every case the lock is no longer held
-// afterwards and the holder's context is cancelled.
+// Release returns an error matching [ErrLeaseLost] when another holder has
+// the lock (nothing is published), and one matching [ErrReleaseFailed] when
+// every attempt failed; the lease then lapses on its own. When the lock had
+// already ended the hold by itself (lease lost, maximum hold reached, or the
+// context given to Acquire ended), result was not published: Release returns
+// an error wrapping that cause, once. Otherwise it returns nil when the lock
+// is not held. In every case the lock is no longer held afterwards and the
+// holder's context is cancelled.
 func (l *Lock) Release(ctx context.Context, result Result, ref string) error {
 	if !result.Valid() {
 		return fmt.Errorf("lockcore: release: result must be %q or %q, got %q", Success, Failure, result)
 	}
 	h := l.current()
 	if h == nil {
+		l.mu.Lock()
+		h = l.last
+		l.mu.Unlock()
+		if h == nil {
+			return nil
+		}
+		if cause := h.endedUnreported(); cause != nil {
+			return fmt.Errorf("lockcore: release: the lock ended before release: %w", cause)
+		}
 		return nil
 	}
 	h.stopKeeper()
-	return l.releaseHold(ctx, h, result, ref)
+	err := l.releaseHold(ctx, h, result, ref)
+	if cause := h.endedUnreported(); cause != nil {
+		return errors.Join(fmt.Errorf("lockcore: release: the lock ended before release: %w", cause), err)
+	}
+	return err
 }
 
 // releaseHold releases h once; later calls return the first call's error.
@@ -90,15 +106,12 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 
 // releaseContext returns a context for releasing that survives the
 // cancellation of ctx (a release must run even after the holder's work was
-// cancelled) but not the invocation: it ends at ctx's deadline, or when
-// Params.RemainingTime runs out, or after DefaultReleaseTimeout.
+// cancelled) but not the invocation: it ends at ctx's deadline or after the
+// release timeout, whichever comes first.
 func (l *Lock) releaseContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	budget := DefaultReleaseTimeout
+	budget := l.o.releaseTimeout
 	if dl, ok := ctx.Deadline(); ok {
-		budget = time.Until(dl)
-	}
-	if l.remaining != nil {
-		budget = min(budget, l.remaining())
+		budget = min(budget, time.Until(dl))
 	}
 	// One attempt is always made, however little time is left.
 	budget = max(budget, 100*time.Millisecond)

@@ -59,44 +59,68 @@ func TestReleaseRetriesWithBackoff(t *testing.T) {
 	})
 }
 
-func TestReleaseGivesUpWithinTheInvocation(t *testing.T) {
+func TestReleaseGivesUpWithinItsBudget(t *testing.T) {
 	tests := []struct {
 		name         string
-		remaining    time.Duration
+		ctxTimeout   time.Duration // 0: no deadline
+		opts         []lockcore.Option
 		wantAttempts int
+		wantWithin   time.Duration
 	}{
-		{"all attempts", time.Minute, 5},
-		{"bounded by remaining time", 1500 * time.Millisecond, 3},
+		{"all attempts", 0, nil, 5, 5200 * time.Millisecond}, // 0.4+0.8+1.6+2s, each +≤100ms
+		{"bounded by the context's deadline", 1500 * time.Millisecond, nil, 3, 1500 * time.Millisecond},
+		{"bounded by the release timeout", 0, []lockcore.Option{lockcore.WithReleaseTimeout(1500 * time.Millisecond)}, 3, 1500 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				mem := lockcore.NewMemoryStore()
-				store := &hookStore{Store: mem, release: failRelease}
-				p := params("a")
-				end := time.Now().Add(tt.remaining)
-				p.RemainingTime = func() time.Duration { return time.Until(end) }
-				l, err := lockcore.New(store, p, lockcore.WithLogger(quiet), lockcore.WithMaxHold(time.Hour))
-				if err != nil {
-					t.Fatal(err)
-				}
+				store := &hookStore{Store: lockcore.NewMemoryStore(), release: failRelease}
+				l := newLock(t, store, "a", tt.opts...)
 				mustAcquire(t, l)
-				err = l.Release(context.Background(), lockcore.Success, "")
+				ctx := context.Background()
+				if tt.ctxTimeout > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tt.ctxTimeout)
+					defer cancel()
+				}
+				start := time.Now()
+				err := l.Release(ctx, lockcore.Success, "")
 				if !errors.Is(err, lockcore.ErrReleaseFailed) || !errors.Is(err, errInjected) {
 					t.Errorf("Release() = %v, want ErrReleaseFailed wrapping the store error", err)
 				}
 				if store.n("release") != tt.wantAttempts {
 					t.Errorf("attempts = %d, want %d", store.n("release"), tt.wantAttempts)
 				}
+				if got := time.Since(start); got > tt.wantWithin {
+					t.Errorf("release took %v, want at most %v", got, tt.wantWithin)
+				}
 				if l.HasLock() {
 					t.Error("HasLock() after a failed release = true, want false")
-				}
-				if time.Now().After(end.Add(100*time.Millisecond)) && tt.remaining < time.Minute {
-					t.Errorf("release ran %v past the invocation's end", time.Since(end))
 				}
 			})
 		})
 	}
+}
+
+func TestReleaseAfterTheLockEndedItselfSaysSoOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &hookStore{Store: lockcore.NewMemoryStore(), renew: failRenew}
+		l := newLock(t, store, "a", lockcore.WithLease(2*time.Second))
+		mustAcquire(t, l)
+		<-l.Context().Done()
+		synctest.Wait() // the keeper has released as a failure
+		err := l.Release(context.Background(), lockcore.Success, "data")
+		if !errors.Is(err, lockcore.ErrLeaseLost) {
+			t.Errorf("Release() after the lease ran out = %v, want ErrLeaseLost: success was not published", err)
+		}
+		if err := l.Release(context.Background(), lockcore.Success, "data"); err != nil {
+			t.Errorf("second Release() = %v, want nil", err)
+		}
+		it, _, _ := store.Get(context.Background(), l.Key())
+		if it.Result != lockcore.Failure {
+			t.Errorf("published result = %q, want failure", it.Result)
+		}
+	})
 }
 
 func TestReleaseAfterTakeOverPublishesNothing(t *testing.T) {

@@ -70,14 +70,17 @@ type WaitResult struct {
 // strongly consistent reads every poll interval (±20% jitter), spread out
 // further when more waiters are enrolled than the maximum read rate allows.
 func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult, err error) {
+	// limit is when the invocation stops waiting for anything: ctx's
+	// deadline or Params.RemainingTime. deadline adds the maximum wait.
 	start := time.Now()
-	deadline := start.Add(l.o.maxWait)
-	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
-		deadline = dl
+	var limit time.Time
+	if dl, ok := ctx.Deadline(); ok {
+		limit = dl
 	}
 	if l.remaining != nil {
-		deadline = minTime(deadline, start.Add(l.remaining()))
+		limit = minTime(limit, start.Add(l.remaining()))
 	}
+	deadline := minTime(limit, start.Add(l.o.maxWait))
 
 	if h := l.current(); h != nil {
 		// Already ours: confirm it is not stale, as Acquire does.
@@ -86,7 +89,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		}
 		return WaitResult{Outcome: Acquired, Fence: h.fence, TookOver: h.tookOver}, nil
 	}
-	acquired, cur, err := l.acquire(ctx, nil, false)
+	acquired, cur, err := l.acquire(ctx, limit, nil, false)
 	if err != nil {
 		l.count(MetricLockAcquisitionError, 1)
 		l.count(MetricLockAcquisitionFailed, 1)
@@ -100,7 +103,9 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 	}
 	l.count(MetricLockAcquisitionSuccess, 0)
 
-	w := &waiter{l: l, ctx: ctx, deadline: deadline, start: time.Now()}
+	callCtx, cancel := context.WithDeadline(ctx, deadline) // every read ends by the deadline
+	defer cancel()
+	w := &waiter{l: l, ctx: ctx, callCtx: callCtx, deadline: deadline, start: time.Now()}
 	defer func() {
 		res.Polls, res.Waited = w.polls, time.Since(w.start)
 		l.count(MetricWaitForLock, 1)
@@ -117,7 +122,8 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 // waiter is the state of one wait.
 type waiter struct {
 	l        *Lock
-	ctx      context.Context
+	ctx      context.Context // the holder's context derives from it
+	callCtx  context.Context // store calls: ctx, ending at deadline
 	deadline time.Time
 	start    time.Time
 	polls    int
@@ -144,7 +150,7 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 		if err := sleepCtx(w.ctx, min(w.interval(), w.deadline.Sub(now))); err != nil {
 			return WaitResult{Outcome: Failed}, fmt.Errorf("lockcore: wait: %w", err)
 		}
-		it, found, err := l.store.Get(w.ctx, l.key)
+		it, found, err := l.store.Get(w.callCtx, l.key)
 		w.polls++
 		if err != nil {
 			w.lastErr = err
@@ -173,7 +179,7 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 			continue
 		}
 		l.count(MetricLockNotReleased, 1)
-		acquired, cur, err := l.acquire(w.ctx, takeObs, true)
+		acquired, cur, err := l.acquire(w.ctx, w.deadline, takeObs, true)
 		var ae *AcquireError
 		switch {
 		case errors.As(err, &ae) && ae.Reason == ReasonNoTimeLeft:
@@ -211,7 +217,7 @@ func (w *waiter) observe(it *Item) {
 }
 
 func (w *waiter) enroll(revision string) {
-	it, err := w.l.store.Enroll(w.ctx, w.l.key, revision)
+	it, err := w.l.store.Enroll(w.callCtx, w.l.key, revision)
 	if err == nil {
 		w.waiters = it.Waiters
 		return
@@ -254,8 +260,9 @@ func boolMetric(b bool) float64 {
 	return 0
 }
 
+// minTime returns the earlier of a and b, where a zero time means none.
 func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
 		return b
 	}
 	return a

@@ -360,6 +360,28 @@ func TestPollErrorsEndInATimeoutThatNamesThem(t *testing.T) {
 	})
 }
 
+func TestHungStoreEndsTheWaitOnTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		holder := newLock(t, mem, "h")
+		mustAcquire(t, holder)
+		// Every read hangs until its context ends.
+		store := &hookStore{Store: mem, get: func(ctx context.Context, _ lockcore.Key) (lockcore.Item, bool, error) {
+			<-ctx.Done()
+			return lockcore.Item{}, false, ctx.Err()
+		}}
+		start := time.Now()
+		res, err := newLock(t, store, "w", lockcore.WithMaxWait(2*time.Second)).TryAcquireElseWaitForRelease(context.Background())
+		if res.Outcome != lockcore.Failed || !errors.Is(err, lockcore.ErrWaitTimeout) {
+			t.Errorf("TryAcquireElseWaitForRelease() = %+v, %v, want FAILED timeout", res, err)
+		}
+		if got := time.Since(start); got != 2*time.Second {
+			t.Errorf("returned after %v, want exactly the 2s maximum wait", got)
+		}
+		mustRelease(t, holder, lockcore.Success, "")
+	})
+}
+
 func TestNoTimeLeft(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := params("a")

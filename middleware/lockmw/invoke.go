@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -15,18 +14,17 @@ import (
 
 // call is the state of one invocation.
 type call struct {
-	start     time.Time
-	log       *slog.Logger
-	rec       *recorder
-	tr        *tracer
-	tctx      context.Context // the invocation's context, with the root subsegment
-	info      Info
-	hasDL     bool
-	deadline  time.Time
-	releasing atomic.Bool // set once the handler is done: release may use the margin
-	held      time.Duration
-	lost      error // why the hold ended before the handler returned, if it did
-	relErr    error
+	start    time.Time
+	log      *slog.Logger
+	rec      *recorder
+	tr       *tracer
+	tctx     context.Context // the invocation's context, with the root subsegment
+	info     Info
+	hasDL    bool
+	deadline time.Time
+	held     time.Duration
+	lost     error // why the hold ended before the handler returned, if it did
+	relErr   error
 }
 
 func (w *wrapper[TIn, TOut]) invoke(ctx context.Context, in TIn) (out TOut, err error) {
@@ -66,10 +64,16 @@ func (w *wrapper[TIn, TOut]) invoke(ctx context.Context, in TIn) (out TOut, err 
 	store := w.store
 	p := lockcore.Params{LockID: id, LockGroup: w.group, OwnerName: owner, AccountID: acct, AppID: app}
 	if c.hasDL {
-		store = boundedStore{Store: store, until: c.deadline.Add(-w.margin)}
-		p.RemainingTime = c.remaining(w.margin)
+		// Hold and wait until the deadline minus the margin; lockcore ends
+		// every store call of the wait by then too.
+		deadline, margin := c.deadline, w.margin
+		p.RemainingTime = func() time.Duration { return time.Until(deadline) - margin }
 	}
-	opts := append(w.lockOpts[:len(w.lockOpts):len(w.lockOpts)], lockcore.WithLogger(lockLog), lockcore.WithMetrics(c.rec))
+	// Release, also the one the lock makes by itself at the maximum hold,
+	// may use three quarters of the margin; the last quarter is the
+	// metrics flush's.
+	opts := append(w.lockOpts[:len(w.lockOpts):len(w.lockOpts)], lockcore.WithLogger(lockLog), lockcore.WithMetrics(c.rec),
+		lockcore.WithReleaseTimeout(max(w.margin*3/4, time.Millisecond)))
 	lock, err := lockcore.New(store, p, opts...)
 	if err != nil {
 		err = fmt.Errorf("lockmw: %w", err)
@@ -113,20 +117,6 @@ func (w *wrapper[TIn, TOut]) invoke(ctx context.Context, in TIn) (out TOut, err 
 // errPanicked stands for the error of a handler that panicked, in the log
 // and the trace only.
 var errPanicked = errors.New("lockmw: handler panicked")
-
-// remaining is lockcore's Params.RemainingTime: the time to the deadline
-// minus the margin while acquiring, waiting and holding, and minus a quarter
-// of it once the handler is done, so that the release may use the margin
-// but leaves time to flush the metrics.
-func (c *call) remaining(margin time.Duration) func() time.Duration {
-	return func() time.Duration {
-		left := time.Until(c.deadline)
-		if c.releasing.Load() {
-			return left - margin/4
-		}
-		return left - margin
-	}
-}
 
 // acquire runs TryAcquireElseWaitForRelease inside the acquire (and wait)
 // subsegments, and fills c.info.
@@ -184,7 +174,6 @@ func (w *wrapper[TIn, TOut]) hold(c *call, lock *lockcore.Lock, in TIn) (out TOu
 }
 
 func (c *call) release(lock *lockcore.Lock, result lockcore.Result, ref string) {
-	c.releasing.Store(true)
 	rctx, rseg := c.tr.sub(c.tctx, segRelease)
 	err := lock.Release(rctx, result, ref)
 	annotate(rseg, "result", string(result), "fence", c.info.Fence)
