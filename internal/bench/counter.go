@@ -29,6 +29,15 @@ type Counter struct {
 	byOp      map[string]int
 	reads     []time.Time // GetItem requests, fallback reads excluded
 	fallbacks int
+	firstDone time.Time // when the first response arrived
+}
+
+// FirstDone returns when the first response through c arrived, or the zero
+// time.
+func (c *Counter) FirstDone() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.firstDone
 }
 
 // NewCounter returns a Counter sending requests on through next.
@@ -60,7 +69,13 @@ func (c *Counter) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	c.mu.Unlock()
-	return c.next.RoundTrip(req)
+	resp, err := c.next.RoundTrip(req)
+	c.mu.Lock()
+	if c.firstDone.IsZero() {
+		c.firstDone = time.Now()
+	}
+	c.mu.Unlock()
+	return resp, err
 }
 
 // Snapshot is the state of a Counter at one moment.

@@ -35,8 +35,12 @@ type HerdResult struct {
 	MeanReadRate float64 `json:"meanReadsPerSec"`
 	// ReleaseAtMs is when the holder called Release, from the herd's
 	// start; ReleaseCallMs is how long that call took.
-	ReleaseAtMs   float64  `json:"releaseAtMs"`
-	ReleaseCallMs float64  `json:"releaseCallMs"`
+	ReleaseAtMs   float64 `json:"releaseAtMs"`
+	ReleaseCallMs float64 `json:"releaseCallMs"`
+	// FirstResponse is, per invocation, the time from the herd's start
+	// to the answer of its first request (its first acquire attempt for
+	// herdlock, its first read for the baseline).
+	FirstResponse Summary  `json:"firstResponse"`
 	MeanPolls     float64  `json:"meanPollsPerWaiter"`
 	WallMs        float64  `json:"wallMs"`
 	Errors        []string `json:"errors,omitempty"`
@@ -93,6 +97,13 @@ func RunHerd(ctx context.Context, env *Env, side Side, n int) HerdResult {
 	r.WallMs = ms(time.Since(snap.At))
 	r.Requests = env.Counter.Since(snap)
 	r.PeakReadRate, r.MeanReadRate = env.Counter.ReadRates(snap, ReadWindow)
+	var first []float64
+	for _, a := range actors {
+		if t := a.Counter.FirstDone(); !t.IsZero() {
+			first = append(first, ms(t.Sub(snap.At)))
+		}
+	}
+	r.FirstResponse = Summarize(first)
 	polls, waiters := 0, 0
 	for _, rt := range rets {
 		r.Outcomes[rt.inv.Outcome]++

@@ -125,6 +125,7 @@ func WriteTable(w io.Writer, r *Results) error {
 		row(p, "  with cap and +20% jitter: bound", fmt.Sprintf("%.0f ms", r.HerdP99Bound(n)), "", "p99 <= bound",
 			Verdict(h.Latency.N > 0 && h.Latency.P99 <= r.HerdP99Bound(n)))
 		row(p, "DynamoDB requests (per invocation)", reqs(h), reqs(b), "", "")
+		row(p, "first response per invocation p50/max", lat2(h.FirstResponse), lat2(b.FirstResponse), "", "")
 		row(p, "holder's release: called at, took", fmt.Sprintf("%.0f ms, %.0f ms", h.ReleaseAtMs, h.ReleaseCallMs),
 			fmt.Sprintf("%.0f ms, %.0f ms", b.ReleaseAtMs, b.ReleaseCallMs), "", "")
 		row(p, "mean reads/s on the item", fmt.Sprintf("%.0f", h.MeanReadRate), fmt.Sprintf("%.0f", b.MeanReadRate), "", "")
@@ -214,6 +215,13 @@ func lat(s Summary) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f / %.0f / %.0f ms", s.P50, s.P99, s.Max)
+}
+
+func lat2(s Summary) string {
+	if s.N == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f / %.0f ms", s.P50, s.Max)
 }
 
 func reqs(h HerdResult) string {
