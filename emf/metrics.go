@@ -7,8 +7,10 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Metrics collects metrics, dimensions and properties for one invocation
@@ -218,7 +220,7 @@ func (m *Metrics) SetProperty(key string, v any) error {
 	if err := checkPropertyKey(key); err != nil {
 		return err
 	}
-	raw, err := json.Marshal(v)
+	raw, err := marshalProperty(v)
 	if err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrInvalidProperty, quote(key), err)
 	}
@@ -245,6 +247,25 @@ func (m *Metrics) SetProperty(key string, v any) error {
 	s.propIndex[key] = len(s.props)
 	s.props = append(s.props, property{key, raw})
 	return nil
+}
+
+// marshalProperty encodes v as JSON: strings, booleans and integers, the
+// usual properties (request ids, lock ids, fences), directly, and anything
+// else with encoding/json.
+func marshalProperty(v any) ([]byte, error) {
+	switch x := v.(type) {
+	case string:
+		if utf8.ValidString(x) {
+			return appendString(nil, x), nil
+		}
+	case bool:
+		return strconv.AppendBool(nil, x), nil
+	case int:
+		return strconv.AppendInt(nil, int64(x), 10), nil
+	case int64:
+		return strconv.AppendInt(nil, x, 10), nil
+	}
+	return json.Marshal(v)
 }
 
 // propertySize is the encoded size of ,"key":raw.

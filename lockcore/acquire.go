@@ -81,16 +81,23 @@ func (l *Lock) acquire(ctx context.Context, until time.Time, obs *Observation, t
 		}
 		// The write may have been applied with its response lost: a
 		// consistent read settles it, even if ctx has just ended, but not
-		// past until. If it cannot, a ghost hold lapses after one lease.
+		// past until.
 		resolveBy := time.Now().Add(max(l.o.pollInterval, time.Second))
 		if !until.IsZero() {
 			resolveBy = minTime(resolveBy, until)
 		}
 		rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), resolveBy)
+		defer cancel()
 		got, found, gerr := l.store.Get(rctx, l.key)
-		cancel()
 		if gerr != nil || !found || got.Revision != req.Revision {
-			l.log.Warn("lock acquire failed", slog.Any("error", err))
+			if gerr != nil {
+				// Still unknown: free a ghost hold of ours, if there is
+				// one, so waiters need not wait out its lease. The
+				// release is conditioned on our revision, so it changes
+				// nothing when our write was not applied.
+				_, _ = l.store.Release(rctx, ReleaseRequest{Key: l.key, Revision: req.Revision, NowMs: l.nowMs(), Result: Failure})
+			}
+			l.logAt(slog.LevelWarn, "lock acquire failed", slog.Any("error", err))
 			return false, nil, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
 		}
 		it = got
@@ -100,6 +107,6 @@ func (l *Lock) acquire(ctx context.Context, until time.Time, obs *Observation, t
 	}
 	l.begin(ctx, it, sent, maxHold, takeover)
 	l.millis(MetricLockAcquisitionDuration, time.Since(start))
-	l.log.Debug("lock acquired", slog.Int64("fence", it.Fence), slog.Bool("takeover", takeover))
+	l.logAt(slog.LevelDebug, "lock acquired", slog.Int64("fence", it.Fence), slog.Bool("takeover", takeover))
 	return true, &it, nil
 }

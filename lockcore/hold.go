@@ -139,6 +139,7 @@ func (l *Lock) keep(h *hold) {
 	defer close(h.done)
 	interval := l.renewInterval()
 	renewAt := h.start.Add(interval)
+	var timer *time.Timer
 	for {
 		now := time.Now()
 		h.mu.Lock()
@@ -147,13 +148,13 @@ func (l *Lock) keep(h *hold) {
 
 		if timeoutOn && !now.Before(h.deadline) {
 			l.count(MetricLockTimeout, 1)
-			l.log.Warn("lock maximum hold reached", slog.Int64("fence", h.fence))
+			l.logAt(slog.LevelWarn, "lock maximum hold reached", slog.Int64("fence", h.fence))
 			l.abandon(h, ErrMaxHoldReached)
 			return
 		}
 		if !now.Before(validUntil) {
 			l.count(MetricLeaseLost, 1)
-			l.log.Warn("lock lease ran out before a renewal succeeded", slog.Int64("fence", h.fence))
+			l.logAt(slog.LevelWarn, "lock lease ran out before a renewal succeeded", slog.Int64("fence", h.fence))
 			l.abandon(h, ErrLeaseLost)
 			return
 		}
@@ -163,7 +164,7 @@ func (l *Lock) keep(h *hold) {
 			took := time.Since(sent)
 			if took > interval {
 				l.count(MetricLongRenewalCall, 1)
-				l.log.Warn("lock renewal took longer than the renewal interval",
+				l.logAt(slog.LevelWarn, "lock renewal took longer than the renewal interval",
 					slog.Duration("took", took), slog.Duration("interval", interval))
 			}
 			switch {
@@ -174,7 +175,7 @@ func (l *Lock) keep(h *hold) {
 			case h.ctx.Err() != nil && errors.Is(context.Cause(h.ctx), ErrReleased):
 				return
 			default:
-				l.log.Warn("lock renewal failed, retrying", slog.Any("error", err))
+				l.logAt(slog.LevelWarn, "lock renewal failed, retrying", slog.Any("error", err))
 				// Retry soon, but leave validity to the timer below.
 				renewAt = time.Now().Add(min(interval, max(l.o.renewFloor/4, 10*time.Millisecond)))
 			}
@@ -188,19 +189,21 @@ func (l *Lock) keep(h *hold) {
 		if renewOn && renewAt.Before(wakeAt) {
 			wakeAt = renewAt
 		}
-		t := time.NewTimer(time.Until(wakeAt))
+		if timer == nil {
+			timer = time.NewTimer(time.Until(wakeAt))
+			defer timer.Stop()
+		} else {
+			timer.Reset(time.Until(wakeAt)) // Go 1.23+: no stale value to drain
+		}
 		select {
 		case <-h.stop:
-			t.Stop()
 			return
 		case <-h.parent.Done():
-			t.Stop()
-			l.log.Debug("context of the lock holder ended, releasing", slog.Any("cause", context.Cause(h.parent)))
+			l.logAt(slog.LevelDebug, "context of the lock holder ended, releasing", slog.Any("cause", context.Cause(h.parent)))
 			l.abandon(h, context.Cause(h.parent))
 			return
 		case <-h.poke:
-			t.Stop()
-		case <-t.C:
+		case <-timer.C:
 		}
 	}
 }
@@ -211,7 +214,7 @@ func (l *Lock) abandon(h *hold, cause error) {
 	h.end(cause)
 	h.cancel(cause)
 	if err := l.releaseHold(h.parent, h, Failure, ""); err != nil {
-		l.log.Warn("lock release after abort failed; the lease will lapse", slog.Any("error", err))
+		l.logAt(slog.LevelWarn, "lock release after abort failed; the lease will lapse", slog.Any("error", err))
 	}
 }
 
@@ -264,7 +267,7 @@ func (l *Lock) renewWith(ctx context.Context, h *hold) error {
 			return fmt.Errorf("lockcore: renew: %w", ErrReleased)
 		}
 		l.count(MetricLeaseLost, 1)
-		l.log.Warn("lock taken by another holder", slog.Int64("fence", h.fence))
+		l.logAt(slog.LevelWarn, "lock taken by another holder", slog.Int64("fence", h.fence))
 		h.end(ErrLeaseLost)
 		l.drop(h, ErrLeaseLost)
 		return fmt.Errorf("lockcore: renew: %w: %w", ErrLeaseLost, err)

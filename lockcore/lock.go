@@ -41,7 +41,6 @@ type Lock struct {
 	recordAccount string
 	remaining     func() time.Duration
 	o             options
-	log           *slog.Logger
 
 	mu   sync.Mutex // guards hold and last
 	hold *hold      // the current hold, nil when the lock is not held
@@ -99,9 +98,8 @@ func New(store Store, p Params, opts ...Option) (*Lock, error) {
 		remaining:     p.RemainingTime,
 		o:             o,
 	}
-	l.log = o.logger.With(slog.String("lockGroup", p.LockGroup), slog.String("lockId", p.LockID))
 	if o.lease < o.minLease {
-		l.log.Warn("lock lease below minimum, raised",
+		l.logAt(slog.LevelWarn, "lock lease below minimum, raised",
 			slog.Duration("requested", o.lease), slog.Duration("effective", o.minLease))
 		l.o.lease = o.minLease
 	}
@@ -269,6 +267,18 @@ func (l *Lock) renewInterval() time.Duration { return max(l.o.renewFloor, l.o.le
 // validityMargin is what the holder subtracts from its lease so it stops
 // before any waiter could take over: max(100ms, 2% of the lease).
 func (l *Lock) validityMargin() time.Duration { return max(100*time.Millisecond, l.o.lease/50) }
+
+// logAt logs msg with the lock's group and id, building nothing when the
+// level is disabled.
+func (l *Lock) logAt(level slog.Level, msg string, attrs ...slog.Attr) {
+	ctx := context.Background()
+	if !l.o.logger.Enabled(ctx, level) {
+		return
+	}
+	all := make([]slog.Attr, 0, len(attrs)+2)
+	all = append(all, slog.String("lockGroup", l.key.Group), slog.String("lockId", l.key.ID))
+	l.o.logger.LogAttrs(ctx, level, msg, append(all, attrs...)...)
+}
 
 func (l *Lock) nowMs() int64 { return l.o.clock.Now().UnixMilli() }
 

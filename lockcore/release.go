@@ -78,7 +78,7 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 		_, err := l.store.Release(ctx, req)
 		if err == nil {
 			l.millis(MetricLockHoldDuration, time.Since(h.start))
-			l.log.Debug("lock released", slog.Int64("fence", h.fence), slog.String("result", string(result)))
+			l.logAt(slog.LevelDebug, "lock released", slog.Int64("fence", h.fence), slog.String("result", string(result)))
 			l.drop(h, ErrReleased)
 			return nil
 		}
@@ -95,7 +95,7 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 			return fmt.Errorf("lockcore: release: already released with result %q: %w", ce.Current.Result, err)
 		}
 		lastErr = err
-		l.log.Debug("lock release attempt failed", slog.Int("attempt", attempt+1), slog.Any("error", err))
+		l.logAt(slog.LevelDebug, "lock release attempt failed", slog.Int("attempt", attempt+1), slog.Any("error", err))
 		if ctx.Err() != nil {
 			break
 		}

@@ -141,7 +141,7 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 	for {
 		now := time.Now()
 		if !now.Before(w.deadline) {
-			l.log.Warn("lock wait timed out", slog.Int("polls", w.polls), slog.Duration("waited", now.Sub(w.start)))
+			l.logAt(slog.LevelWarn, "lock wait timed out", slog.Int("polls", w.polls), slog.Duration("waited", now.Sub(w.start)))
 			if w.lastErr != nil {
 				return WaitResult{Outcome: Failed}, fmt.Errorf("%w: last error: %w", ErrWaitTimeout, w.lastErr)
 			}
@@ -188,7 +188,7 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 			w.lastErr = err
 		case acquired:
 			l.count(MetricTakeover, 1)
-			l.log.Info("took over an abandoned lock", slog.Int64("fence", cur.Fence))
+			l.logAt(slog.LevelInfo, "took over an abandoned lock", slog.Int64("fence", cur.Fence))
 			return WaitResult{Outcome: Acquired, TookOver: true, Fence: cur.Fence}, nil
 		default:
 			w.observe(cur) // another waiter won the race

@@ -319,6 +319,38 @@ func TestAcquireResolvesAnUnknownOutcome(t *testing.T) {
 	})
 }
 
+func TestUnresolvedAcquireFreesItsGhostHold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		// The write is applied, its response lost, and the settling read
+		// fails too: the outcome stays unknown.
+		store := &hookStore{Store: mem,
+			acquire: func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+				if _, err := mem.Acquire(ctx, req); err != nil {
+					return lockcore.Item{}, err
+				}
+				return lockcore.Item{}, errInjected
+			},
+			get: func(context.Context, lockcore.Key) (lockcore.Item, bool, error) {
+				return lockcore.Item{}, false, errInjected
+			},
+		}
+		l := newLock(t, store, "a")
+		if ok, err := l.Acquire(context.Background()); ok || !errors.Is(err, errInjected) {
+			t.Fatalf("Acquire() = %v, %v, want false with the store error", ok, err)
+		}
+		it, _, _ := mem.Get(context.Background(), l.Key())
+		if !it.Released || it.Result != lockcore.Failure {
+			t.Errorf("ghost item released %v result %q, want released as failure for the next waiter", it.Released, it.Result)
+		}
+		next := newLock(t, mem, "b")
+		if ok, err := next.Acquire(context.Background()); !ok || err != nil {
+			t.Errorf("next Acquire() = %v, %v, want the lock free at once", ok, err)
+		}
+		mustRelease(t, next, lockcore.Success, "")
+	})
+}
+
 func TestStoreErrorsFailClearly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
