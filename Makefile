@@ -40,6 +40,10 @@ lint:
 	$(GO) vet ./...
 	$(GO) tool -modfile=tools/go.mod staticcheck ./...
 
+# The fault harness, longer than the CI-sized run inside `make test`.
+chaos: deps
+	$(GO) run ./internal/chaos/cmd/chaos -seed $(SEED) -duration $(DURATION)
+
 model:
 	bash model/check.sh full
 
