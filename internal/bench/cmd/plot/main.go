@@ -102,8 +102,8 @@ func render(r *bench.Results) (string, error) {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", width, height)
 	fmt.Fprintf(&b, `<text x="%d" y="22" font-size="15" font-weight="bold">Herd: waiters' release-to-return latency against N (log scales)</text>`+"\n", left)
-	fmt.Fprintf(&b, `<text x="%d" y="38" fill="#555">holder works %.0f ms; herdlock poll %.0f ms, read cap %.0f/s; baseline polls every %.0f ms. %d x %s, %s</text>`+"\n",
-		left, r.Settings.HerdWorkMs, r.Settings.PollMs, r.Settings.MaxReadRate, r.Settings.BaselinePollMs, r.Machine.NumCPU, esc(r.Machine.CPUModel), esc(r.Machine.GoVersion))
+	fmt.Fprintf(&b, `<text x="%d" y="38" fill="#555">holder works %.0f ms; herdlock polls every %.0f ms, read cap %.0f/s; baseline every %.0f ms; dynalite, %d x %s</text>`+"\n",
+		left, r.Settings.HerdWorkMs, r.Settings.PollMs, r.Settings.MaxReadRate, r.Settings.BaselinePollMs, r.Machine.NumCPU, esc(r.Machine.CPUModel))
 	// Grid and axes.
 	for d := yMin; d <= yMax*1.0001; d *= 10 {
 		for _, m := range []float64{1, 2, 5} {
@@ -149,7 +149,7 @@ func render(r *bench.Results) (string, error) {
 		for _, h := range s.herds {
 			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>`+"\n", x(h.N), y(h.Latency.P99), s.color)
 			fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/>`+"\n", x(h.N)-6, x(h.N)+6, y(h.Latency.Max), y(h.Latency.Max), s.color)
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="%s" dx="8" dy="4">%s</text>`+"\n", x(h.N), y(h.Latency.P99), s.color, msLabel(h.Latency.P99))
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="%s" dx="6" dy="-8">%s</text>`+"\n", x(h.N), y(h.Latency.P99), s.color, msLabel(h.Latency.P99))
 		}
 	}
 	// Legend.
