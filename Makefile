@@ -16,7 +16,9 @@ DURATION         ?= 10m
 
 export HERDLOCK_RIE := $(RIE)
 
-.PHONY: all deps test lint bench demo chaos model clean
+LAMBDA_GOARCH ?= arm64
+
+.PHONY: all deps test lint bench demo chaos model clean build-FetchFunction
 
 all: test
 
@@ -39,6 +41,21 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) tool -modfile=tools/go.mod staticcheck ./...
+
+# One burst of N invocations of the example, each in its own Lambda Runtime
+# Interface Emulator, on local dynalite and a rate-limited local upstream.
+demo: deps
+	$(GO) run ./examples/lambda-fetch-cache/demo -n $(N) -upstream-latency $(UPSTREAM_LATENCY)
+
+# Called by `sam build` (template.yaml: BuildMethod makefile) with ARTIFACTS_DIR.
+build-FetchFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath \
+		-ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./examples/lambda-fetch-cache
+
+# Every figure of BENCHMARKS.md in one run (under 5 minutes), then the plot.
+bench: deps
+	$(GO) run ./internal/bench/cmd/bench -out bench.out/results.json
+	$(GO) run ./internal/bench/cmd/plot -in bench.out/results.json -out docs/herd-latency.svg
 
 # The fault harness, longer than the CI-sized run inside `make test`.
 chaos: deps

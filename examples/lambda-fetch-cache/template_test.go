@@ -11,6 +11,7 @@ import (
 
 	"github.com/awslabs/goformation/v7"
 	"github.com/awslabs/goformation/v7/cloudformation"
+	"github.com/awslabs/goformation/v7/cloudformation/serverless"
 	"github.com/awslabs/goformation/v7/intrinsics"
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
 	"github.com/herdlock/herdlock/lockcore"
@@ -127,7 +128,8 @@ func TestTemplateFunction(t *testing.T) {
 		{"Handler", deref(fn.Handler), "bootstrap"},
 		{"Tracing", deref(fn.Tracing), "Active"},
 		{"FunctionUrlConfig.AuthType", fn.FunctionUrlConfig != nil && fn.FunctionUrlConfig.AuthType == "AWS_IAM", true},
-		{"Metadata.BuildMethod", fn.AWSCloudFormationMetadata["BuildMethod"], "go1.x"},
+		{"Metadata.BuildMethod", fn.AWSCloudFormationMetadata["BuildMethod"], "makefile"},
+		{"CodeUri (where the Makefile is)", codeURI(fn), "."},
 		{"RecursiveLoop", removed["RecursiveLoop"], "Terminate"},
 		{"LoggingConfig.LogFormat", lookup(removed, "LoggingConfig", "LogFormat"), "JSON"},
 	}
@@ -139,6 +141,40 @@ func TestTemplateFunction(t *testing.T) {
 	if fn.MemorySize == nil || *fn.MemorySize < 128 || fn.Timeout == nil || *fn.Timeout < 10 || *fn.Timeout > 900 {
 		t.Errorf("FetchFunction MemorySize %v, Timeout %v: want at least 128 MB and 10 to 900 s", fn.MemorySize, fn.Timeout)
 	}
+}
+
+// The function is built by `make build-FetchFunction` (BuildMethod
+// makefile, CodeUri "."): the root Makefile must have that target, building
+// this example the way provided.al2023 wants it.
+func TestMakefileBuildsTheFunction(t *testing.T) {
+	raw, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := string(raw)
+	i := strings.Index(mk, "\nbuild-FetchFunction:")
+	if i < 0 {
+		t.Fatal("Makefile has no build-FetchFunction target")
+	}
+	recipe := mk[i:]
+	if j := strings.Index(recipe, "\n\n"); j > 0 {
+		recipe = recipe[:j]
+	}
+	for _, want := range []string{"CGO_ENABLED=0", "GOOS=linux", "-tags lambda.norpc", "$(ARTIFACTS_DIR)/bootstrap", "./examples/lambda-fetch-cache"} {
+		if !strings.Contains(recipe, want) {
+			t.Errorf("build-FetchFunction recipe lacks %q:\n%s", want, recipe)
+		}
+	}
+	if !strings.Contains(mk, "LAMBDA_GOARCH ?= arm64") {
+		t.Error("Makefile does not default LAMBDA_GOARCH to arm64")
+	}
+}
+
+func codeURI(fn *serverless.Function) string {
+	if fn.CodeUri == nil || fn.CodeUri.String == nil {
+		return ""
+	}
+	return *fn.CodeUri.String
 }
 
 func TestTemplateEnvironmentMatchesConfig(t *testing.T) {
