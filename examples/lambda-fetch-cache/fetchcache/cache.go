@@ -175,12 +175,11 @@ func intAttr(item map[string]types.AttributeValue, name string) (int64, error) {
 }
 
 // CreateCacheTable creates the cache table as template.yaml declares it
-// (partition key id, type S, on demand), for local runs and tests. dynalite
-// creates tables at once, with no UpdateTimeToLive.
-func CreateCacheTable(ctx context.Context, api interface {
-	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
-}, table string) error {
-	_, err := api.CreateTable(ctx, &dynamodb.CreateTableInput{
+// (partition key id, type S, on demand), for local runs and tests, and waits
+// until it is ACTIVE (dynalite, too, reports a new table as CREATING for a
+// moment). dynalite has no UpdateTimeToLive, so no TTL is set.
+func CreateCacheTable(ctx context.Context, client *dynamodb.Client, table string) error {
+	_, err := client.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:            aws.String(table),
 		BillingMode:          types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(CacheAttrID), AttributeType: types.ScalarAttributeTypeS}},
@@ -188,6 +187,12 @@ func CreateCacheTable(ctx context.Context, api interface {
 	})
 	if err != nil {
 		return fmt.Errorf("cache: create table %s: %w", table, err)
+	}
+	waiter := dynamodb.NewTableExistsWaiter(client, func(o *dynamodb.TableExistsWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 20*time.Millisecond, 500*time.Millisecond
+	})
+	if err := waiter.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}, time.Minute); err != nil {
+		return fmt.Errorf("cache: table %s not active: %w", table, err)
 	}
 	return nil
 }
