@@ -31,17 +31,25 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 		l.drop(h, ErrLeaseLost)
 		return false, &AcquireError{Reason: ReasonStaleLock, Revision: h.revision, Cause: ErrLeaseLost}
 	}
-	ok, _, err := l.acquire(ctx, time.Time{}, nil, false)
+	ok, _, err := l.acquire(ctx, attempt{})
 	return ok, err
+}
+
+// attempt qualifies one conditional write of acquire.
+type attempt struct {
+	until    time.Time    // the store call ends then, when not zero
+	observed *Observation // the clock-free branch, when set
+	takeover bool         // acquiring ends a wait for an abandoned holder
+	herd     bool         // from TryAcquireElseWaitForRelease: a fresh success is read, not redone
 }
 
 // acquire makes one conditional write. It returns acquired=true and starts a
 // hold on success; acquired=false with the current item (nil when there is
 // none) when the condition failed; and an *AcquireError when the store
 // failed and a consistent read could not show that our write was applied.
-// The store call ends at until, when it is not zero; the hold's context
-// derives from ctx.
-func (l *Lock) acquire(ctx context.Context, until time.Time, obs *Observation, takeover bool) (bool, *Item, error) {
+// The hold's context derives from ctx.
+func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
+	until, obs, takeover := a.until, a.observed, a.takeover
 	start := time.Now()
 	maxHold := l.maxHold()
 	if maxHold <= l.validityMargin() {
@@ -65,6 +73,9 @@ func (l *Lock) acquire(ctx context.Context, until time.Time, obs *Observation, t
 	}
 	if l.o.ttl > 0 {
 		req.TTL = now.Add(l.o.ttl).Unix()
+	}
+	if a.herd && l.o.freshSuccess > 0 {
+		req.FreshSuccessSinceMs = nowMs - l.o.freshSuccess.Milliseconds()
 	}
 	callCtx := ctx
 	if !until.IsZero() {

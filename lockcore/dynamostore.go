@@ -97,6 +97,7 @@ const (
 		"#account = :account, #fence = if_not_exists(#fence, :base) + :one"
 	acquireRemove      = " REMOVE #result, #resultRef, #resultFence, #relAt"
 	acquireCond        = "attribute_not_exists(#lockKey) OR #rel = :true"
+	acquireCondFresh   = "attribute_not_exists(#lockKey) OR (#rel = :true AND NOT (#result = :success AND #relAt >= :freshSince))"
 	acquireCondClock   = " OR #exp < :nowMinusEps OR #lu < :nowMinusEps"
 	acquireCondObserve = " OR (#rev = :obsRev AND #beat = :obsBeat)"
 
@@ -168,6 +169,11 @@ func (s *DynamoStore) acquireInput(req AcquireRequest) *dynamodb.UpdateItemInput
 		remove += ", #ttl"
 	}
 	cond := acquireCond
+	if req.FreshSuccessSinceMs != 0 {
+		cond = acquireCondFresh
+		values[":success"] = str(string(Success))
+		values[":freshSince"] = num(req.FreshSuccessSinceMs)
+	}
 	if req.UseWallClock {
 		cond += acquireCondClock
 		values[":nowMinusEps"] = num(req.NowMs - req.ClockAllowance.Milliseconds())

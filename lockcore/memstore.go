@@ -75,7 +75,8 @@ func (s *MemoryStore) Acquire(ctx context.Context, req AcquireRequest) (Item, er
 // item cur.
 func acquirable(cur *Item, req AcquireRequest) bool {
 	if cur.Released {
-		return true
+		fresh := req.FreshSuccessSinceMs != 0 && cur.Result == Success && cur.ReleasedAtMs >= req.FreshSuccessSinceMs
+		return !fresh
 	}
 	if req.UseWallClock {
 		limit := req.NowMs - req.ClockAllowance.Milliseconds()

@@ -63,6 +63,7 @@ type options struct {
 	releaseMaxBackoff time.Duration
 	releaseTimeout    time.Duration
 	ttl               time.Duration
+	freshSuccess      time.Duration
 	logger            *slog.Logger
 	metrics           Metrics
 	clock             Clock
@@ -150,6 +151,15 @@ func WithReleaseRetries(attempts int, maxBackoff time.Duration) Option {
 // may use.
 func WithReleaseTimeout(d time.Duration) Option { return func(o *options) { o.releaseTimeout = d } }
 
+// WithFreshSuccess makes TryAcquireElseWaitForRelease return Released, at
+// its first attempt and without writing, when the holder before it published
+// Success less than d ago (by the two hosts' wall clocks): an invocation that
+// arrives just after the burst it belongs to reads the result instead of
+// acquiring the released lock and fetching again. Set it to how long the
+// published data stays fresh. Default 0: a released lock is always
+// acquirable. Acquire ignores it.
+func WithFreshSuccess(d time.Duration) Option { return func(o *options) { o.freshSuccess = d } }
+
 // WithTTL sets how long after acquisition the item may be deleted by
 // DynamoDB's TTL. Default [DefaultTTL]; 0 writes no TTL attribute.
 func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
@@ -171,7 +181,7 @@ func (o *options) validate() error {
 		{"lease", o.lease}, {"minimum lease", o.minLease}, {"maximum hold", o.maxHold},
 		{"renewal floor", o.renewFloor}, {"poll interval", o.pollInterval},
 		{"maximum wait", o.maxWait}, {"clock allowance", o.clockAllowance},
-		{"release backoff", o.releaseMaxBackoff}, {"release timeout", o.releaseTimeout}, {"ttl", o.ttl},
+		{"release backoff", o.releaseMaxBackoff}, {"release timeout", o.releaseTimeout}, {"ttl", o.ttl}, {"fresh success", o.freshSuccess},
 	}
 	for _, d := range durations {
 		if d.d < 0 {

@@ -16,7 +16,8 @@ type Store interface {
 	// Acquire writes a new holder into the item in one conditional write.
 	// The condition holds when any of these is true:
 	//   - the item does not exist;
-	//   - the item is released;
+	//   - the item is released, unless req.FreshSuccessSinceMs is set and
+	//     the item was released with Success at or after it;
 	//   - req.UseWallClock and the item's ExpiresAtMs or LeaseUntilMs is
 	//     below req.NowMs - req.ClockAllowance (in milliseconds);
 	//   - req.Observed is set and the item's Revision and Beat equal it.
@@ -120,6 +121,11 @@ type AcquireRequest struct {
 
 	// Observed enables the clock-free branch of the condition.
 	Observed *Observation
+
+	// FreshSuccessSinceMs, when not zero, keeps an item released with
+	// Success at or after this time from being acquired: a newcomer is to
+	// read that published result, not fetch again.
+	FreshSuccessSinceMs int64
 }
 
 // RenewRequest is the input of [Store.Renew].

@@ -89,7 +89,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		}
 		return WaitResult{Outcome: Acquired, Fence: h.fence, TookOver: h.tookOver}, nil
 	}
-	acquired, cur, err := l.acquire(ctx, limit, nil, false)
+	acquired, cur, err := l.acquire(ctx, attempt{until: limit, herd: true})
 	if err != nil {
 		l.count(MetricLockAcquisitionError, 1)
 		l.count(MetricLockAcquisitionFailed, 1)
@@ -102,6 +102,11 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		return WaitResult{Outcome: Acquired, Fence: cur.Fence}, nil
 	}
 	l.count(MetricLockAcquisitionSuccess, 0)
+	if cur != nil && cur.Released && cur.Result == Success { // fresh: see WithFreshSuccess
+		l.count(MetricLockAcquisitionFailed, 0)
+		l.count(MetricWaitForLock, 0)
+		return WaitResult{Outcome: Released, Fence: cur.ResultFence, ResultRef: cur.ResultRef}, nil
+	}
 
 	callCtx, cancel := context.WithDeadline(ctx, deadline) // every read ends by the deadline
 	defer cancel()
@@ -179,7 +184,7 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 			continue
 		}
 		l.count(MetricLockNotReleased, 1)
-		acquired, cur, err := l.acquire(w.ctx, w.deadline, takeObs, true)
+		acquired, cur, err := l.acquire(w.ctx, attempt{until: w.deadline, observed: takeObs, takeover: true, herd: true})
 		var ae *AcquireError
 		switch {
 		case errors.As(err, &ae) && ae.Reason == ReasonNoTimeLeft:

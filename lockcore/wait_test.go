@@ -85,6 +85,48 @@ func TestAlreadyHeldIsAcquiredWithoutWaiting(t *testing.T) {
 	})
 }
 
+func TestLateArrivalReadsAFreshSuccess(t *testing.T) {
+	tests := []struct {
+		name     string
+		fresh    time.Duration // 0: the option is off
+		lateBy   time.Duration
+		want     lockcore.Outcome
+		wantRef  string
+		wantPoll int
+	}{
+		{"within the window", 5 * time.Second, 2 * time.Second, lockcore.Released, "data@1", 0},
+		{"after the window", 5 * time.Second, 6 * time.Second, lockcore.Acquired, "", 0},
+		{"option off", 0, 2 * time.Second, lockcore.Acquired, "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mem := lockcore.NewMemoryStore()
+				holder := newLock(t, mem, "h")
+				mustAcquire(t, holder)
+				fence := holder.Fence()
+				mustRelease(t, holder, lockcore.Success, "data@1")
+				time.Sleep(tt.lateBy)
+				store := &hookStore{Store: mem}
+				late := newLock(t, store, "late", lockcore.WithFreshSuccess(tt.fresh))
+				res, err := late.TryAcquireElseWaitForRelease(context.Background())
+				if err != nil || res.Outcome != tt.want || res.ResultRef != tt.wantRef || res.Polls != tt.wantPoll {
+					t.Fatalf("TryAcquireElseWaitForRelease() = %+v, %v, want %v ref %q", res, err, tt.want, tt.wantRef)
+				}
+				if tt.want == lockcore.Released && res.Fence != fence {
+					t.Errorf("Fence = %d, want the publishing holder's %d", res.Fence, fence)
+				}
+				if store.n("acquire") != 1 || store.n("get") != 0 {
+					t.Errorf("requests: acquire %d get %d, want one conditional write and no read", store.n("acquire"), store.n("get"))
+				}
+				if late.HasLock() {
+					mustRelease(t, late, lockcore.Success, "")
+				}
+			})
+		})
+	}
+}
+
 func TestWaitFails(t *testing.T) {
 	tests := []struct {
 		name    string

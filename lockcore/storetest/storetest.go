@@ -30,6 +30,7 @@ func Run(t *testing.T, newStore func(t *testing.T) lockcore.Store) {
 		{"AcquireAbsent", testAcquireAbsent},
 		{"AcquireHeldRefused", testAcquireHeldRefused},
 		{"AcquireReleased", testAcquireReleased},
+		{"AcquireFreshSuccess", testAcquireFreshSuccess},
 		{"AcquireResetsItem", testAcquireResetsItem},
 		{"AcquireWallClock", testAcquireWallClock},
 		{"AcquireObservation", testAcquireObservation},
@@ -225,6 +226,38 @@ func testAcquireReleased(t *testing.T, e *env) {
 		if got.Revision != "second" || got.Fence != first.Fence+1 || got.Released {
 			t.Errorf("Acquire(released with %s) = revision %q, fence %d, released %t, want %q, %d, false",
 				res, got.Revision, got.Fence, got.Released, "second", first.Fence+1)
+		}
+	}
+}
+
+// testAcquireFreshSuccess checks FreshSuccessSinceMs: an item released
+// with Success at or after it is refused, one released earlier, or released
+// with Failure, is acquired.
+func testAcquireFreshSuccess(t *testing.T, e *env) {
+	tests := []struct {
+		name       string
+		result     lockcore.Result
+		freshSince int64 // the release happens at baseMs + 1
+		acquired   bool
+	}{
+		{"success released at the bound", lockcore.Success, baseMs + 1, false},
+		{"success released after the bound", lockcore.Success, baseMs, false},
+		{"success released before the bound", lockcore.Success, baseMs + 2, true},
+		{"failure released after the bound", lockcore.Failure, baseMs, true},
+	}
+	for _, tt := range tests {
+		k := e.key(tt.name)
+		mustAcquire(t, e.s, req(k, "first", baseMs))
+		released := mustRelease(t, e.s, k, "first", tt.result)
+		r := req(k, "second", baseMs+5)
+		r.FreshSuccessSinceMs = tt.freshSince
+		got, err := e.s.Acquire(ctx(t), r)
+		if !tt.acquired {
+			wantCondition(t, "Acquire("+tt.name+")", err, "acquire", &released)
+			continue
+		}
+		if err != nil || got.Revision != "second" {
+			t.Errorf("Acquire(%s) = revision %q, %v, want acquired", tt.name, got.Revision, err)
 		}
 	}
 }

@@ -87,6 +87,9 @@ func NewHandler(store lockcore.Store, group string, cache *Cache, up *Upstream, 
 		lockmw.WithKey(Key),
 		lockmw.WithOnReleased(a.read),
 		lockmw.WithResultRef(resultRef),
+		// An invocation of the burst that misses the cache read but
+		// arrives after the holder published reads the cache too.
+		lockmw.WithLockOptions(lockcore.WithFreshSuccess(cache.ttl)),
 	}
 	locked, err := lockmw.New(a.fetch, append(base, opts...)...)
 	if err != nil {
