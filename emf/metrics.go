@@ -270,7 +270,8 @@ func marshalProperty(v any) ([]byte, error) {
 
 // propertySize is the encoded size of ,"key":raw.
 func propertySize(key string, raw []byte) int {
-	return len(appendString(nil, key)) + len(raw) + 2
+	var buf [128]byte // keys are short: measured on the stack
+	return len(appendString(buf[:0], key)) + len(raw) + 2
 }
 
 func resolution(highRes bool) int {
