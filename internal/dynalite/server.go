@@ -26,6 +26,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/herdlock/herdlock/internal/proc"
 )
 
 // DirEnv names the environment variable that, when set, overrides the
@@ -48,7 +50,7 @@ type Server struct {
 	stdin    io.Closer     // closing it makes launch.js exit
 	done     chan struct{} // closed when the process has been waited for
 	waitErr  error         // set before done is closed
-	stderr   *tailBuffer
+	stderr   *proc.Tail
 
 	closeOnce sync.Once
 	closeErr  error
@@ -78,14 +80,14 @@ func Start(ctx context.Context) (*Server, error) {
 	cmd := exec.Command(node, "launch.js")
 	cmd.Dir = dir
 	cmd.Env = os.Environ()
-	setProcessGroup(cmd)
+	proc.SetProcessGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("dynalite: %w", err)
 	}
 	addr := &firstLine{ch: make(chan string, 1)}
 	cmd.Stdout = addr
-	s := &Server{cmd: cmd, stdin: stdin, done: make(chan struct{}), stderr: &tailBuffer{max: 8 << 10}}
+	s := &Server{cmd: cmd, stdin: stdin, done: make(chan struct{}), stderr: &proc.Tail{Max: 8 << 10}}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("dynalite: start node: %w", err)
@@ -158,7 +160,7 @@ func (s *Server) Endpoint() string { return s.endpoint }
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.stdin.Close()
-		killProcessGroup(s.cmd)
+		proc.KillProcessGroup(s.cmd)
 		<-s.done
 		var exit *exec.ExitError
 		if s.waitErr != nil && !errors.As(s.waitErr, &exit) {
@@ -225,33 +227,6 @@ func (w *firstLine) Write(p []byte) (int, error) {
 		w.sent, w.buf = true, nil
 	}
 	return len(p), nil
-}
-
-// tailBuffer keeps the last max bytes written to it, for error messages.
-type tailBuffer struct {
-	mu  sync.Mutex // guards buf
-	buf []byte
-	max int
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if over := len(b.buf) - b.max; over > 0 {
-		b.buf = b.buf[over:]
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := strings.TrimSpace(string(b.buf))
-	if s == "" {
-		return "(no stderr)"
-	}
-	return s
 }
 
 // PID returns the process id of the server's Node.js process.

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/herdlock/herdlock/internal/proc"
 )
 
 // RIEEnv names the environment variable holding the emulator's path.
@@ -87,7 +89,7 @@ type Sandbox struct {
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when the process has exited and stdout is drained
 	waitErr error
-	stderr  *tailBuffer
+	stderr  *proc.Tail
 	busy    atomic.Bool
 	client  *http.Client
 
@@ -159,7 +161,7 @@ func start(ctx context.Context, id int, cfg Config, timeout time.Duration) (*San
 		"PATH=" + os.Getenv("PATH"),
 		"AWS_LAMBDA_FUNCTION_TIMEOUT=" + strconv.Itoa(int(timeout/time.Second)),
 	}, cfg.Env...)
-	setProcessGroup(cmd)
+	proc.SetProcessGroup(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %d: %w", id, err)
@@ -169,7 +171,7 @@ func start(ctx context.Context, id int, cfg Config, timeout time.Duration) (*San
 		invoke: "http://" + rieAddr + "/2015-03-31/functions/function/invocations",
 		cmd:    cmd,
 		done:   make(chan struct{}),
-		stderr: &tailBuffer{max: 8 << 10},
+		stderr: &proc.Tail{Max: 8 << 10},
 		client: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
 	}
 	cmd.Stderr = s.stderr
@@ -285,7 +287,7 @@ func isErrorDocument(body []byte) bool {
 // Close stops the emulator and the function it started, and waits for them.
 func (s *Sandbox) Close() error {
 	s.closeOnce.Do(func() {
-		killProcessGroup(s.cmd)
+		proc.KillProcessGroup(s.cmd)
 		<-s.done
 	})
 	return nil
@@ -308,33 +310,6 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
-}
-
-// tailBuffer keeps the last max bytes written to it, for error messages.
-type tailBuffer struct {
-	mu  sync.Mutex // guards buf
-	buf []byte
-	max int
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if over := len(b.buf) - b.max; over > 0 {
-		b.buf = b.buf[over:]
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := strings.TrimSpace(string(b.buf))
-	if s == "" {
-		return "(no stderr)"
-	}
-	return s
 }
 
 func defaultRIE() string {

@@ -1,19 +1,20 @@
 //go:build unix
 
-package dynalite
+package proc
 
 import (
 	"os/exec"
 	"syscall"
 )
 
-// setProcessGroup puts the child in a process group of its own, so Close can
-// kill whatever it started too.
-func setProcessGroup(cmd *exec.Cmd) {
+// SetProcessGroup puts the child in a process group of its own, so that
+// KillProcessGroup also stops whatever it started.
+func SetProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 
-func killProcessGroup(cmd *exec.Cmd) {
+// KillProcessGroup kills the child and its process group.
+func KillProcessGroup(cmd *exec.Cmd) {
 	if cmd.Process == nil {
 		return
 	}
