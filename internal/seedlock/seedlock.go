@@ -33,28 +33,17 @@ const (
 )
 
 // Outcome is the result of [Lock.TryAcquireElseWaitForRelease].
-type Outcome int
+type Outcome = lockcore.Outcome
 
+// The seed's outcomes. Failed: the wait timed out or acquisition raised an
+// error. Acquired: the lock is ours. Released: the lock was seen released,
+// missing, expired or not renewed; the seed assumes, wrongly, that the
+// holder stored its result.
 const (
-	// Failed: the wait timed out or acquisition raised an error.
-	Failed Outcome = iota
-	// Acquired: the lock is ours.
-	Acquired
-	// Released: the lock was seen released, missing, expired or not
-	// renewed; the seed assumes the holder stored its result.
-	Released
+	Failed   = lockcore.Failed
+	Acquired = lockcore.Acquired
+	Released = lockcore.Released
 )
-
-func (o Outcome) String() string {
-	switch o {
-	case Acquired:
-		return "ACQUIRED"
-	case Released:
-		return "RELEASED"
-	default:
-		return "FAILED"
-	}
-}
 
 // API is the part of the DynamoDB API the lock calls. *dynamodb.Client
 // satisfies it.
