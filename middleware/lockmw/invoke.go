@@ -184,29 +184,39 @@ func (c *call) release(lock *lockcore.Lock, result lockcore.Result, ref string) 
 // finish logs the invocation, flushes its metrics and ends its trace.
 func (w *wrapper[TIn, TOut]) finish(c *call, err error) {
 	ctx := c.tctx
-	attrs := []slog.Attr{
-		slog.String("outcome", c.info.Outcome.String()),
-		slog.Int64("fence", c.info.Fence),
-		slog.Bool("takeover", c.info.TookOver),
-		slog.Int("polls", c.info.Polls),
-		slog.Duration("waited", c.info.Waited),
-		slog.Duration("held", c.held),
-		slog.Duration("duration", time.Since(c.start)),
-	}
-	level, msg := slog.LevelInfo, "lockmw: invocation done"
-	if err != nil {
-		attrs = append(attrs, slog.Any("error", err))
-		level = slog.LevelWarn
-	}
-	if c.lost != nil && !errors.Is(c.lost, lockcore.ErrReleased) {
-		attrs = append(attrs, slog.Any("lockLost", c.lost))
-		level, msg = slog.LevelWarn, "lockmw: the lock ended before the handler returned"
-	}
-	if c.relErr != nil {
-		attrs = append(attrs, slog.Any("releaseError", c.relErr))
+	// A routine outcome is a Debug line; a take-over is worth an Info line;
+	// errors, a lost lock and a failed release are Warn or Error.
+	level, msg := slog.LevelDebug, "lockmw: invocation done"
+	lost := c.lost != nil && !errors.Is(c.lost, lockcore.ErrReleased)
+	switch {
+	case c.relErr != nil:
 		level = slog.LevelError
+	case lost:
+		level, msg = slog.LevelWarn, "lockmw: the lock ended before the handler returned"
+	case err != nil:
+		level = slog.LevelWarn
+	case c.info.TookOver:
+		level = slog.LevelInfo
 	}
 	if c.log.Enabled(ctx, level) {
+		attrs := []slog.Attr{
+			slog.String("outcome", c.info.Outcome.String()),
+			slog.Int64("fence", c.info.Fence),
+			slog.Bool("takeover", c.info.TookOver),
+			slog.Int("polls", c.info.Polls),
+			slog.Duration("waited", c.info.Waited),
+			slog.Duration("held", c.held),
+			slog.Duration("duration", time.Since(c.start)),
+		}
+		if err != nil {
+			attrs = append(attrs, slog.Any("error", err))
+		}
+		if lost {
+			attrs = append(attrs, slog.Any("lockLost", c.lost))
+		}
+		if c.relErr != nil {
+			attrs = append(attrs, slog.Any("releaseError", c.relErr))
+		}
 		c.log.LogAttrs(ctx, level, msg, attrs...)
 	}
 
