@@ -104,6 +104,8 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 	l.count(MetricLockAcquisitionSuccess, 0)
 	if cur != nil && cur.Released && cur.Result == Success { // fresh: see WithFreshSuccess
 		l.count(MetricLockAcquisitionFailed, 0)
+		l.count(MetricLockAcquisitionError, 0)
+		l.count(MetricLockAcquisitionWaitTimeout, 0)
 		l.count(MetricWaitForLock, 0)
 		return WaitResult{Outcome: Released, Fence: cur.ResultFence, ResultRef: cur.ResultRef}, nil
 	}

@@ -108,7 +108,8 @@ func TestLateArrivalReadsAFreshSuccess(t *testing.T) {
 				mustRelease(t, holder, lockcore.Success, "data@1")
 				time.Sleep(tt.lateBy)
 				store := &hookStore{Store: mem}
-				late := newLock(t, store, "late", lockcore.WithFreshSuccess(tt.fresh))
+				m := &recMetrics{}
+				late := newLock(t, store, "late", lockcore.WithFreshSuccess(tt.fresh), lockcore.WithMetrics(m))
 				res, err := late.TryAcquireElseWaitForRelease(context.Background())
 				if err != nil || res.Outcome != tt.want || res.ResultRef != tt.wantRef || res.Polls != tt.wantPoll {
 					t.Fatalf("TryAcquireElseWaitForRelease() = %+v, %v, want %v ref %q", res, err, tt.want, tt.wantRef)
@@ -118,6 +119,12 @@ func TestLateArrivalReadsAFreshSuccess(t *testing.T) {
 				}
 				if store.n("acquire") != 1 || store.n("get") != 0 {
 					t.Errorf("requests: acquire %d get %d, want one conditional write and no read", store.n("acquire"), store.n("get"))
+				}
+				// Every outcome reports the same core counts.
+				for _, name := range []string{lockcore.MetricLockAcquisitionSuccess, lockcore.MetricLockAcquisitionFailed, lockcore.MetricLockAcquisitionError} {
+					if !m.has(name) {
+						t.Errorf("metric %s not recorded", name)
+					}
 				}
 				if late.HasLock() {
 					mustRelease(t, late, lockcore.Success, "")
