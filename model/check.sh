@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# model/check.sh: model-check the lock protocol with spin (see README.md).
+#
+#   model/check.sh ci     every check, small bounds (a few minutes on 2 cores)
+#   model/check.sh full   bigger bounds (for `make model`; much longer)
+#
+# Each run prints its bounds, the states stored, the search depth and the
+# time. Exit status is non-zero if a property of the corrected model fails,
+# if a run was cut short (memory), or if a run that must find a
+# counterexample (the seed model, the findings) does not find it.
+# Set KEEP=dir to keep the pan output and the trails of every run.
+set -u
+mode=${1:-ci}
+case $mode in ci|full) ;; *) echo "usage: $0 ci|full" >&2; exit 2 ;; esac
+here=$(cd "$(dirname "$0")" && pwd)
+
+command -v spin >/dev/null || (apt-get update && apt-get install -y spin) >/dev/null
+command -v spin >/dev/null || { echo "check.sh: spin is not installed" >&2; exit 1; }
+command -v gcc >/dev/null || { echo "check.sh: gcc is not installed" >&2; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+jobs_max=${JOBS:-2}
+memlim=${MEMLIM:-8000}            # MB per pan run
+
+# run NAME FILE EXPECT SPINFLAGS [PANFLAGS]
+#   EXPECT: pass | p3 | p4 | p6 | ... (the property whose assertion must fail)
+#           | ltl (the LTL claim must hold, with -a -f) | ltlfail
+run() {
+  local name=$1 file=$2 expect=$3 sflags=$4 pflags=${5:-}
+  local d=$work/$name gflags="-O2 -DMEMLIM=$memlim -DVECTORSZ=4096 ${GCCFLAGS:-}"
+  mkdir -p "$d"; cp "$here"/*.pml "$d"/
+  (
+    cd "$d" || exit 1
+    case $expect in
+      ltl|ltlfail) gflags="$gflags -DNFAIR=3"; pflags="-a -f $pflags" ;;
+      pass) gflags="$gflags -DNOCLAIM" ;;
+      *) gflags="$gflags -DNOCLAIM" ;;
+    esac
+    if ! spin -a $sflags "$file" >spin.out 2>&1; then
+      echo "FAIL $name: spin -a failed"; cat spin.out; exit 0
+    fi
+    gcc $gflags -o pan pan.c 2>gcc.out || { echo "FAIL $name: gcc failed"; tail gcc.out; exit 0; }
+    local t0 t1
+    t0=$(date +%s.%N)
+    ./pan -m1000000 $pflags >pan.out 2>&1
+    t1=$(date +%s.%N)
+    local states depth errs secs viol incomplete=""
+    states=$(awk '/states, stored/{print $1; exit}' pan.out)
+    depth=$(sed -n 's/.*depth reached \([0-9]*\).*/\1/p' pan.out | head -1)
+    errs=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' pan.out | head -1)
+    secs=$(echo "$t1 - $t0" | bc)
+    viol=$(grep '^pan:' pan.out | grep -o 'assertion violated p[0-9]\|acceptance cycle\|claim violated\|invalid end state' | head -1)
+    grep -q 'reached -DMEMLIM bound\|max search depth too small' pan.out && incomplete="(CUT SHORT: memory or depth limit)"
+    local verdict
+    case $expect in
+      pass|ltl)
+        if [ "${errs:-1}" = 0 ] && [ -z "$incomplete" ]; then verdict=ok; else verdict=FAIL; fi ;;
+      ltlfail)
+        if [ "${errs:-0}" != 0 ]; then verdict=ok; else verdict=FAIL; fi ;;
+      *)
+        if [ "$viol" = "assertion violated $expect" ]; then verdict=ok; else verdict=FAIL; fi ;;
+    esac
+    printf '%-4s %-26s expect %-7s states %-10s depth %-6s %7.1fs  %s %s\n' \
+      "$verdict" "$name" "$expect" "${states:-?}" "${depth:-?}" "$secs" "${viol:+found: $viol}" "$incomplete"
+    echo "     bounds: $file $sflags"
+    if [ "$verdict" = FAIL ]; then grep -E 'violated|error|Error' pan.out | head -5 | sed 's/^/     /'; fi
+    if [ -f "$file.trail" ]; then
+      spin -t $sflags "$file" 2>&1 | grep -E '^ *(t=|--|rates)' | sed 's/^ *//' >trail.txt
+    fi
+    if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP/$name"; cp pan.out "$KEEP/$name/"; [ -f trail.txt ] && cp trail.txt "$KEEP/$name/"; fi
+  ) >"$work/$name.res" 2>&1
+}
+
+names=()
+queue() {
+  names+=("$1")
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do sleep 0.2; done
+  run "$@" &
+}
+
+H=herdlock.pml S=seed.pml
+fixes="-DFIX_LU=1 -DFIX_SELF=1"
+if [ "$mode" = ci ]; then
+  # corrected protocol as written: safety (Properties 1-4 and 6), one fault family per run
+  base="-DPROFILES -DSJ=0"
+  # (longest runs first: two run at a time)
+  queue pause+loss         $H pass "$base -DTMAX=11 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
+  queue unbounded-pause    $H pass "$base -DTMAX=10 -DUNBOUNDED -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
+  queue pause+delay        $H pass "$base -DTMAX=14 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=1"
+  queue crash+loss+retry   $H pass "$base -DTMAX=22 -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=0"
+  queue crash+delay        $H pass "$base -DTMAX=22 -DNCRASH=1 -DNLOSS=0 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
+  # Property 5 (LTL, weak fairness)
+  queue liveness           $H ltl  "$base -DTMAX=24 -DLIVENESS -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=0"
+  # attempts that land after their call returned: Properties 1-5 need FIX_LU
+  queue late-attempt+fixes $H pass "$base -DTMAX=16 -DLATEDUP $fixes -DCHECKS=62 -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=1"
+  # findings (must fail): a late attempt without FIX_LU breaks Property 3;
+  # with the fixes a late attempt still leaves a ghost lock (Property 6)
+  queue finding-late-renew $H p3   "$base -DTMAX=16 -DLATEDUP -DCHECKS=8 -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=1"
+  queue finding-late-ghost $H p6   "$base -DTMAX=16 -DLATEDUP $fixes -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=0"
+  # mutants (must fail): the model sees the timing assumptions
+  queue mutant-no-margin   $H p3   "$base -DTMAX=16 -DMARGIN=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
+  queue mutant-eps-0       $H p3   "$base -DTMAX=16 -DEPS=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
+  # seed protocol: counterexamples
+  sbase="-DPROFILES -DSJ=2 -DTMAX=16"
+  queue seed-p3            $S p3   "$sbase -DCHECKS=8"
+  queue seed-p4            $S p4   "$sbase -DCHECKS=16"
+  queue seed-p4-crash      $S p4   "$sbase -DCHECKS=16 -DNPAUSE=0 -DNLOSS=0 -DNDUP=0 -DNDELAY=0"
+  queue seed-p6            $S p6   "$sbase -DCHECKS=64"
+  queue seed-p2-unfenced   $S p2   "$sbase -DCHECKS=4"
+else
+  export GCCFLAGS="-DCOLLAPSE"    # state compression: the full runs are large
+  memlim=${MEMLIM:-10000}
+  base="-DSJ=1 -DMIDRATE"
+  queue crash+loss+retry   $H pass "$base -DNCRASH=1 -DNLOSS=2 -DNDUP=1 -DNPAUSE=0 -DNDELAY=1"
+  queue pause+loss+retry   $H pass "$base -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=1 -DNDELAY=1"
+  queue crash+pause+delay  $H pass "$base -DNCRASH=1 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=2"
+  queue all-faults         $H pass "$base -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=1 -DNDELAY=1"
+  queue unbounded-pause    $H pass "-DSJ=1 -DMIDRATE -DTMAX=18 -DUNBOUNDED -DNCRASH=1 -DNLOSS=1 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
+  queue liveness           $H ltl  "$base -DTMAX=26 -DLIVENESS -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=1 -DNDELAY=0"
+  queue late-attempt+fixes $H pass "$base -DLATEDUP $fixes -DCHECKS=62 -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=1"
+  queue finding-late-renew $H p3   "$base -DLATEDUP -DCHECKS=8 -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=1"
+  queue finding-late-ghost $H p6   "$base -DLATEDUP $fixes -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=0"
+  queue mutant-no-margin   $H p3   "$base -DMARGIN=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
+  queue mutant-eps-0       $H p3   "$base -DEPS=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
+  sbase="-DSJ=3 -DMIDRATE -DTMAX=18"
+  queue seed-p3            $S p3   "$sbase -DCHECKS=8"
+  queue seed-p4            $S p4   "$sbase -DCHECKS=16"
+  queue seed-p4-crash      $S p4   "$sbase -DCHECKS=16 -DNPAUSE=0 -DNLOSS=0 -DNDUP=0 -DNDELAY=0"
+  queue seed-p6            $S p6   "$sbase -DCHECKS=64"
+  queue seed-p2-unfenced   $S p2   "$sbase -DCHECKS=4"
+fi
+wait
+
+status=0
+echo "spin model check ($mode): every search below is bounded (3 processes, one burst,"
+echo "the horizon TMAX, the fault budgets NCRASH/NPAUSE/NLOSS/NDUP/NDELAY, NREV acquire"
+echo "attempts each); within those bounds each 'pass' search is complete. None of it is"
+echo "an exhaustive proof for unbounded time, processes or faults."
+for n in "${names[@]}"; do
+  cat "$work/$n.res"
+  grep -q '^ok ' "$work/$n.res" || status=1
+done
+if [ $status = 0 ]; then echo "all checks behaved as expected"; else echo "SOME CHECKS FAILED"; fi
+exit $status
