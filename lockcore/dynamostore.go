@@ -102,7 +102,7 @@ const (
 	acquireCondObserve = " OR (#rev = :obsRev AND #beat = :obsBeat)"
 
 	renewUpdate = "SET #hb = :now, #lu = :leaseUntil ADD #beat :one"
-	renewCond   = "#rev = :rev AND #rel = :false"
+	renewCond   = "#rev = :rev AND #rel = :false AND #lu <= :leaseUntil"
 
 	releaseUpdate = "SET #rel = :true, #relAt = :now, #result = :result, #resultRef = :ref, #resultFence = #fence"
 	releaseCond   = "#rev = :rev AND (#rel = :false OR #result = :result)"

@@ -262,7 +262,7 @@ func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 				return st.Renew(ctx, lockcore.RenewRequest{Key: fakeKey, Revision: "r", NowMs: 5, LeaseUntilMs: 6})
 			},
 			wantUpdate: "SET #hb = :now, #lu = :leaseUntil ADD #beat :one",
-			wantCond:   "#rev = :rev AND #rel = :false",
+			wantCond:   "#rev = :rev AND #rel = :false AND #lu <= :leaseUntil",
 			wantNames:  map[string]string{"#hb": "heartbeatAtMs", "#lu": "leaseUntilMs", "#beat": "beat", "#rev": "revision", "#rel": "isReleased"},
 			wantValues: map[string]types.AttributeValue{":now": avN("5"), ":leaseUntil": avN("6"), ":one": avN("1"), ":rev": avS("r"), ":false": avBool(false)},
 		},

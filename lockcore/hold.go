@@ -17,7 +17,7 @@ type hold struct {
 	fence    int64
 	tookOver bool
 	start    time.Time // monotonic: when the acquire was sent
-	deadline time.Time // monotonic: the hard maximum
+	deadline time.Time // monotonic: the hard maximum, less ρ·maxHold so a slow clock still stops before expiresAt
 
 	parent context.Context // the context given to Acquire
 	ctx    context.Context // the holder's context
@@ -113,7 +113,7 @@ func (l *Lock) begin(ctx context.Context, it Item, sent time.Time, maxHold time.
 		fence:      it.Fence,
 		tookOver:   tookOver,
 		start:      sent,
-		deadline:   sent.Add(maxHold),
+		deadline:   sent.Add(maxHold - time.Duration(float64(maxHold)*l.o.drift)),
 		parent:     ctx,
 		ctx:        hctx,
 		cancel:     cancel,
@@ -265,6 +265,12 @@ func (l *Lock) renewWith(ctx context.Context, h *hold) error {
 	if errors.As(err, &ce) {
 		if ce.Current != nil && ce.Current.Revision == h.revision && ce.Current.Released {
 			return fmt.Errorf("lockcore: renew: %w", ErrReleased)
+		}
+		if ce.Current != nil && ce.Current.Revision == h.revision {
+			// Still ours, but the stored lease ends later than this one
+			// would (our wall clock stepped back): not extended, not lost.
+			return fmt.Errorf("lockcore: renew: not extended: stored lease ends at %d, later than %d: %w",
+				ce.Current.LeaseUntilMs, leaseUntil, err)
 		}
 		l.count(MetricLeaseLost, 1)
 		l.logAt(slog.LevelWarn, "lock taken by another holder", slog.Int64("fence", h.fence))

@@ -152,8 +152,10 @@ func TestMaximumHold(t *testing.T) {
 					t.Errorf("stored hard maximum = %v, want %v", got, tt.want)
 				}
 				<-l.Context().Done()
-				if got := time.Since(start); got != tt.want {
-					t.Errorf("cancelled after %v, want %v", got, tt.want)
+				// The holder stops ρ·maxHold early (default ρ = 1%), so a
+				// slow clock still stops before the stored maximum.
+				if got, want := time.Since(start), tt.want-tt.want/100; got != want {
+					t.Errorf("cancelled after %v, want %v", got, want)
 				}
 				if cause := context.Cause(l.Context()); !errors.Is(cause, lockcore.ErrMaxHoldReached) {
 					t.Errorf("cause = %v, want ErrMaxHoldReached", cause)

@@ -265,8 +265,12 @@ func (l *Lock) maxHold() time.Duration {
 func (l *Lock) renewInterval() time.Duration { return max(l.o.renewFloor, l.o.lease/3) }
 
 // validityMargin is what the holder subtracts from its lease so it stops
-// before any waiter could take over: max(100ms, 2% of the lease).
-func (l *Lock) validityMargin() time.Duration { return max(100*time.Millisecond, l.o.lease/50) }
+// before any waiter could take over: max(100ms, 2% of the lease, ρ·lease).
+// The model check (model/) shows a margin below ρ·lease lets a holder with
+// a slow clock overlap a waiter with a fast one.
+func (l *Lock) validityMargin() time.Duration {
+	return max(100*time.Millisecond, l.o.lease/50, time.Duration(float64(l.o.lease)*l.o.drift))
+}
 
 // logAt logs msg with the lock's group and id, building nothing when the
 // level is disabled.

@@ -98,7 +98,7 @@ func (s *MemoryStore) Renew(ctx context.Context, req RenewRequest) (Item, error)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur := s.items[PartitionKey(req.Key)]
-	if cur == nil || cur.Revision != req.Revision || cur.Released {
+	if cur == nil || cur.Revision != req.Revision || cur.Released || cur.LeaseUntilMs > req.LeaseUntilMs {
 		return Item{}, &ConditionError{Op: "renew", Current: cloneItem(cur)}
 	}
 	cur.HeartbeatAtMs = req.NowMs

@@ -36,8 +36,11 @@ type Store interface {
 
 	// Renew extends the lease of the holder named by req.Revision: it sets
 	// HeartbeatAtMs and LeaseUntilMs and adds 1 to Beat, on condition that
-	// the item exists, carries req.Revision and is not released. A failed
-	// condition is a *[ConditionError] with the current item.
+	// the item exists, carries req.Revision, is not released, and has a
+	// LeaseUntilMs no later than req.LeaseUntilMs, so that a renewal applied
+	// late (an SDK attempt that timed out on the client, after a later
+	// renewal) can never shorten the lease that waiters judge by the wall
+	// clock. A failed condition is a *[ConditionError] with the current item.
 	Renew(ctx context.Context, req RenewRequest) (Item, error)
 
 	// Release publishes the holder's result: Released=true, ReleasedAtMs,

@@ -56,7 +56,7 @@ func apply(st lstate, in Intent) (bool, lstate) {
 	case "renew":
 		next.Beat++
 		next.LU = in.LUMs
-		return st.Exists && st.Rev == in.Rev && !st.Rel, next
+		return st.Exists && st.Rev == in.Rev && !st.Rel && st.LU <= in.LUMs, next
 	case "release":
 		next.Rel, next.Result = true, in.Result
 		return st.Exists && st.Rev == in.Rev && (!st.Rel || st.Result == in.Result), next

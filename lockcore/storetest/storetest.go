@@ -269,7 +269,7 @@ func testAcquireResetsItem(t *testing.T, e *env) {
 	for _, res := range []lockcore.Result{lockcore.Success, lockcore.Failure} {
 		k := e.key(string(res))
 		first := mustAcquire(t, e.s, req(k, "first", baseMs))
-		if _, err := e.s.Renew(ctx(t), lockcore.RenewRequest{Key: k, Revision: "first", NowMs: baseMs + 1, LeaseUntilMs: baseMs + 2}); err != nil {
+		if _, err := e.s.Renew(ctx(t), lockcore.RenewRequest{Key: k, Revision: "first", NowMs: baseMs + 1, LeaseUntilMs: baseMs + 1 + leaseMs}); err != nil {
 			t.Fatalf("Renew() = %v", err)
 		}
 		if _, err := e.s.Enroll(ctx(t), k, "first"); err != nil {
@@ -517,6 +517,22 @@ func testRenewRefused(t *testing.T, e *env) {
 	next := mustAcquire(t, e.s, req(k, "successor", baseMs+2))
 	_, err = e.s.Renew(ctx(t), rr)
 	wantCondition(t, "Renew(taken over)", err, "renew", &next)
+
+	// A renewal applied late, after a later one, cannot shorten the lease;
+	// one with the same end is applied (an SDK retry of the latest).
+	k2 := e.key("late")
+	mustAcquire(t, e.s, req(k2, "holder", baseMs))
+	later := lockcore.RenewRequest{Key: k2, Revision: "holder", NowMs: baseMs + 4000, LeaseUntilMs: baseMs + 4000 + leaseMs}
+	renewed, err := e.s.Renew(ctx(t), later)
+	if err != nil {
+		t.Fatalf("Renew(later) = %v", err)
+	}
+	early := lockcore.RenewRequest{Key: k2, Revision: "holder", NowMs: baseMs + 2000, LeaseUntilMs: baseMs + 2000 + leaseMs}
+	_, err = e.s.Renew(ctx(t), early)
+	wantCondition(t, "Renew(applied late, shorter)", err, "renew", &renewed)
+	if again, err := e.s.Renew(ctx(t), later); err != nil || again.LeaseUntilMs != later.LeaseUntilMs || again.Beat != renewed.Beat+1 {
+		t.Errorf("Renew(same lease end again) = %+v, %v, want applied", again, err)
+	}
 }
 
 func testRelease(t *testing.T, e *env) {
@@ -688,7 +704,7 @@ func testKeyIsolation(t *testing.T, e *env) {
 	}
 	// Renewing, releasing and enrolling one key leaves the others as they
 	// were, and one key's revision means nothing on another.
-	if _, err := e.s.Renew(ctx(t), lockcore.RenewRequest{Key: keys[0], Revision: "rev-0", NowMs: baseMs + 1, LeaseUntilMs: baseMs + 2}); err != nil {
+	if _, err := e.s.Renew(ctx(t), lockcore.RenewRequest{Key: keys[0], Revision: "rev-0", NowMs: baseMs + 1, LeaseUntilMs: baseMs + 1 + leaseMs}); err != nil {
 		t.Fatalf("Renew(key 0) = %v", err)
 	}
 	if _, err := e.s.Enroll(ctx(t), keys[0], "rev-0"); err != nil {
