@@ -15,7 +15,7 @@ import (
 func FuzzAdd(f *testing.F) {
 	f.Add("Latency", "Milliseconds", 12.5, uint8(1))
 	f.Add("", "Count", 1.0, uint8(1))
-	f.Add("a\"b\\c\u2028", "Bytes/Second", -0.0, uint8(150))
+	f.Add("a\"b\\c\u2028", "Bytes/Second", math.Copysign(0, -1), uint8(150)) // negative zero
 	f.Add("_aws", "None", 1e300, uint8(3))
 	f.Add("service", "Count", 1.0, uint8(1))
 	f.Fuzz(func(t *testing.T, name, unit string, v float64, n uint8) {
