@@ -109,56 +109,88 @@ func TestChaosCI(t *testing.T) {
 // to catch the flaw it is meant for: the seed's protocol trips checks 1 to
 // 4; lockcore over a store whose renew and release ignore the revision
 // trips check 5.
+//
+// Whether a flaw shows in one run depends on where the random freezes,
+// kills and skews fall against real time, so the seed protocol runs in two
+// configurations, one after the other, and each of checks 1 to 4 must fire
+// in at least one of them.
 func TestChaosSelfTest(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the self-test takes about 60 s")
+		t.Skip("the self-test takes about 100 s")
 	}
 	t.Parallel()
+	type config struct {
+		phases []chaos.Phase
+		rounds int
+		freeze time.Duration
+		kill   time.Duration // 0: the CI configuration's
+		lease  time.Duration // 0: the CI configuration's
+	}
 	tests := []struct {
 		name    string
 		variant chaos.Variant
-		phases  []chaos.Phase
-		rounds  int
-		freeze  time.Duration
+		configs []config
 		want    []chaos.Check
 	}{
 		{
 			name:    "seed protocol",
 			variant: chaos.VariantSeed,
-			phases: []chaos.Phase{{Kind: chaos.Clean, Dur: 2 * time.Second}, {Kind: chaos.SmallSkew, Dur: 25 * time.Second},
-				{Kind: chaos.LargeSkew, Dur: 15 * time.Second}, {Kind: chaos.Herd}},
-			rounds: 2,
-			freeze: 5 * time.Second,
-			want:   []chaos.Check{chaos.CheckFences, chaos.CheckMutex, chaos.CheckLiveness, chaos.CheckHerd},
+			configs: []config{
+				// Many short leases: grants under skew (fences out of
+				// order), freezes (overlaps), kills (RELEASED with nothing
+				// stored).
+				{phases: []chaos.Phase{{Kind: chaos.Clean, Dur: 2 * time.Second}, {Kind: chaos.SmallSkew, Dur: 25 * time.Second},
+					{Kind: chaos.LargeSkew, Dur: 15 * time.Second}, {Kind: chaos.Herd}},
+					rounds: 2, freeze: 3 * time.Second, kill: 5 * time.Second},
+				// The seed hands over after about 1.5 to 2 leases (it polls
+				// every lease/2 and adds a poll to its expiry test); the
+				// liveness bound is a lease plus about 1.4 s. A 4 s lease
+				// puts the seed clearly past it, where 1.5 s leaves it
+				// borderline.
+				{phases: []chaos.Phase{{Kind: chaos.Clean, Dur: 2 * time.Second}, {Kind: chaos.SmallSkew, Dur: 25 * time.Second},
+					{Kind: chaos.LargeSkew, Dur: 15 * time.Second}},
+					freeze: 3 * time.Second, kill: 5 * time.Second, lease: 4 * time.Second},
+			},
+			want: []chaos.Check{chaos.CheckFences, chaos.CheckMutex, chaos.CheckLiveness, chaos.CheckHerd},
 		},
 		{
 			name:    "store without revision condition",
 			variant: chaos.VariantNoRevision,
-			phases:  []chaos.Phase{{Kind: chaos.Clean, Dur: 2 * time.Second}, {Kind: chaos.SmallSkew, Dur: 25 * time.Second}},
-			freeze:  3 * time.Second,
-			want:    []chaos.Check{chaos.CheckLinear},
+			configs: []config{{phases: []chaos.Phase{{Kind: chaos.Clean, Dur: 2 * time.Second}, {Kind: chaos.SmallSkew, Dur: 25 * time.Second}},
+				freeze: 3 * time.Second}},
+			want: []chaos.Check{chaos.CheckLinear},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cfg := chaos.CIConfig(2)
-			cfg.Variant = tt.variant
-			cfg.Phases = tt.phases
-			cfg.HerdRounds = tt.rounds
-			cfg.Faults.FreezeEvery = tt.freeze
-			cfg.WorkerCommand = workerCommand(t)
-			cfg.LogPath = logPath("selftest-" + string(tt.variant))
-			rep := run(t, cfg)
-			for _, c := range tt.want {
-				found := rep.Violations[c]
-				if c == chaos.CheckMutex {
-					// Definite overlaps are asserted in phase A and counted
-					// in phase B; either way check 2 saw them. Which phase
-					// catches the seed depends on where its freezes fall.
-					found += rep.MutexCounted
+			found := map[chaos.Check]int{}
+			for i, c := range tt.configs {
+				cfg := chaos.CIConfig(2)
+				cfg.Variant = tt.variant
+				cfg.Phases = c.phases
+				cfg.HerdRounds = c.rounds
+				cfg.Faults.FreezeEvery = c.freeze
+				if c.kill > 0 {
+					cfg.Faults.KillEvery = c.kill
 				}
-				if found == 0 {
+				if c.lease > 0 {
+					cfg.Lease = c.lease
+					cfg.MaxWait = 3 * c.lease
+					cfg.MaxHold = 5 * c.lease
+				}
+				cfg.WorkerCommand = workerCommand(t)
+				cfg.LogPath = logPath(fmt.Sprintf("selftest-%s-%d", tt.variant, i))
+				rep := run(t, cfg)
+				for c, n := range rep.Violations {
+					found[c] += n
+				}
+				// Definite overlaps are asserted in phase A and counted in
+				// phase B; either way check 2 saw them.
+				found[chaos.CheckMutex] += rep.MutexCounted
+			}
+			for _, c := range tt.want {
+				if found[c] == 0 {
 					t.Errorf("check %q found no violation in the %s variant; the harness cannot see this flaw", c, tt.variant)
 				}
 			}
