@@ -315,17 +315,24 @@ func testAcquireWallClock(t *testing.T, e *env) {
 		cr.UseWallClock = tt.useWall
 		cr.ClockAllowance = allowance
 		got, err := e.s.Acquire(ctx(t), cr)
-		call := fmt.Sprintf("Acquire(%s)", tt.name)
-		if tt.wantAcquired {
-			if err != nil {
-				t.Errorf("%s = %v, want success", call, err)
-				continue
-			}
-			wantItem(t, call, got, written(cr, held.Fence+1))
-		} else {
-			wantCondition(t, call, err, "acquire", &held)
-		}
+		wantAcquireOutcome(t, fmt.Sprintf("Acquire(%s)", tt.name), got, err, tt.wantAcquired, cr, held)
 	}
+}
+
+// wantAcquireOutcome checks that Acquire(cr) over held either wrote the
+// contender's item with the next fence (acquired) or failed its condition
+// with held as the current item.
+func wantAcquireOutcome(t *testing.T, call string, got lockcore.Item, err error, acquired bool, cr lockcore.AcquireRequest, held lockcore.Item) {
+	t.Helper()
+	if !acquired {
+		wantCondition(t, call, err, "acquire", &held)
+		return
+	}
+	if err != nil {
+		t.Errorf("%s = %v, want success", call, err)
+		return
+	}
+	wantItem(t, call, got, written(cr, held.Fence+1))
 }
 
 func testAcquireObservation(t *testing.T, e *env) {
@@ -363,16 +370,7 @@ func testAcquireObservation(t *testing.T, e *env) {
 		obs := tt.observed
 		cr.Observed = &obs
 		got, err := e.s.Acquire(ctx(t), cr)
-		call := fmt.Sprintf("Acquire(observation %s)", tt.name)
-		if tt.want {
-			if err != nil {
-				t.Errorf("%s = %v, want success", call, err)
-				continue
-			}
-			wantItem(t, call, got, written(cr, held.Fence+1))
-		} else {
-			wantCondition(t, call, err, "acquire", &held)
-		}
+		wantAcquireOutcome(t, fmt.Sprintf("Acquire(observation %s)", tt.name), got, err, tt.want, cr, held)
 	}
 }
 
