@@ -233,13 +233,7 @@ func (a *analysis) checkMutex() {
 			a.violate(CheckMutex, "key %s: w%d wrote with fence %d, revision %s, which the store never granted", w.Key, w.Worker, w.Fence, short(w.Rev))
 			continue
 		}
-		var next *grant
-		for _, g := range gs[i+1:] {
-			if g.rev != w.Rev {
-				next = g
-				break
-			}
-		}
+		next := nextGrant(gs[i+1:], w.Rev)
 		if next == nil {
 			continue
 		}
@@ -355,13 +349,7 @@ func (a *analysis) checkLiveness() {
 			if s.kind == "orphan" && g.ret != s.t {
 				continue
 			}
-			var next *grant
-			for _, h := range gs[cur+1:] {
-				if h.rev != g.rev {
-					next = h
-					break
-				}
-			}
+			next := nextGrant(gs[cur+1:], g.rev)
 			if next != nil && next.call < s.t {
 				continue
 			}
@@ -494,4 +482,15 @@ func (a *analysis) checkHerd(killed map[string]bool) {
 		}
 		r.Herd = append(r.Herd, *hr)
 	}
+}
+
+// nextGrant returns the first grant in gs with a revision other than rev
+// (a retried write of the same acquisition is not a new holder), or nil.
+func nextGrant(gs []*grant, rev string) *grant {
+	for _, g := range gs {
+		if g.rev != rev {
+			return g
+		}
+	}
+	return nil
 }

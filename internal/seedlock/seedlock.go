@@ -55,15 +55,8 @@ type API interface {
 
 var _ API = (*dynamodb.Client)(nil)
 
-// Params names the lock, as lockcore.Params does.
-type Params struct {
-	LockID        string
-	LockGroup     string
-	OwnerName     string
-	AccountID     int64
-	AppID         int64
-	RemainingTime func() time.Duration // nil: no invocation limit
-}
+// Params names the lock and the invocation, exactly as for lockcore.
+type Params = lockcore.Params
 
 type options struct {
 	lease, minLease, maxHold, renewInterval, poll, maxWait, jitter time.Duration
