@@ -2,11 +2,11 @@ package sandbox
 
 import (
 	"encoding/json"
-	"fmt"
 	"hash/fnv"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +21,25 @@ type UpstreamConfig struct {
 	Limit int
 	// Window is the rate limit's fixed window. Default one second.
 	Window time.Duration
+	// ThrottleFirst, when positive, makes the upstream answer 429 to every
+	// request for an item that arrives within ThrottleFirst of that item's
+	// first request, as an API does while it sheds load on one key. 0 means
+	// no such throttling.
+	ThrottleFirst time.Duration
+	// RetryAfter is the wait the 429 answers of ThrottleFirst ask for. 0
+	// means the time left until the item's throttling ends, rounded up to
+	// whole seconds (at least 1).
+	RetryAfter time.Duration
+	// FailStatus is the status of the answers of ThrottleFirst. Default
+	// 429; a 5xx status stands for an upstream that is down.
+	FailStatus int
+	// NoRetryAfter leaves the Retry-After header out of the answers of
+	// ThrottleFirst.
+	NoRetryAfter bool
+	// RetryAfterDate makes every 429 answer carry Retry-After as an HTTP
+	// date (the time of the answer plus the wait, rounded up to the next
+	// whole second) instead of delay-seconds.
+	RetryAfterDate bool
 }
 
 // Upstream is a local HTTP API that stands for a rate-limited third-party
@@ -29,10 +48,12 @@ type UpstreamConfig struct {
 type Upstream struct {
 	srv *httptest.Server
 	cfg UpstreamConfig
+	now func() time.Time // the clock of the answers; tests set it before the first request
 
 	mu          sync.Mutex // guards the fields below
 	requests    int
 	perItem     map[string]int
+	firstAt     map[string]time.Time // first request per item, for ThrottleFirst
 	rejected    int
 	windowStart time.Time
 	inWindow    int
@@ -44,7 +65,11 @@ type Upstream struct {
 type Arrival struct {
 	Item     string
 	At       time.Time
-	Rejected bool
+	Rejected bool // answered 429, or FailStatus within ThrottleFirst
+	// Status is the answer's status code.
+	Status int
+	// RetryAfter is the Retry-After header of a rejected request, as sent.
+	RetryAfter string
 }
 
 type stall struct {
@@ -65,7 +90,10 @@ func StartUpstream(cfg UpstreamConfig) *Upstream {
 	if cfg.Window <= 0 {
 		cfg.Window = time.Second
 	}
-	u := &Upstream{cfg: cfg, perItem: make(map[string]int)}
+	if cfg.FailStatus == 0 {
+		cfg.FailStatus = http.StatusTooManyRequests
+	}
+	u := &Upstream{cfg: cfg, now: time.Now, perItem: make(map[string]int), firstAt: make(map[string]time.Time)}
 	u.srv = httptest.NewServer(http.HandlerFunc(u.serve))
 	return u
 }
@@ -108,6 +136,19 @@ func (u *Upstream) Arrivals() []Arrival {
 	return append([]Arrival(nil), u.arrivals...)
 }
 
+// ArrivalsFor returns the requests for item received so far, in order.
+func (u *Upstream) ArrivalsFor(item string) []Arrival {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var out []Arrival
+	for _, a := range u.arrivals {
+		if a.Item == item {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // StallNext makes the next request take d instead of the configured latency
 // (it ends early if its client goes away). The returned channel is closed
 // when that request arrives.
@@ -125,21 +166,20 @@ func (u *Upstream) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "GET /{item}", http.StatusNotFound)
 		return
 	}
-	now := time.Now()
 	u.mu.Lock()
+	now := u.now()
 	u.requests++
 	seq := u.requests
 	u.perItem[item]++
-	if now.Sub(u.windowStart) >= u.cfg.Window {
-		u.windowStart, u.inWindow = now, 0
-	}
-	u.inWindow++
-	limited := u.cfg.Limit > 0 && u.inWindow > u.cfg.Limit
-	retryAfter := u.windowStart.Add(u.cfg.Window).Sub(now)
+	limited, status, wait := u.throttled(item, now)
+	var retryAfter string
 	if limited {
 		u.rejected++
+		if wait > 0 {
+			retryAfter = u.retryAfterHeader(now, wait)
+		}
 	}
-	u.arrivals = append(u.arrivals, Arrival{Item: item, At: now, Rejected: limited})
+	u.arrivals = append(u.arrivals, Arrival{Item: item, At: now, Rejected: limited, Status: status, RetryAfter: retryAfter})
 	st := u.stall
 	if !limited {
 		u.stall = nil
@@ -147,8 +187,10 @@ func (u *Upstream) serve(w http.ResponseWriter, r *http.Request) {
 	u.mu.Unlock()
 
 	if limited {
-		w.Header().Set("Retry-After", fmt.Sprint(int(math.Ceil(retryAfter.Seconds()))))
-		http.Error(w, "rate limited", http.StatusTooManyRequests)
+		if retryAfter != "" {
+			w.Header().Set("Retry-After", retryAfter)
+		}
+		http.Error(w, http.StatusText(status), status)
 		return
 	}
 	latency := u.cfg.Latency
@@ -167,6 +209,49 @@ func (u *Upstream) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(Quote{Pair: item, Rate: rateFor(item), Seq: seq, AtMs: time.Now().UnixMilli()})
+}
+
+// throttled says whether the request for item arriving at now is refused,
+// with which status, and the wait to ask for (0: no Retry-After). It counts
+// the request in the rate limit's window. u.mu must be held.
+func (u *Upstream) throttled(item string, now time.Time) (refused bool, status int, wait time.Duration) {
+	first, seen := u.firstAt[item]
+	if !seen {
+		first = now
+		u.firstAt[item] = now
+	}
+	if left := first.Add(u.cfg.ThrottleFirst).Sub(now); left > 0 {
+		switch {
+		case u.cfg.NoRetryAfter:
+			wait = 0
+		case u.cfg.RetryAfter > 0:
+			wait = u.cfg.RetryAfter
+		default:
+			wait = left
+		}
+		return true, u.cfg.FailStatus, wait
+	}
+	if now.Sub(u.windowStart) >= u.cfg.Window {
+		u.windowStart, u.inWindow = now, 0
+	}
+	u.inWindow++
+	if u.cfg.Limit > 0 && u.inWindow > u.cfg.Limit {
+		return true, http.StatusTooManyRequests, max(u.windowStart.Add(u.cfg.Window).Sub(now), time.Nanosecond)
+	}
+	return false, http.StatusOK, 0
+}
+
+// retryAfterHeader formats a wait as a Retry-After value: whole seconds,
+// rounded up and at least 1, or an HTTP date with RetryAfterDate.
+func (u *Upstream) retryAfterHeader(now time.Time, wait time.Duration) string {
+	if u.cfg.RetryAfterDate {
+		at := now.Add(wait)
+		if t := at.Truncate(time.Second); t.Before(at) {
+			at = t.Add(time.Second)
+		}
+		return at.UTC().Format(http.TimeFormat)
+	}
+	return strconv.Itoa(max(1, int(math.Ceil(wait.Seconds()))))
 }
 
 // rateFor returns a stable made-up rate for item.

@@ -3,7 +3,9 @@ package sandbox
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -95,5 +97,134 @@ func TestRIEPathMissingSaysMakeDeps(t *testing.T) {
 	t.Setenv(RIEEnv, "/nonexistent/aws-lambda-rie")
 	if _, err := RIEPath(); err == nil || !strings.Contains(err.Error(), "run make deps") {
 		t.Errorf("RIEPath() = %v, want an error saying run make deps", err)
+	}
+}
+
+// fakeClock is a settable clock for the upstream's answers.
+type fakeClock struct {
+	mu sync.Mutex // guards t
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// startClocked starts an upstream whose answers use a fake clock.
+func startClocked(t *testing.T, cfg UpstreamConfig) (*Upstream, *fakeClock) {
+	t.Helper()
+	clk := &fakeClock{t: time.Date(2026, 12, 1, 10, 0, 0, 300e6, time.UTC)}
+	u := StartUpstream(cfg)
+	u.now = clk.now
+	t.Cleanup(u.Close)
+	return u, clk
+}
+
+func TestUpstreamThrottleFirst(t *testing.T) {
+	type step struct {
+		after      time.Duration // clock advance before the request
+		item       string
+		status     int
+		retryAfter string
+	}
+	at := func(d time.Duration) string {
+		return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).Add(d).Format(http.TimeFormat)
+	}
+	tests := []struct {
+		name  string
+		cfg   UpstreamConfig
+		steps []step
+	}{
+		{
+			name: "fixed Retry-After in seconds, per item",
+			cfg:  UpstreamConfig{ThrottleFirst: 3 * time.Second, RetryAfter: 2 * time.Second},
+			steps: []step{
+				{0, "A", 429, "2"},
+				{2 * time.Second, "A", 429, "2"},
+				{500 * time.Millisecond, "B", 429, "2"}, // B's own window starts now
+				{500 * time.Millisecond, "A", 200, ""},  // 3 s after A's first request
+				{2 * time.Second, "B", 429, "2"},
+				{time.Second, "B", 200, ""},
+			},
+		},
+		{
+			name: "Retry-After is the time left, rounded up",
+			cfg:  UpstreamConfig{ThrottleFirst: 8 * time.Second},
+			steps: []step{
+				{0, "A", 429, "8"},
+				{2500 * time.Millisecond, "A", 429, "6"},
+				{5400 * time.Millisecond, "A", 429, "1"},
+				{100 * time.Millisecond, "A", 200, ""},
+			},
+		},
+		{
+			name: "Retry-After as an HTTP date, rounded up to the second",
+			cfg:  UpstreamConfig{ThrottleFirst: 3 * time.Second, RetryAfter: 2 * time.Second, RetryAfterDate: true},
+			steps: []step{
+				{0, "A", 429, at(3 * time.Second)}, // 10:00:00.3 + 2 s = 10:00:02.3, rounded up
+				{time.Second, "A", 429, at(4 * time.Second)},
+				{2 * time.Second, "A", 200, ""},
+			},
+		},
+		{
+			name: "a 503 without Retry-After",
+			cfg:  UpstreamConfig{ThrottleFirst: time.Second, FailStatus: 503, NoRetryAfter: true},
+			steps: []step{
+				{0, "A", 503, ""},
+				{time.Second, "A", 200, ""},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, clk := startClocked(t, tt.cfg)
+			var want []Arrival
+			for i, s := range tt.steps {
+				clk.advance(s.after)
+				resp, q := get(t, u.URL()+"/"+s.item)
+				if resp.StatusCode != s.status || resp.Header.Get("Retry-After") != s.retryAfter {
+					t.Fatalf("request %d (%s): status %d, Retry-After %q; want %d, %q",
+						i+1, s.item, resp.StatusCode, resp.Header.Get("Retry-After"), s.status, s.retryAfter)
+				}
+				if s.status == 200 && q.Pair != s.item {
+					t.Errorf("request %d: quote %+v, want one for %s", i+1, q, s.item)
+				}
+				if s.item == "A" {
+					want = append(want, Arrival{Item: "A", At: clk.now(), Rejected: s.status != 200, Status: s.status, RetryAfter: s.retryAfter})
+				}
+			}
+			if got := u.ArrivalsFor("A"); !slices.Equal(got, want) {
+				t.Errorf("ArrivalsFor(A) = %+v, want %+v", got, want)
+			}
+			if got := u.RequestsFor("A"); got != len(want) {
+				t.Errorf("RequestsFor(A) = %d, want %d", got, len(want))
+			}
+		})
+	}
+}
+
+func TestUpstreamThrottleFirstLeavesTheRateLimitAlone(t *testing.T) {
+	u, clk := startClocked(t, UpstreamConfig{ThrottleFirst: time.Second, Limit: 1, Window: time.Hour})
+	for i := range 3 {
+		if resp, _ := get(t, u.URL()+"/A"); resp.StatusCode != 429 {
+			t.Fatalf("request %d within ThrottleFirst: status %d, want 429", i+1, resp.StatusCode)
+		}
+	}
+	clk.advance(time.Second)
+	for i, want := range []int{200, 429} {
+		if resp, _ := get(t, u.URL()+"/A"); resp.StatusCode != want {
+			t.Errorf("request %d after ThrottleFirst: status %d, want %d (the throttled ones do not count in the limit)", i+1, resp.StatusCode, want)
+		}
+	}
+	if u.Requests() != 5 || u.Rejected() != 4 {
+		t.Errorf("Requests() = %d, Rejected() = %d, want 5, 4", u.Requests(), u.Rejected())
 	}
 }
