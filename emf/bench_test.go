@@ -97,3 +97,39 @@ func BenchmarkEncodingJSONBaseline(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBatchFlush20x3 is BenchmarkFlush20x3 on a new batch per
+// invocation, as a process running many invocations at once uses emf.
+func BenchmarkBatchFlush20x3(b *testing.B) {
+	m := newBench(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		benchInvocation(b, m.NewBatch())
+	}
+}
+
+// BenchmarkBatchFlush20x3Parallel runs BenchmarkBatchFlush20x3 on
+// GOMAXPROCS goroutines at once, all writing through one writer.
+func BenchmarkBatchFlush20x3Parallel(b *testing.B) {
+	m := newBench(b)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			benchInvocation(b, m.NewBatch())
+		}
+	})
+}
+
+func benchInvocation(b *testing.B, batch *Batch) {
+	if err := batch.AddDimension("tenant", "acme"); err != nil {
+		b.Error(err)
+	}
+	for i, name := range benchNames {
+		if err := batch.Add(name, Milliseconds, 1.5*float64(i)); err != nil {
+			b.Error(err)
+		}
+	}
+	if err := batch.Flush(); err != nil {
+		b.Error(err)
+	}
+}

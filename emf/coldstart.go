@@ -1,21 +1,23 @@
 package emf
 
-import (
-	"os"
-	"sync/atomic"
-)
+import "os"
 
-// coldStartTaken is set by the first CaptureColdStart of the process.
-var coldStartTaken atomic.Bool
+// CaptureColdStart records the ColdStart metric, a Count of 1, in the
+// shared batch, as [Batch.CaptureColdStart] does.
+func (m *Metrics) CaptureColdStart(functionName string) error {
+	return m.shared.CaptureColdStart(functionName)
+}
 
-// CaptureColdStart records the ColdStart metric, a Count of 1, if this is
-// the first call in the process, and does nothing after. As Powertools
+// CaptureColdStart records the ColdStart metric, a Count of 1, in this
+// batch if this is the first call of its [Metrics] (of any of its batches),
+// and does nothing after: with one Metrics per process, that is the
+// process's first invocation. As Powertools
 // does, the next Flush writes it as a document of its own whose only
 // dimensions are function_name and service (each when known). An empty
 // functionName falls back to AWS_LAMBDA_FUNCTION_NAME. It fails, without
 // using up the cold start, if functionName is not a valid dimension value.
 // It is safe for concurrent use.
-func (m *Metrics) CaptureColdStart(functionName string) error {
+func (b *Batch) CaptureColdStart(functionName string) error {
 	if functionName == "" {
 		functionName = os.Getenv("AWS_LAMBDA_FUNCTION_NAME")
 	}
@@ -24,12 +26,13 @@ func (m *Metrics) CaptureColdStart(functionName string) error {
 			return err
 		}
 	}
-	if !coldStartTaken.CompareAndSwap(false, true) {
+	if !b.m.coldTaken.CompareAndSwap(false, true) {
 		return nil
 	}
-	m.mu.Lock()
-	m.cur.coldStart, m.cur.functionName = true, functionName
-	m.mu.Unlock()
+	b.mu.Lock()
+	s := b.state()
+	s.coldStart, s.functionName = true, functionName
+	b.mu.Unlock()
 	return nil
 }
 
@@ -50,5 +53,5 @@ func (m *Metrics) coldStartDoc(enc *encoder, ts int64, functionName string) erro
 	enc.dims = dims
 	enc.one[0] = 1
 	cold := metric{name: coldStartName, unit: Count, values: enc.one[:]}
-	return enc.write(m.w, m.namespace, ts, dims, nil, []metric{cold})
+	return enc.write(&m.out, m.namespace, ts, dims, nil, []metric{cold})
 }

@@ -7,8 +7,6 @@ import (
 )
 
 func TestCaptureColdStart(t *testing.T) {
-	coldStartTaken.Store(false)
-	t.Cleanup(func() { coldStartTaken.Store(false) })
 	m, buf := newTest(t, WithDefaultDimensions(map[string]string{"env": "prod"}))
 	if err := m.CaptureColdStart("bad\x00name"); !errors.Is(err, ErrInvalidDimension) {
 		t.Fatalf("CaptureColdStart() of an invalid name = %v, want ErrInvalidDimension", err)
@@ -38,18 +36,26 @@ func TestCaptureColdStart(t *testing.T) {
 		t.Errorf("second document values = %v, want %v", docs[1].Values, want)
 	}
 
-	// Another instance in the same process is not cold either.
+	// A batch of the same Metrics is not cold either.
+	b := m.NewBatch()
+	mustNil(t, b.CaptureColdStart("orders-fn"))
+	mustNil(t, b.Add("m", Count, 1))
+	mustNil(t, b.Flush())
+	if docs, err := validateOutput(buf.Bytes()); err != nil || len(docs) != 1 {
+		t.Errorf("batch after the cold start wrote %d documents (%v), want 1", len(docs), err)
+	}
+
+	// The cold start belongs to the Metrics, not to the process: no
+	// package state. Another instance has its own.
 	other, otherBuf := newTest(t)
 	mustNil(t, other.CaptureColdStart("orders-fn"))
 	mustNil(t, other.Add("m", Count, 1))
-	if docs := flushDocs(t, other, otherBuf); len(docs) != 1 {
-		t.Errorf("second instance wrote %d documents, want 1", len(docs))
+	if docs := flushDocs(t, other, otherBuf); len(docs) != 2 {
+		t.Errorf("second instance wrote %d documents, want 2", len(docs))
 	}
 }
 
 func TestCaptureColdStartOnly(t *testing.T) {
-	coldStartTaken.Store(false)
-	t.Cleanup(func() { coldStartTaken.Store(false) })
 	clearEnv(t)
 	t.Setenv("AWS_LAMBDA_FUNCTION_NAME", "from-env")
 	m, buf := newTest(t, WithErrorOnEmpty(true))

@@ -14,6 +14,17 @@
 //	m.AddHighResolution("Latency", emf.Milliseconds, 12.5)
 //	err = m.Flush() // one JSON line per document, to stdout
 //
+// A process that runs several invocations at once (Lambda Managed Instances,
+// AWS_LAMBDA_MAX_CONCURRENCY above 1) gives each its own [Batch] of the one
+// Metrics: each batch's metrics, dimensions and properties go to documents
+// of their own, and documents flushed at the same time are written one
+// Write call each, under the writer's lock, so lines never interleave.
+//
+//	b := m.NewBatch() // in each invocation
+//	b.SetProperty("request_id", requestID)
+//	b.Add("OrderPlaced", emf.Count, 1)
+//	err = b.Flush()
+//
 // Namespace, service and disabling also come from the Powertools variables
 // POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME and
 // POWERTOOLS_METRICS_DISABLED; options win over them. The service is a

@@ -76,3 +76,20 @@ func ExampleParseUnit() {
 	// true <nil>
 	// emf: unknown unit: "bytes"
 }
+
+// With several invocations at once in one process, each gets its own batch
+// of the one Metrics: its metrics, dimensions and properties go to its own
+// document.
+func ExampleMetrics_NewBatch() {
+	m, _ := emf.New(emf.WithNamespace("Shop"), emf.WithService("orders"), emf.WithWriter(os.Stdout), emf.WithClock(fixed))
+	first, second := m.NewBatch(), m.NewBatch()
+	first.SetProperty("requestId", "r-1")
+	second.SetProperty("requestId", "r-2")
+	first.Add("OrderPlaced", emf.Count, 1)
+	second.Add("OrderFailed", emf.Count, 1)
+	second.Flush()
+	first.Flush()
+	// Output:
+	// {"_aws":{"Timestamp":1700000000000,"CloudWatchMetrics":[{"Namespace":"Shop","Dimensions":[["service"]],"Metrics":[{"Name":"OrderFailed","Unit":"Count"}]}]},"service":"orders","requestId":"r-2","OrderFailed":1}
+	// {"_aws":{"Timestamp":1700000000000,"CloudWatchMetrics":[{"Namespace":"Shop","Dimensions":[["service"]],"Metrics":[{"Name":"OrderPlaced","Unit":"Count"}]}]},"service":"orders","requestId":"r-1","OrderPlaced":1}
+}

@@ -5,25 +5,25 @@ import (
 	"fmt"
 )
 
-// Flush writes what was added since the last Flush, as embedded metric
-// format documents of one line each, and clears the metrics, dimensions
-// and properties added since; default dimensions stay. Metrics beyond the
+// Flush writes what was added to the batch since its last Flush, as
+// embedded metric format documents of one line and one Write call each,
+// and empties the batch; default dimensions stay. Metrics beyond the
 // format's limits (100 per document, 100 values per metric, 1 MiB) are
 // split over several documents, never dropped. With no metrics it writes
 // nothing. It returns the errors AddMetric recorded, the writer's error,
-// and [ErrNoMetrics] if [WithErrorOnEmpty] asked for it, all joined. No
-// lock is held while writing.
-func (m *Metrics) Flush() error {
-	m.mu.Lock()
-	s := m.cur
-	m.cur = m.spare
-	if m.cur == nil {
-		m.cur = newState()
+// and [ErrNoMetrics] if [WithErrorOnEmpty] asked for it, all joined. The
+// batch's lock is not held while encoding and writing, and the writer's
+// lock only for each Write.
+func (b *Batch) Flush() error {
+	b.mu.Lock()
+	s := b.cur
+	b.cur = nil
+	b.mu.Unlock()
+	m := b.m
+	if s == nil {
+		s = m.getState()
 	}
-	m.spare = nil
-	enc := m.enc
-	m.enc = nil
-	m.mu.Unlock()
+	enc, _ := m.encoders.Get().(*encoder)
 	if enc == nil {
 		enc = new(encoder)
 	}
@@ -35,14 +35,8 @@ func (m *Metrics) Flush() error {
 	}
 
 	s.reset()
-	m.mu.Lock()
-	if m.spare == nil {
-		m.spare = s
-	}
-	if m.enc == nil {
-		m.enc = enc
-	}
-	m.mu.Unlock()
+	m.states.Put(s)
+	m.encoders.Put(enc)
 	return errors.Join(errs...)
 }
 
@@ -59,7 +53,7 @@ func (m *Metrics) write(enc *encoder, s *state, errs []error) []error {
 		}
 		return errs
 	}
-	if err := enc.write(m.w, m.namespace, ts, m.dimensions(enc, s), s.props, s.metrics); err != nil {
+	if err := enc.write(&m.out, m.namespace, ts, m.dimensions(enc, s), s.props, s.metrics); err != nil {
 		errs = append(errs, fmt.Errorf("%w: %w", ErrWrite, err))
 	}
 	return errs

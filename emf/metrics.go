@@ -9,29 +9,47 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
 
-// Metrics collects metrics, dimensions and properties for one invocation
-// and writes them as embedded metric format documents on [Metrics.Flush].
-// Create it with [New], once per process. All its methods are safe for
-// concurrent use.
+// Metrics is the embedded metric format writer of a process: its
+// namespace, service, default dimensions and writer, and the [Batch]es that
+// collect the metrics of each invocation. Create it with [New], once per
+// process. Its own Add, AddDimension, SetProperty and Flush methods are
+// those of one shared batch, for a process that runs one invocation at a
+// time; with several at once, give each its own batch with
+// [Metrics.NewBatch]. All its methods are safe for concurrent use.
 type Metrics struct {
 	// Set by New, then read-only.
 	namespace    string
 	service      string
-	w            io.Writer
 	now          func() time.Time
 	errorOnEmpty bool
 	disabled     bool
 	defaults     []dim          // the service first, then sorted by key
 	defaultIndex map[string]int // key -> index in defaults
 
-	mu    sync.Mutex // guards cur, spare and enc
-	cur   *state     // what the next Flush writes
-	spare *state     // a reset state for the Flush after, nil while one is being written
-	enc   *encoder   // the encoder's buffers, nil while a Flush uses them
+	out       lockedWriter // every batch writes its documents through it
+	coldTaken atomic.Bool  // set by the first CaptureColdStart
+	states    sync.Pool    // of *state, reset, for the batches
+	encoders  sync.Pool    // of *encoder, for the flushes
+
+	shared Batch // the batch of Metrics' own Add, SetProperty and Flush
+}
+
+// lockedWriter makes each document one Write call on w under mu, so that
+// batches flushing at the same time never interleave their lines.
+type lockedWriter struct {
+	mu sync.Mutex // guards w; held only for one Write
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // New returns a Metrics configured by opts and the Powertools environment
@@ -62,13 +80,13 @@ func New(opts ...Option) (*Metrics, error) {
 	m := &Metrics{
 		namespace:    o.namespace,
 		service:      o.service,
-		w:            o.writer,
 		now:          o.now,
 		errorOnEmpty: o.errorOnEmpty,
 		disabled:     o.disabled,
 		defaultIndex: make(map[string]int),
-		cur:          newState(),
+		out:          lockedWriter{w: o.writer},
 	}
+	m.shared.m = m
 	if o.service != "" {
 		if err := checkDimension(serviceKey, o.service); err != nil {
 			return nil, err
@@ -95,19 +113,24 @@ func New(opts ...Option) (*Metrics, error) {
 
 const serviceKey = "service"
 
+// NewBatch returns an empty batch for one invocation's metrics, dimensions
+// and properties, written with m's namespace, service, default dimensions
+// and writer. It is safe for concurrent use.
+func (m *Metrics) NewBatch() *Batch { return &Batch{m: m} }
+
 // Add records value v for the metric name, in unit, at standard (60 second)
-// resolution. Values for one name accumulate until Flush. It fails, and
-// records nothing, if the name, unit or value is invalid, if name was added
-// since the last flush with another unit or resolution, or if name is a
-// dimension or property.
+// resolution, in the shared batch. Values for one name accumulate until
+// Flush. It fails, and records nothing, if the name, unit or value is
+// invalid, if name was added since the last flush with another unit or
+// resolution, or if name is a dimension or property.
 func (m *Metrics) Add(name string, unit Unit, v float64) error {
-	return m.add(name, unit, false, v)
+	return m.shared.add(name, unit, false, v)
 }
 
 // AddHighResolution is [Metrics.Add] for a high-resolution metric, which
 // CloudWatch stores at 1 second resolution (StorageResolution 1).
 func (m *Metrics) AddHighResolution(name string, unit Unit, v float64) error {
-	return m.add(name, unit, true, v)
+	return m.shared.add(name, unit, true, v)
 }
 
 // AddMetric is [Metrics.Add] with the unit given by its name, as
@@ -115,71 +138,7 @@ func (m *Metrics) AddHighResolution(name string, unit Unit, v float64) error {
 // other packages, such as lockcore's. An error is not lost: the next Flush
 // returns it, joined with any others.
 func (m *Metrics) AddMetric(name, unit string, value float64) {
-	u, err := ParseUnit(unit)
-	if err == nil {
-		err = m.add(name, u, false, value)
-	}
-	if err != nil {
-		m.mu.Lock()
-		m.cur.record(fmt.Errorf("metric %s: %w", quote(name), err))
-		m.mu.Unlock()
-	}
-}
-
-func (m *Metrics) add(name string, unit Unit, highRes bool, v float64) error {
-	if err := checkValue(v); err != nil {
-		return fmt.Errorf("metric %s: %w", quote(name), err)
-	}
-	if !unit.valid() {
-		return fmt.Errorf("metric %s: %w: %s", quote(name), ErrUnknownUnit, quote(string(unit)))
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.cur
-	if i, ok := s.index[name]; ok {
-		mt := &s.metrics[i]
-		if mt.unit != unit || mt.highRes != highRes {
-			return fmt.Errorf("%w: %s was %s, resolution %d", ErrMetricRedefined, quote(name), mt.unit, resolution(mt.highRes))
-		}
-		mt.values = append(mt.values, v)
-		return nil
-	}
-	if err := checkMetricName(name); err != nil {
-		return err
-	}
-	if err := m.nameFree(s, name, "metric"); err != nil {
-		return err
-	}
-	mt := s.newMetric(name, unit, highRes)
-	mt.values = append(mt.values, v)
-	return nil
-}
-
-// nameFree reports an error if name is already a member of a kind other
-// than kind. The caller holds m.mu.
-func (m *Metrics) nameFree(s *state, name, kind string) error {
-	var other string
-	switch {
-	case kind != "metric" && s.isMetric(name):
-		other = "metric"
-	case kind != "property" && s.isProperty(name):
-		other = "property"
-	case kind != "dimension" && m.isDimension(s, name):
-		other = "dimension"
-	}
-	if other != "" {
-		return fmt.Errorf("%w: %s %s is a %s", ErrNameInUse, kind, quote(name), other)
-	}
-	return nil
-}
-
-func (m *Metrics) isDimension(s *state, name string) bool {
-	for _, d := range m.defaults {
-		if d.key == name {
-			return true
-		}
-	}
-	return s.dim(name) >= 0
+	m.shared.AddMetric(name, unit, value)
 }
 
 // AddDimension adds a dimension to the documents of the next Flush, which
@@ -187,28 +146,7 @@ func (m *Metrics) isDimension(s *state, name string) bool {
 // then. It fails if the key or value is invalid, if the key is a metric or
 // a property, or if there would be more than 30 dimensions.
 func (m *Metrics) AddDimension(key, value string) error {
-	if err := checkDimension(key, value); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.cur
-	if err := m.nameFree(s, key, "dimension"); err != nil {
-		return err
-	}
-	if i := s.dim(key); i >= 0 {
-		s.dims[i].value = value
-		return nil
-	}
-	_, isDefault := m.defaultIndex[key]
-	if !isDefault {
-		if len(m.defaults)+s.extraDims >= maxDimensions {
-			return fmt.Errorf("%w: adding %s", ErrTooManyDimensions, quote(key))
-		}
-		s.extraDims++
-	}
-	s.dims = append(s.dims, dim{key, value})
-	return nil
+	return m.shared.AddDimension(key, value)
 }
 
 // SetProperty adds a member that is not a metric, such as a request id, to
@@ -217,36 +155,30 @@ func (m *Metrics) AddDimension(key, value string) error {
 // key is invalid or is a metric or dimension, if v cannot be marshalled, or
 // if the properties would not fit in a document.
 func (m *Metrics) SetProperty(key string, v any) error {
-	if err := checkPropertyKey(key); err != nil {
-		return err
+	return m.shared.SetProperty(key, v)
+}
+
+// Flush writes what was added to the shared batch since the last Flush, as
+// [Batch.Flush] does.
+func (m *Metrics) Flush() error { return m.shared.Flush() }
+
+// getState returns a reset state from the pool, or a new one.
+func (m *Metrics) getState() *state {
+	if s, ok := m.states.Get().(*state); ok {
+		return s
 	}
-	raw, err := marshalProperty(v)
-	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrInvalidProperty, quote(key), err)
+	return newState()
+}
+
+// isDefault reports whether key is a default dimension (at most 30: a
+// scan beats the map).
+func (m *Metrics) isDefault(key string) bool {
+	for _, d := range m.defaults {
+		if d.key == key {
+			return true
+		}
 	}
-	size := propertySize(key, raw)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.cur
-	if err := m.nameFree(s, key, "property"); err != nil {
-		return err
-	}
-	old := 0
-	i, ok := s.propIndex[key]
-	if ok {
-		old = propertySize(key, s.props[i].raw)
-	}
-	if s.propBytes-old+size > maxPropertyBytes {
-		return fmt.Errorf("%w: %d bytes with %s", ErrPropertiesTooLarge, s.propBytes-old+size, quote(key))
-	}
-	s.propBytes += size - old
-	if ok {
-		s.props[i].raw = raw
-		return nil
-	}
-	s.propIndex[key] = len(s.props)
-	s.props = append(s.props, property{key, raw})
-	return nil
+	return false
 }
 
 // marshalProperty encodes v as JSON: strings, booleans and integers, the
