@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -37,6 +38,11 @@ func main() {
 	}
 	lambda.Start(h)
 }
+
+// upstreamTimeout bounds one upstream call, so that a hung upstream is an
+// upstream_timeout failure the herd learns of, not a holder that runs into
+// its maximum hold.
+const upstreamTimeout = 10 * time.Second
 
 // setup builds the handler from the environment read through getenv.
 func setup(ctx context.Context, getenv func(string) string) (func(context.Context, fetchcache.Request) (fetchcache.Response, error), error) {
@@ -68,7 +74,7 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	cache := fetchcache.NewCache(client, cfg.CacheTable, cfg.CacheTTL)
-	up := fetchcache.NewUpstream(cfg.UpstreamURL, &http.Client{})
+	up := fetchcache.NewUpstream(cfg.UpstreamURL, &http.Client{Timeout: upstreamTimeout})
 	return fetchcache.NewHandler(store, cfg.LockGroup, cache, up,
 		lockmw.WithMetrics(metrics),
 		lockmw.WithColdStartMetric(),

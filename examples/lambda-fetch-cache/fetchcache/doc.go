@@ -4,8 +4,9 @@
 // store it in a DynamoDB cache table, and the others read what it stored.
 //
 //   - [LoadConfig] reads and checks the environment at init.
-//   - [Upstream] calls the API with the invocation's context and honours
-//     429 and Retry-After within the deadline.
+//   - [Upstream] calls the API once per attempt with the invocation's
+//     context; a 429, a 5xx or a timeout is an [*UpstreamError] whose
+//     Retry-After and failure code the lock shares with the whole burst.
 //   - [Cache] is the cache table: consistent reads, a freshness TTL, and
 //     writes conditioned on the lock's fence.
 //   - [NewHandler] puts them together behind the lock.

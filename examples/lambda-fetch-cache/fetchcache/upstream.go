@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,114 +14,202 @@ import (
 	"time"
 )
 
-// Errors of the upstream client.
+// Errors of the upstream client, matched by the [*UpstreamError] of the
+// corresponding failure with errors.Is.
 var (
-	// ErrRateLimited: the upstream answered 429 and the wait it asked for
-	// does not fit in the time the invocation has left, or it kept
-	// answering 429 for every attempt.
+	// ErrRateLimited: the upstream answered 429 (code upstream_throttled).
 	ErrRateLimited = errors.New("upstream: rate limited")
 	// ErrUpstreamStatus: the upstream answered with a status other than
-	// 200 or 429, or with a body that is not JSON.
+	// 200 or 429, or with a body that is not JSON or too large.
 	ErrUpstreamStatus = errors.New("upstream: bad answer")
+)
+
+// Failure codes of an [*UpstreamError]. They are short, fixed and safe to
+// publish: lockmw releases the lock with the code as the failure reason,
+// and the herd's waiters answer with it.
+const (
+	CodeThrottled   = "upstream_throttled"   // 429
+	CodeUnavailable = "upstream_unavailable" // 5xx, or no connection
+	CodeTimeout     = "upstream_timeout"     // no answer in time
+	CodeBadAnswer   = "upstream_bad_answer"  // another status, a body that is not JSON, too large
 )
 
 // Limits of the upstream client.
 const (
-	maxUpstreamAttempts = 5
 	// maxBodyBytes keeps the cached item below DynamoDB's 400 KB item size.
 	maxBodyBytes = 350 << 10
-	// defaultRetryAfter is the wait after a 429 without a usable Retry-After.
+	// defaultRetryAfter is the wait after a 429, a 5xx or a timeout without
+	// a usable Retry-After.
 	defaultRetryAfter = time.Second
+	// maxRetryAfter bounds the wait an answer can ask for: a later
+	// Retry-After is read as this.
+	maxRetryAfter = 5 * time.Minute
 )
+
+// UpstreamError is the error of an upstream call that brought no document.
+// Its message holds the failure code, the status and the wait, never the
+// request URL, the answer's body or the transport's error text, which may
+// carry tokens or payload fragments: it is safe to log and to return.
+//
+// It implements the retry hints of package lockmw: RetryAfter is the wait
+// the upstream asked for, and FailureCode the code, so the lock's failure
+// release tells the whole herd when to try again and why.
+type UpstreamError struct {
+	// Code is one of CodeThrottled, CodeUnavailable, CodeTimeout and
+	// CodeBadAnswer.
+	Code string
+	// Status is the answer's HTTP status, 0 when there was no answer.
+	Status int
+	// Wait is how long to wait before the next call: from Retry-After
+	// (delay-seconds or an HTTP date, at most 5 minutes), 1 s for a 429, a
+	// 5xx or a timeout without a usable one, 0 for a bad answer.
+	Wait time.Duration
+	// Cause is the transport's error, when there was one. It may hold the
+	// request URL: inspect it, do not log it.
+	Cause error
+}
+
+func (e *UpstreamError) Error() string {
+	msg := "upstream: " + e.Code
+	if e.Status != 0 {
+		msg += " (status " + strconv.Itoa(e.Status) + ")"
+	}
+	if e.Wait > 0 {
+		msg += ", retry after " + e.Wait.String()
+	}
+	return msg
+}
+
+// Unwrap returns the transport's error, or nil.
+func (e *UpstreamError) Unwrap() error { return e.Cause }
+
+// Is makes errors.Is match ErrRateLimited for a 429 and ErrUpstreamStatus for
+// a bad answer.
+func (e *UpstreamError) Is(target error) bool {
+	switch target {
+	case ErrRateLimited:
+		return e.Code == CodeThrottled
+	case ErrUpstreamStatus:
+		return e.Code == CodeBadAnswer
+	}
+	return false
+}
+
+// RetryAfter returns Wait: how long the herd should leave the upstream
+// alone.
+func (e *UpstreamError) RetryAfter() time.Duration { return e.Wait }
+
+// FailureCode returns Code.
+func (e *UpstreamError) FailureCode() string { return e.Code }
 
 // Upstream fetches one item from the rate-limited upstream API:
 // GET {base}/{item}, which answers a JSON document. It is safe for
 // concurrent use.
 type Upstream struct {
-	base    *url.URL
-	client  *http.Client
-	now     func() time.Time
-	reserve time.Duration // kept free before the deadline: cache write and lock release
+	base   *url.URL
+	client *http.Client
+	now    func() time.Time
 }
 
+// NewUpstream returns the client of the API at base. client's Timeout, when
+// set, bounds each call; the invocation's context bounds it too.
 func NewUpstream(base *url.URL, client *http.Client) *Upstream {
-	return &Upstream{base: base, client: client, now: time.Now, reserve: 500 * time.Millisecond}
+	return &Upstream{base: base, client: client, now: time.Now}
 }
 
 // Fetch returns the upstream's JSON document for item. It uses ctx for the
-// request, so a lost lock or the invocation's deadline cancels the call. On
-// 429 it waits as long as Retry-After asks, when that wait ends before ctx's
-// deadline minus the reserve, and tries again, up to 5 attempts; otherwise it
-// returns an error matching ErrRateLimited at once.
+// request, so a lost lock or the invocation's deadline cancels the call,
+// and then returns the context's cause.
+//
+// Fetch makes one request and never waits out a Retry-After itself: on a
+// 429, a 5xx or a timeout it returns an [*UpstreamError] at once, whose
+// RetryAfter the lock publishes with its failure release, so that the
+// waiters and newcomers of the burst stay away from the upstream until
+// then, and the burst makes at most the lock's attempts per episode
+// (lockcore.WithMaxAttempts) upstream calls. A wait inside the holder
+// would hide the failure from the herd, and a retry inside it would
+// multiply that bound.
 func (u *Upstream) Fetch(ctx context.Context, item string) (json.RawMessage, error) {
 	target := u.base.JoinPath(url.PathEscape(item)).String()
-	for attempt := 1; ; attempt++ {
-		body, retryAfter, err := u.get(ctx, target)
-		if err == nil || retryAfter < 0 {
-			return body, err
-		}
-		if attempt == maxUpstreamAttempts {
-			return nil, fmt.Errorf("%w: still 429 after %d attempts", ErrRateLimited, attempt)
-		}
-		if dl, ok := ctx.Deadline(); ok && u.now().Add(retryAfter).After(dl.Add(-u.reserve)) {
-			return nil, fmt.Errorf("%w: Retry-After %s does not fit before the deadline", ErrRateLimited, retryAfter)
-		}
-		t := time.NewTimer(retryAfter)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("upstream: waiting to retry: %w", context.Cause(ctx))
-		case <-t.C:
-		}
-	}
-}
-
-// get makes one request. retryAfter is the wait the upstream asked for on a
-// 429, and -1 for every other outcome.
-func (u *Upstream) get(ctx context.Context, target string) (body json.RawMessage, retryAfter time.Duration, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return nil, -1, fmt.Errorf("upstream: %w", err)
+		return nil, fmt.Errorf("upstream: %w", err)
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := u.client.Do(req)
 	if err != nil {
-		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
-			return nil, -1, fmt.Errorf("upstream: %w", cause)
-		}
-		return nil, -1, fmt.Errorf("upstream: %w", err)
+		return nil, u.transportError(ctx, err)
 	}
 	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusOK:
-	case http.StatusTooManyRequests:
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxBodyBytes))
-		return nil, parseRetryAfter(resp.Header.Get("Retry-After"), u.now()), ErrRateLimited
-	default:
-		return nil, -1, fmt.Errorf("%w: status %d from %s", ErrUpstreamStatus, resp.StatusCode, target)
+	if resp.StatusCode != http.StatusOK {
+		// Drain a little so that the connection can be reused; the body
+		// is never read into an error.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return nil, u.statusError(resp)
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
 	if err != nil {
-		return nil, -1, fmt.Errorf("upstream: reading the answer: %w", err)
+		return nil, u.transportError(ctx, err)
 	}
-	if len(b) > maxBodyBytes {
-		return nil, -1, fmt.Errorf("%w: answer larger than %d bytes", ErrUpstreamStatus, maxBodyBytes)
+	if len(b) > maxBodyBytes || !json.Valid(b) {
+		return nil, &UpstreamError{Code: CodeBadAnswer, Status: resp.StatusCode}
 	}
-	if !json.Valid(b) {
-		return nil, -1, fmt.Errorf("%w: answer is not JSON", ErrUpstreamStatus)
-	}
-	return json.RawMessage(b), -1, nil
+	return json.RawMessage(b), nil
 }
 
-// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP date.
-// Missing or unreadable values give defaultRetryAfter.
-func parseRetryAfter(v string, now time.Time) time.Duration {
+// statusError classifies an answer other than 200.
+func (u *Upstream) statusError(resp *http.Response) error {
+	e := &UpstreamError{Code: CodeBadAnswer, Status: resp.StatusCode}
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		e.Code = CodeThrottled
+	case resp.StatusCode >= 500:
+		e.Code = CodeUnavailable
+	default:
+		return e
+	}
+	e.Wait = defaultRetryAfter
+	if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), u.now()); ok {
+		e.Wait = d
+	}
+	return e
+}
+
+// transportError classifies a call that brought no answer. When ctx ended,
+// the call was cut short by the lock or the invocation: that is the
+// context's cause, not the upstream's failure, unless it is the context's
+// own deadline.
+func (u *Upstream) transportError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		cause := context.Cause(ctx)
+		if !errors.Is(cause, context.DeadlineExceeded) {
+			return fmt.Errorf("upstream: %w", cause)
+		}
+		return &UpstreamError{Code: CodeTimeout, Wait: defaultRetryAfter, Cause: cause}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &UpstreamError{Code: CodeTimeout, Wait: defaultRetryAfter, Cause: err}
+	}
+	return &UpstreamError{Code: CodeUnavailable, Wait: defaultRetryAfter, Cause: err}
+}
+
+// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP date,
+// as a wait from now within [0, maxRetryAfter]. ok is false when v is
+// missing or unreadable.
+func parseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 	v = strings.TrimSpace(v)
-	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
-		return time.Duration(secs) * time.Second
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		return time.Duration(min(secs, int64(maxRetryAfter/time.Second))) * time.Second, true
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0)
+		return min(max(t.Sub(now), 0), maxRetryAfter), true
 	}
-	return defaultRetryAfter
+	return 0, false
 }

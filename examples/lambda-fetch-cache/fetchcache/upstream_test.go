@@ -6,13 +6,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
 // scripted answers each request with the next status in statuses (the last
-// one repeats), and counts requests.
+// one repeats), with retryAfter as the Retry-After of the refusals, and
+// counts requests.
 func scripted(t *testing.T, retryAfter string, statuses ...int) (*Upstream, *atomic.Int32) {
 	t.Helper()
 	var n atomic.Int32
@@ -22,7 +24,7 @@ func scripted(t *testing.T, retryAfter string, statuses ...int) (*Upstream, *ato
 		if r.URL.Path != "/v1/EUR-USD" {
 			st = http.StatusNotFound
 		}
-		if st == http.StatusTooManyRequests {
+		if st != http.StatusOK && retryAfter != "" {
 			w.Header().Set("Retry-After", retryAfter)
 		}
 		w.WriteHeader(st)
@@ -43,40 +45,89 @@ func TestFetchOK(t *testing.T) {
 	}
 }
 
-func TestFetchRetriesAfter429(t *testing.T) {
-	u, n := scripted(t, "0", http.StatusTooManyRequests, http.StatusTooManyRequests, http.StatusOK)
-	got, err := u.Fetch(t.Context(), "EUR-USD")
-	if err != nil || string(got) != `{"rate":1.08}` || n.Load() != 3 {
-		t.Fatalf("Fetch() = %s, %v after %d requests, want the document after 3", got, err, n.Load())
+func TestFetchFailures(t *testing.T) {
+	tests := []struct {
+		name       string
+		status     int
+		retryAfter string
+		want       UpstreamError
+		is         error
+	}{
+		{"429 with Retry-After seconds", 429, "2", UpstreamError{Code: CodeThrottled, Status: 429, Wait: 2 * time.Second}, ErrRateLimited},
+		{"429 with Retry-After 8", 429, "8", UpstreamError{Code: CodeThrottled, Status: 429, Wait: 8 * time.Second}, ErrRateLimited},
+		{"429 without Retry-After", 429, "", UpstreamError{Code: CodeThrottled, Status: 429, Wait: defaultRetryAfter}, ErrRateLimited},
+		{"429 with garbage", 429, "soon", UpstreamError{Code: CodeThrottled, Status: 429, Wait: defaultRetryAfter}, ErrRateLimited},
+		{"429 asking for a day", 429, "86400", UpstreamError{Code: CodeThrottled, Status: 429, Wait: maxRetryAfter}, ErrRateLimited},
+		{"503 with Retry-After", 503, "3", UpstreamError{Code: CodeUnavailable, Status: 503, Wait: 3 * time.Second}, nil},
+		{"500", 500, "", UpstreamError{Code: CodeUnavailable, Status: 500, Wait: defaultRetryAfter}, nil},
+		{"404", 404, "", UpstreamError{Code: CodeBadAnswer, Status: 404}, ErrUpstreamStatus},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, n := scripted(t, tt.retryAfter, tt.status, http.StatusOK)
+			_, err := u.Fetch(t.Context(), "EUR-USD")
+			var ue *UpstreamError
+			if !errors.As(err, &ue) || *ue != tt.want || n.Load() != 1 {
+				t.Fatalf("Fetch() = %#v after %d requests, want %#v after 1 (no retry inside Fetch)", err, n.Load(), tt.want)
+			}
+			if ue.RetryAfter() != tt.want.Wait || ue.FailureCode() != tt.want.Code {
+				t.Errorf("RetryAfter(), FailureCode() = %v, %q, want %v, %q", ue.RetryAfter(), ue.FailureCode(), tt.want.Wait, tt.want.Code)
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("errors.Is(%v, %v) = false", err, tt.is)
+			}
+		})
 	}
 }
 
-func TestFetchGivesUpWhenRetryAfterPassesTheDeadline(t *testing.T) {
-	u, n := scripted(t, "30", http.StatusTooManyRequests)
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	start := time.Now()
-	_, err := u.Fetch(ctx, "EUR-USD")
-	if !errors.Is(err, ErrRateLimited) || n.Load() != 1 {
-		t.Fatalf("Fetch() = %v after %d requests, want ErrRateLimited after 1", err, n.Load())
+func TestFetchErrorsHoldNoUpstreamText(t *testing.T) {
+	const secret = "token=s3cr3t"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/throttled":
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "slow down, "+secret, http.StatusTooManyRequests)
+		case "/v1/broken":
+			http.Error(w, "stack trace with "+secret, http.StatusInternalServerError)
+		default:
+			w.Write([]byte("not json " + secret))
+		}
+	}))
+	defer srv.Close()
+	base, _ := url.Parse(srv.URL + "/v1?" + secret)
+	u := NewUpstream(base, srv.Client())
+	for _, item := range []string{"throttled", "broken", "garbled"} {
+		_, err := u.Fetch(t.Context(), item)
+		if err == nil || strings.Contains(err.Error(), "s3cr3t") || strings.Contains(err.Error(), srv.URL) {
+			t.Errorf("Fetch(%s) = %v, want an error without the body or the URL", item, err)
+		}
 	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("Fetch() took %v, want it to give up at once", d)
+	// No connection at all: the transport's text names the URL.
+	srv.Close()
+	_, err := u.Fetch(t.Context(), "gone")
+	var ue *UpstreamError
+	if !errors.As(err, &ue) || ue.Code != CodeUnavailable || strings.Contains(err.Error(), "s3cr3t") || ue.Cause == nil {
+		t.Errorf("Fetch() with the upstream gone = %v, want %s without the URL, with the cause kept", err, CodeUnavailable)
 	}
 }
 
-func TestFetchGivesUpAfterMaxAttempts(t *testing.T) {
-	u, n := scripted(t, "0", http.StatusTooManyRequests)
-	_, err := u.Fetch(t.Context(), "EUR-USD")
-	if !errors.Is(err, ErrRateLimited) || n.Load() != maxUpstreamAttempts {
-		t.Fatalf("Fetch() = %v after %d requests, want ErrRateLimited after %d", err, n.Load(), maxUpstreamAttempts)
-	}
-}
-
-func TestFetchRejectsBadAnswers(t *testing.T) {
-	u, _ := scripted(t, "", http.StatusInternalServerError)
-	if _, err := u.Fetch(t.Context(), "EUR-USD"); !errors.Is(err, ErrUpstreamStatus) {
-		t.Errorf("Fetch() on 500 = %v, want ErrUpstreamStatus", err)
+func TestFetchTimeout(t *testing.T) {
+	block := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-block:
+		}
+	}))
+	defer srv.Close()
+	defer close(block)
+	base, _ := url.Parse(srv.URL)
+	client := srv.Client()
+	client.Timeout = 50 * time.Millisecond
+	_, err := NewUpstream(base, client).Fetch(t.Context(), "EUR-USD")
+	var ue *UpstreamError
+	if !errors.As(err, &ue) || ue.Code != CodeTimeout || ue.RetryAfter() != defaultRetryAfter {
+		t.Fatalf("Fetch() past the client's timeout = %v, want %s with RetryAfter %v", err, CodeTimeout, defaultRetryAfter)
 	}
 }
 
@@ -109,17 +160,25 @@ func TestParseRetryAfter(t *testing.T) {
 	tests := []struct {
 		in   string
 		want time.Duration
+		ok   bool
 	}{
-		{"3", 3 * time.Second},
-		{"0", 0},
-		{"", defaultRetryAfter},
-		{"soon", defaultRetryAfter},
-		{now.Add(7 * time.Second).Format(http.TimeFormat), 7 * time.Second},
-		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
+		{"3", 3 * time.Second, true},
+		{" 2 ", 2 * time.Second, true},
+		{"0", 0, true},
+		{"", 0, false},
+		{"soon", 0, false},
+		{"-4", 0, false},
+		{"1.5", 0, false},
+		{"99999999999999", maxRetryAfter, true},
+		{"99999999999999999999", 0, false}, // beyond int64
+		{now.Add(7 * time.Second).Format(http.TimeFormat), 7 * time.Second, true},
+		{now.Add(-time.Minute).Format(http.TimeFormat), 0, true},
+		{now.Add(48 * time.Hour).Format(http.TimeFormat), maxRetryAfter, true},
+		{now.Add(7 * time.Second).Format(time.RFC850), 7 * time.Second, true},
 	}
 	for _, tt := range tests {
-		if got := parseRetryAfter(tt.in, now); got != tt.want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", tt.in, got, tt.want)
+		if got, ok := parseRetryAfter(tt.in, now); got != tt.want || ok != tt.ok {
+			t.Errorf("parseRetryAfter(%q) = %v, %t, want %v, %t", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 }
