@@ -1,0 +1,294 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/herdlock/herdlock/internal/dynalite"
+	"github.com/herdlock/herdlock/internal/dynalite/dynalitetest"
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// cli runs the built herdlock binary against one dynalite table.
+type cli struct {
+	t        *testing.T
+	bin      string
+	endpoint string
+	table    string
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func (c *cli) env() []string {
+	return append(os.Environ(),
+		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=herdlock", "AWS_SECRET_ACCESS_KEY=herdlock",
+		"AWS_SESSION_TOKEN=", "AWS_PROFILE=", "AWS_CONFIG_FILE="+os.DevNull,
+		"AWS_SHARED_CREDENTIALS_FILE="+os.DevNull, "AWS_EC2_METADATA_DISABLED=true",
+		envTable+"="+c.table)
+}
+
+func (c *cli) command(stdin string, args ...string) *exec.Cmd {
+	cmd := exec.Command(c.bin, append(args, "--endpoint-url", c.endpoint)...)
+	cmd.Env = c.env()
+	cmd.Stdin = strings.NewReader(stdin)
+	return cmd
+}
+
+func (c *cli) run(stdin string, args ...string) result {
+	c.t.Helper()
+	cmd := c.command(stdin, args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		c.t.Fatalf("herdlock %v: %v", args, err)
+	}
+	return result{cmd.ProcessState.ExitCode(), out.String(), errOut.String()}
+}
+
+// want runs args and checks the exit code and that stdout holds each of
+// the given texts.
+func (c *cli) want(code int, args []string, texts ...string) result {
+	c.t.Helper()
+	r := c.run("", args...)
+	if r.code != code {
+		c.t.Errorf("herdlock %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, code, r.stdout, r.stderr)
+	}
+	for _, s := range texts {
+		if !strings.Contains(r.stdout, s) {
+			c.t.Errorf("herdlock %s: stdout lacks %q:\n%s", strings.Join(args, " "), s, r.stdout)
+		}
+	}
+	return r
+}
+
+func buildCLI(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "herdlock")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// fixture writes the four kinds of item the CLI must tell apart.
+type fixture struct {
+	store                             *lockcore.DynamoStore
+	held, success, failure, abandoned lockcore.Item
+}
+
+func writeFixture(t *testing.T, store *lockcore.DynamoStore) fixture {
+	t.Helper()
+	ctx := t.Context()
+	now := time.Now().UnixMilli()
+	acquire := func(id string, leaseUntil, expires int64) lockcore.Item {
+		it, err := store.Acquire(ctx, lockcore.AcquireRequest{
+			Key: lockcore.Key{Group: "fx", ID: id}, Owner: "stream/req-" + id, Revision: "rev-" + id,
+			Lease: 6 * time.Second, NowMs: now, LeaseUntilMs: leaseUntil, ExpiresAtMs: expires,
+			RecordAccount: "act:123456789012/app:1", FenceBase: 100,
+		})
+		if err != nil {
+			t.Fatalf("Acquire(%s) = %v", id, err)
+		}
+		return it
+	}
+	release := func(it lockcore.Item, r lockcore.Result) lockcore.Item {
+		out, err := store.Release(ctx, lockcore.ReleaseRequest{Key: it.Key, Revision: it.Revision, NowMs: now, Result: r, ResultRef: "cache/" + it.Key.ID})
+		if err != nil {
+			t.Fatalf("Release(%s) = %v", it.Key.ID, err)
+		}
+		return out
+	}
+	return fixture{
+		store:     store,
+		held:      acquire("HELD", now+10*60_000, now+20*60_000),
+		success:   release(acquire("OK", now+60_000, now+60_000), lockcore.Success),
+		failure:   release(acquire("FAILED", now+60_000, now+60_000), lockcore.Failure),
+		abandoned: acquire("ABANDONED", now-10_000, now+60_000),
+	}
+}
+
+func TestCLI(t *testing.T) {
+	bin := buildCLI(t)
+	db := dynalitetest.Start(t)
+	c := &cli{t: t, bin: bin, endpoint: db.Endpoint(), table: "herdlock-cli"}
+
+	c.want(exitOK, []string{"create-table", c.table}, "table herdlock-cli is active")
+	c.want(exitOK, []string{"create-table", c.table}, "is active") // an existing table is fine
+	client := dynalite.NewClient(db.Endpoint())
+	out, err := client.DescribeTable(t.Context(), describe(c.table))
+	if err != nil {
+		t.Fatalf("DescribeTable() = %v", err)
+	}
+	if ks := out.Table.KeySchema; len(ks) != 1 || *ks[0].AttributeName != lockcore.AttrLockKey || ks[0].KeyType != "HASH" {
+		t.Errorf("created key schema = %+v, want one HASH key %s", ks, lockcore.AttrLockKey)
+	}
+	store, err := lockcore.NewDynamoStore(client, c.table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx := writeFixture(t, store)
+
+	t.Run("get", func(t *testing.T) {
+		c.t = t
+		c.want(exitOK, []string{"get", "fx", "HELD"}, "verdict:", "held by stream/req-HELD", "lease in ", "revision:", "rev-HELD", "fence:", "101", "act:123456789012/app:1")
+		c.want(exitOK, []string{"get", "fx", "OK"}, "released with success", "cache/OK")
+		c.want(exitOK, []string{"get", "fx", "FAILED"}, "released with failure")
+		c.want(exitOK, []string{"get", "fx", "ABANDONED"}, "abandoned by stream/req-ABANDONED", "lease lapsed 10 s ago")
+		c.want(exitNotFound, []string{"get", "fx", "NOPE"}, "absent")
+		r := c.want(exitOK, []string{"get", "--json", "fx", "ABANDONED"})
+		var v view
+		if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || v.Verdict != verdictAbandoned || v.Revision != "rev-ABANDONED" {
+			t.Errorf("get --json = %+v, %v; want the abandoned item", v, err)
+		}
+	})
+
+	t.Run("list", func(t *testing.T) {
+		c.t = t
+		all := c.want(exitOK, []string{"list"}, "GROUP", "HELD", "OK", "FAILED", "ABANDONED")
+		if n := strings.Count(all.stdout, "\n"); n != 5 {
+			t.Errorf("list printed %d lines, want a header and 4 items:\n%s", n, all.stdout)
+		}
+		held := c.want(exitOK, []string{"list", "--held"}, "HELD")
+		abandoned := c.want(exitOK, []string{"list", "--abandoned"}, "ABANDONED")
+		for _, r := range []result{held, abandoned} {
+			if n := strings.Count(r.stdout, "\n"); n != 2 {
+				t.Errorf("list filtered printed %d lines, want a header and 1 item:\n%s", n, r.stdout)
+			}
+		}
+		r := c.want(exitOK, []string{"list", "--json", "--group", "fx"})
+		var vs []view
+		if err := json.Unmarshal([]byte(r.stdout), &vs); err != nil || len(vs) != 4 {
+			t.Errorf("list --json = %d items, %v; want 4:\n%s", len(vs), err, r.stdout)
+		}
+		r = c.want(exitOK, []string{"list", "--json", "--group", "other"})
+		if strings.TrimSpace(r.stdout) != "[]" {
+			t.Errorf("list --json --group other = %q, want []", r.stdout)
+		}
+		c.want(exitUsage, []string{"list", "--held", "--abandoned"})
+	})
+
+	t.Run("release", func(t *testing.T) {
+		c.t = t
+		// The revision an operator saw is stale: the lock was taken over.
+		r := c.want(exitRefused, []string{"release", "fx", "HELD", "--revision", "rev-OLD", "--yes"})
+		if !strings.Contains(r.stderr, "another holder acquired it") {
+			t.Errorf("stale release stderr = %q, want the refusal", r.stderr)
+		}
+		if it, _, _ := store.Get(t.Context(), fx.held.Key); it.Released || it.Revision != fx.held.Revision {
+			t.Errorf("after a refused release the item = %+v, want it held by %s", it, fx.held.Revision)
+		}
+		c.want(exitRefused, []string{"release", "fx", "OK", "--revision", fx.success.Revision, "--yes"})
+		c.want(exitNotFound, []string{"release", "fx", "NOPE", "--revision", "x", "--yes"})
+		c.want(exitUsage, []string{"release", "fx", "HELD"})
+
+		if r := c.run("n\n", "release", "fx", "HELD", "--revision", fx.held.Revision); r.code != exitNotConfirmed {
+			t.Errorf("release answered n: exit %d, want %d; stderr %s", r.code, exitNotConfirmed, r.stderr)
+		}
+		if r := c.run("y\n", "release", "fx", "HELD", "--revision", fx.held.Revision); r.code != exitOK || !strings.Contains(r.stdout, "released with failure") {
+			t.Errorf("release answered y: exit %d, stdout %q, stderr %q; want 0 and released", r.code, r.stdout, r.stderr)
+		}
+		it, _, err := store.Get(t.Context(), fx.held.Key)
+		if err != nil || !it.Released || it.Result != lockcore.Failure || it.Revision != fx.held.Revision {
+			t.Errorf("after release the item = %+v, %v; want released with failure at %s", it, err, fx.held.Revision)
+		}
+		c.want(exitOK, []string{"release", "fx", "HELD", "--revision", fx.held.Revision, "--yes"}, "already released")
+		c.want(exitOK, []string{"release", "fx", "ABANDONED", "--revision", fx.abandoned.Revision, "--yes"}, "released with failure")
+	})
+
+	t.Run("watch", func(t *testing.T) {
+		c.t = t
+		testWatch(t, c, store)
+	})
+
+	t.Run("usage", func(t *testing.T) {
+		c.t = t
+		c.want(exitUsage, []string{"frobnicate"})
+		c.want(exitUsage, []string{"get", "fx"})
+		c.want(exitUsage, []string{"get", "--no-such-flag", "fx", "HELD"})
+		c.want(exitOK, []string{"get", "--help"}, "Example:", "herdlock get")
+		for _, cmd := range commands {
+			c.want(exitOK, []string{"help", cmd.name}, "Example:\n  herdlock "+cmd.name)
+		}
+	})
+}
+
+// testWatch starts watch on an absent key, creates, renews and releases the
+// item, and expects a line for each change, then stops watch with SIGINT.
+func testWatch(t *testing.T, c *cli, store *lockcore.DynamoStore) {
+	cmd := c.command("", "watch", "--interval", "20ms", "fx", "WATCHED")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	next := func(want string) {
+		t.Helper()
+		select {
+		case l, ok := <-lines:
+			if !ok || !strings.Contains(l, want) {
+				t.Fatalf("watch line = %q (open %t), want one with %q; stderr %s", l, ok, want, stderr.String())
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("no watch line with %q within 60 s", want)
+		}
+	}
+	next(verdictAbsent)
+	key := lockcore.Key{Group: "fx", ID: "WATCHED"}
+	now := time.Now().UnixMilli()
+	it, err := store.Acquire(t.Context(), lockcore.AcquireRequest{Key: key, Owner: "w", Revision: "rev-w",
+		Lease: time.Minute, NowMs: now, LeaseUntilMs: now + 60_000, ExpiresAtMs: now + 120_000, FenceBase: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next("held by w")
+	if _, err := store.Renew(t.Context(), lockcore.RenewRequest{Key: key, Revision: it.Revision, NowMs: now, LeaseUntilMs: now + 60_000}); err != nil {
+		t.Fatal(err)
+	}
+	next("renewals 1")
+	if _, err := store.Release(t.Context(), lockcore.ReleaseRequest{Key: key, Revision: it.Revision, NowMs: now, Result: lockcore.Success}); err != nil {
+		t.Fatal(err)
+	}
+	next(verdictReleasedOK)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for range lines {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("watch after SIGINT: %v, want exit 0; stderr %s", err, stderr.String())
+	}
+}
+
+func describe(table string) *dynamodb.DescribeTableInput {
+	return &dynamodb.DescribeTableInput{TableName: aws.String(table)}
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+var watchCommand = command{
+	name:    "watch",
+	args:    "[--table T] [--interval 1s] GROUP ID",
+	summary: "print each change of a lock item until Ctrl-C",
+	detail: `One strongly consistent read every --interval; a line for the first read and for
+every change: a new holder (take-over), a renewal, a release, a lease that
+lapsed. An absent item is watched until it appears.`,
+	example: "herdlock watch --table locks --interval 200ms fetch-cache EUR-USD",
+	flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
+		var tf tableFlags
+		tf.register(fs)
+		interval := fs.Duration("interval", time.Second, "time between two strongly consistent reads")
+		return func(ctx context.Context, e *env, args []string) error {
+			if err := wantArgs(args, "GROUP", "ID"); err != nil {
+				return err
+			}
+			if *interval < 10*time.Millisecond {
+				return usageErr("--interval %v: want at least 10ms", *interval)
+			}
+			store, _, err := tf.store(ctx, e)
+			if err != nil {
+				return err
+			}
+			return watch(ctx, e, store, lockcore.Key{Group: args[0], ID: args[1]}, *interval)
+		}
+	},
+}
+
+// state is what watch compares between two reads: a change of any of these
+// is printed. The heartbeat and lease times change with Beat.
+type state struct {
+	found    bool
+	revision string
+	fence    int64
+	beat     int64
+	released bool
+	result   lockcore.Result
+	verdict  string
+}
+
+// watch reads the item every interval and prints a line for the first read
+// and for each change, until ctx ends (Ctrl-C), which is a clean exit. A
+// failed first read is an error; later failures are reported and retried.
+func watch(ctx context.Context, e *env, store *lockcore.DynamoStore, key lockcore.Key, interval time.Duration) error {
+	var last *state
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		it, found, err := store.Get(ctx, key)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil && last == nil:
+			return err
+		case err != nil:
+			fmt.Fprintf(e.stderr, "%s  read failed: %v\n", e.now().UTC().Format(clockFormat), err)
+		default:
+			now := e.now()
+			cur := state{found: found}
+			line := verdictAbsent
+			if found {
+				v := newView(it, now)
+				cur = state{true, it.Revision, it.Fence, it.Beat, it.Released, it.Result, v.Verdict}
+				line = fmt.Sprintf("%s  revision %s  renewals %d  holder %s", v.summary(now), it.Revision, it.Beat, orDash(it.Owner))
+			}
+			if last == nil || cur != *last {
+				fmt.Fprintf(e.stdout, "%s  %s\n", now.UTC().Format(clockFormat), line)
+				last = &cur
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+const clockFormat = "15:04:05.000"
