@@ -102,14 +102,20 @@ type Sandbox struct {
 // Invocation is the result of one [Sandbox.Invoke].
 type Invocation struct {
 	Sandbox int
-	Payload []byte
-	Start   time.Time
-	End     time.Time
-	Status  int
-	Body    []byte
+	// RequestID is the invocation's request id, when a [RuntimeAPI]
+	// served it.
+	RequestID string
+	Payload   []byte
+	Start     time.Time
+	End       time.Time
+	Status    int
+	Body      []byte
 	// FunctionError is true when the function returned an error (the body
 	// is then Lambda's error document) or timed out.
 	FunctionError bool
+	// ErrorType is the function's error type, when a [RuntimeAPI] served
+	// an error.
+	ErrorType string
 	// Err is set when the invocation could not be made at all.
 	Err error
 }
