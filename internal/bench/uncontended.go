@@ -90,8 +90,7 @@ func RawUpdateItem(key string, v int) *dynamodb.UpdateItemInput {
 // and the static lock id key, with metrics and logs discarded.
 func NoopWrap(store lockcore.Store, key string) (func(context.Context, struct{}) (struct{}, error), error) {
 	return lockmw.New(func(context.Context, struct{}) (struct{}, error) { return struct{}{}, nil },
-		lockmw.WithStore(store),
-		lockmw.WithStaticKey(key),
+		store, lockmw.StaticKey[struct{}](key),
 		lockmw.WithLockGroup("bench"),
 		lockmw.WithRecordAccount(1, 1),
 		lockmw.WithOwnerName(func(context.Context) string { return "bench" }),

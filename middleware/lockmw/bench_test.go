@@ -37,9 +37,7 @@ func BenchmarkBareHandler(b *testing.B) {
 // acquire, hold, release, one log line (JSON to io.Discard) and one EMF
 // flush (to io.Discard), tracing off.
 func BenchmarkWrap(b *testing.B) {
-	h, err := lockmw.New(benchHandler,
-		lockmw.WithStore(lockcore.NewMemoryStore()),
-		lockmw.WithKey(keyOf),
+	h, err := lockmw.New(benchHandler, lockcore.NewMemoryStore(), keyOf,
 		lockmw.WithLockGroup("bench"),
 		lockmw.WithLogger(slog.New(slog.NewJSONHandler(io.Discard, nil))),
 		lockmw.WithMetrics(newTestMetrics(b, io.Discard)),

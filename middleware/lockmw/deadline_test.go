@@ -41,7 +41,7 @@ func TestMaxHoldFromDeadline(t *testing.T) {
 					<-ctx.Done()
 					heldFor, cause = time.Since(start), context.Cause(ctx)
 					return "", ctx.Err()
-				}, options(store, lockmw.WithSafetyMargin(tt.margin))...)
+				}, store, options(lockmw.WithSafetyMargin(tt.margin))...)
 				ctx, cancel := invocationContext(t.Context(), tt.timeout, "req")
 				defer cancel()
 				_, err := h(ctx, event{Key: "k"})
@@ -85,7 +85,7 @@ func TestWaitCappedByDeadline(t *testing.T) {
 				defer ocancel()
 				holdElsewhere(t, octx, store, "k")
 				h := mustNew(t, func(ctx context.Context, e event) (string, error) { return "", nil },
-					options(store, lockmw.WithSafetyMargin(tt.margin), lockmw.WithLockOptions(lockcore.WithMaxWait(tt.maxWait)))...)
+					store, options(lockmw.WithSafetyMargin(tt.margin), lockmw.WithLockOptions(lockcore.WithMaxWait(tt.maxWait)))...)
 				ctx, cancel := invocationContext(t.Context(), tt.timeout, "req")
 				defer cancel()
 				start := time.Now()
@@ -114,7 +114,7 @@ func TestNoTimeLeft(t *testing.T) {
 				store := lockcore.NewMemoryStore()
 				var ran atomic.Bool
 				h := mustNew(t, func(ctx context.Context, e event) (string, error) { ran.Store(true); return "", nil },
-					options(store, lockmw.WithSafetyMargin(2*time.Second))...)
+					store, options(lockmw.WithSafetyMargin(2*time.Second))...)
 				ctx, cancel := invocationContext(t.Context(), tt.timeout, "req")
 				defer cancel()
 				_, err := h(ctx, event{Key: "k"})
@@ -138,7 +138,7 @@ func TestNoDeadline(t *testing.T) {
 		h := mustNew(t, func(ctx context.Context, e event) (string, error) {
 			expiresAfter = time.Duration(item(t, store, key).ExpiresAtMs-time.Now().UnixMilli()) * time.Millisecond
 			return "ok", nil
-		}, options(store, lockmw.WithRecordAccount(7, 2))...)
+		}, store, options(lockmw.WithRecordAccount(7, 2))...)
 		if out, err := h(t.Context(), event{Key: "k"}); out != "ok" || err != nil {
 			t.Fatalf("h() = %q, %v; want ok, nil", out, err)
 		}
@@ -162,7 +162,7 @@ func TestHandlerIgnoresCancellation(t *testing.T) {
 			time.Sleep(9 * time.Second) // past the 8s hold; ignores ctx
 			during = item(t, store, key)
 			return "late", nil
-		}, options(store)...)
+		}, store, options()...)
 		ctx, cancel := invocationContext(t.Context(), 10*time.Second, "req")
 		defer cancel()
 		out, err := h(ctx, event{Key: "k"})
@@ -184,7 +184,7 @@ func TestLeaseLost(t *testing.T) {
 			<-ctx.Done()
 			cause = context.Cause(ctx)
 			return "", ctx.Err()
-		}, options(fs)...)
+		}, fs, options()...)
 		ctx, cancel := invocationContext(t.Context(), time.Minute, "req")
 		defer cancel()
 		if _, err := h(ctx, event{Key: "k"}); err == nil {
@@ -213,7 +213,7 @@ func TestStoreFaults(t *testing.T) {
 				fs := &faultStore{Store: lockcore.NewMemoryStore()}
 				fs.set(tt.fault)
 				var ran atomic.Bool
-				h := mustNew(t, func(ctx context.Context, e event) (string, error) { ran.Store(true); return "", nil }, options(fs)...)
+				h := mustNew(t, func(ctx context.Context, e event) (string, error) { ran.Store(true); return "", nil }, fs, options()...)
 				ctx, cancel := invocationContext(t.Context(), 10*time.Second, "req")
 				defer cancel()
 				start := time.Now()

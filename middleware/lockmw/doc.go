@@ -3,17 +3,20 @@
 // thing agree that exactly one of them fetches it, while the others wait and
 // then read what it stored.
 //
-//	h := lockmw.Wrap(fetchAndStore,
-//		lockmw.WithStore(store),
-//		lockmw.WithKey(func(ctx context.Context, e Event) (string, error) { return e.Pair, nil }),
-//		lockmw.WithOnReleased(readStored),
-//	)
+//	pair := func(ctx context.Context, e Event) (string, error) { return e.Pair, nil }
+//	h := lockmw.WrapHandlers(lockmw.Handlers[Event, Rate]{
+//		Fetch:      fetchAndStore,
+//		OnReleased: readStored,
+//	}, store, pair)
 //	lambda.Start(h)
 //
-// [Wrap] keeps the handler shape of aws-lambda-go, func(context.Context,
-// TIn) (TOut, error), so it composes with lambda.Start and other wrappers,
-// and it uses no reflection. Per invocation it builds one [lockcore.Lock] and
-// calls TryAcquireElseWaitForRelease:
+// [Wrap] and [WrapHandlers] keep the handler shape of aws-lambda-go,
+// func(context.Context, TIn) (TOut, error), so they compose with
+// lambda.Start and other wrappers, and they use no reflection. The store and
+// the key function are required, so they are arguments; the functions of
+// the handler's types are in [Handlers], so a mismatched one does not
+// compile; everything else is an [Option]. Per invocation it builds one
+// [lockcore.Lock] and calls TryAcquireElseWaitForRelease:
 //
 //   - ACQUIRED: the handler fetches and stores, writing with the fence from
 //     [FromContext] so a late holder can never overwrite fresher data. Its
@@ -22,9 +25,9 @@
 //     before the invocation returns: success when the handler returned a nil
 //     error, failure otherwise (and on panic, before the panic goes on).
 //   - RELEASED: another invocation published success; the read handler
-//     ([WithOnReleased]) runs, or the main handler, which branches on
+//     (Handlers.OnReleased) runs, or the main handler, which branches on
 //     FromContext(ctx).Outcome.
-//   - FAILED: an error matching [ErrLockFailed], or the [WithOnFailed]
+//   - FAILED: an error matching [ErrLockFailed], or the Handlers.OnFailed
 //     fallback.
 //
 // # Deadline
@@ -38,13 +41,16 @@
 //
 // # Observability
 //
-// Each invocation writes one embedded-metric-format flush (package emf) to
-// stdout: lockcore's lock metrics, the service as the only dimension, and
-// the lock id, group, outcome, fence and request id as properties, never
-// dimensions. It logs one line with log/slog (JSON at AWS_LAMBDA_LOG_LEVEL
-// inside Lambda, on stderr) carrying the outcome, fence and durations: at
-// Debug for a routine outcome, Info for a take-over, Warn for a handler
-// error or a lost lock, and Error for a failed release. With tracing on it records X-Ray subsegments
+// Each invocation, also one that returns before trying the lock (outcome
+// NOT_TRIED, with the metric [MetricNotTried]), writes one
+// embedded-metric-format document (package emf) to stdout: lockcore's lock
+// metrics, the service as the only dimension, and the lock id, group,
+// outcome, fence and request id as properties, never dimensions. It logs
+// one line with log/slog (JSON at AWS_LAMBDA_LOG_LEVEL inside Lambda, on
+// stderr) carrying the outcome, fence and durations: at Debug for a routine
+// outcome, Info for a take-over, Warn for a handler error or a lost lock,
+// and Error for a failed release or an invocation that did not try the
+// lock. With tracing on it records X-Ray subsegments
 // "herdlock", "lock.acquire", "lock.wait" and "lock.release", annotated with
 // the outcome, fence and take-over; [InstrumentDynamoDB] adds the DynamoDB
 // calls. Importing the package routes the X-Ray SDK's own log, which goes to

@@ -144,7 +144,7 @@ func TestDynaliteHerd(t *testing.T) {
 		reads.Add(1)
 		return c.get(ctx, e.Key)
 	}
-	h := mustNew(t, fetch, options(ws, lockmw.WithOnReleased(read))...)
+	h := mustNewHandlers(t, lockmw.Handlers[event, string]{Fetch: fetch, OnReleased: read}, ws, options()...)
 
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -205,7 +205,7 @@ func TestDynaliteKilledHolder(t *testing.T) {
 		close(started)
 		<-ctx.Done() // mid-fetch when killed
 		return "", context.Cause(ctx)
-	}, options(killedStore, lease)...)
+	}, killedStore, options(lease)...)
 	vctx, kill := invocationContext(ctx, 30*time.Second, "victim")
 	defer kill()
 	victimDone := make(chan error, 1)
@@ -234,7 +234,7 @@ func TestDynaliteKilledHolder(t *testing.T) {
 		reads.Add(1)
 		return c.get(ctx, e.Key)
 	}
-	h := mustNew(t, fetch, options(ws, lease, lockmw.WithOnReleased(read))...)
+	h := mustNewHandlers(t, lockmw.Handlers[event, string]{Fetch: fetch, OnReleased: read}, ws, options(lease)...)
 	results := make([]string, waiters)
 	errs := make([]error, waiters)
 	var wg sync.WaitGroup

@@ -5,13 +5,14 @@ import "errors"
 var (
 	// ErrLockFailed is wrapped, together with lockcore's cause, in the error
 	// an invocation returns when the lock was neither acquired nor released
-	// in time (outcome FAILED) and no [WithOnFailed] fallback is set. Test
+	// in time (outcome FAILED) and no Handlers.OnFailed fallback is set. Test
 	// for it with errors.Is; errors.Is also matches the cause, such as
 	// lockcore.ErrWaitTimeout.
 	ErrLockFailed = errors.New("lockmw: lock failed")
 
 	// ErrConfig is wrapped in every configuration error: one returned by
-	// [New], or returned on every call by a handler from [Wrap].
+	// [New] or [NewHandlers], or returned on every call by a handler from
+	// [Wrap] or [WrapHandlers].
 	ErrConfig = errors.New("lockmw: invalid configuration")
 
 	// ErrKey means the lock key could not be taken from the event: the key

@@ -34,11 +34,12 @@ func Example() {
 		return "", errors.New("not cached")
 	}
 
-	h := lockmw.Wrap(fetch,
-		lockmw.WithStore(store),
-		lockmw.WithKey(func(ctx context.Context, q Quote) (string, error) { return q.Pair, nil }),
-		lockmw.WithOnReleased(read),
-		lockmw.WithResultRef(func(rate string) string { return "rates/EUR-USD" }),
+	key := func(ctx context.Context, q Quote) (string, error) { return q.Pair, nil }
+	h := lockmw.WrapHandlers(lockmw.Handlers[Quote, string]{
+		Fetch:      fetch,
+		OnReleased: read,
+		ResultRef:  func(rate string) string { return "rates/EUR-USD" },
+	}, store, key,
 		lockmw.WithRecordAccount(123456789012, 1), // default: from the function ARN
 		lockmw.WithLogger(slog.New(slog.DiscardHandler)),
 		lockmw.WithMetricsWriter(io.Discard), // default: EMF on stdout

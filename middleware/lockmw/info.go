@@ -12,7 +12,7 @@ import (
 type Info struct {
 	// Outcome is ACQUIRED (this invocation holds the lock and fetches) or
 	// RELEASED (another invocation fetched and published success). The
-	// handler never runs for FAILED, except through [WithOnFailed].
+	// handler never runs for FAILED, except through Handlers.OnFailed.
 	Outcome lockcore.Outcome
 	// Key is the lock's group and id.
 	Key lockcore.Key

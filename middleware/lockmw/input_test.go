@@ -19,40 +19,32 @@ func TestConfigErrors(t *testing.T) {
 	store := lockcore.NewMemoryStore()
 	ok := func(ctx context.Context, e event) (string, error) { return "", nil }
 	tests := []struct {
-		name string
-		h    func(context.Context, event) (string, error)
-		opts []lockmw.Option
-		want string
+		name  string
+		h     func(context.Context, event) (string, error)
+		store lockcore.Store
+		key   func(context.Context, event) (string, error)
+		opts  []lockmw.Option
+		want  string
 	}{
-		{"nil handler", nil, options(store), "nil handler"},
-		{"missing store", ok, []lockmw.Option{lockmw.WithStaticKey("k")}, "WithStore is required"},
-		{"nil store", ok, []lockmw.Option{lockmw.WithStore(nil), lockmw.WithStaticKey("k")}, "WithStore is required"},
-		{"no key", ok, []lockmw.Option{lockmw.WithStore(store)}, "one of WithKey and WithStaticKey"},
-		{"two keys", ok, options(store, lockmw.WithStaticKey("k")), "exactly one"},
-		{"blank static key", ok, []lockmw.Option{lockmw.WithStore(store), lockmw.WithStaticKey(" ")}, "blank id"},
-		{"negative margin", ok, options(store, lockmw.WithSafetyMargin(-time.Second)), "negative duration"},
-		{"negative lease", ok, options(store, lockmw.WithLockOptions(lockcore.WithLease(-time.Second))), "lease must not be negative"},
-		{"key of another type", ok, []lockmw.Option{lockmw.WithStore(store),
-			lockmw.WithKey(func(ctx context.Context, s string) (string, error) { return s, nil })}, "does not take the handler's event type lockmw_test.event"},
-		{"read handler of another type", ok, options(store,
-			lockmw.WithOnReleased(func(ctx context.Context, e event) (int, error) { return 0, nil })), "WithOnReleased"},
-		{"fallback of another type", ok, options(store,
-			lockmw.WithOnFailed(func(ctx context.Context, s string, err error) (string, error) { return "", nil })), "WithOnFailed"},
-		{"result ref of another type", ok, options(store, lockmw.WithResultRef(func(n int) string { return "" })), "WithResultRef"},
-		{"nil key function", ok, []lockmw.Option{lockmw.WithStore(store), lockmw.WithKey[event](nil)}, "WithKey: nil function"},
-		{"bad account", ok, options(store, lockmw.WithRecordAccount(0, 1)), "ids must be positive"},
-		{"nil option", ok, options(store, nil), "option 5 is nil"},
-		{"nil logger", ok, options(store, lockmw.WithLogger(nil)), "nil logger"},
-		{"both metrics", ok, options(store, lockmw.WithMetrics(newTestMetrics(t, io.Discard))), "exclusive"},
-		{"blank group", ok, options(store, lockmw.WithLockGroup("")), "blank group"},
+		{"nil handler", nil, store, keyOf, options(), "nil handler"},
+		{"nil store", ok, nil, keyOf, options(), "nil store"},
+		{"nil key function", ok, store, nil, options(), "nil key function"},
+		{"negative margin", ok, store, keyOf, options(lockmw.WithSafetyMargin(-time.Second)), "negative duration"},
+		{"negative lease", ok, store, keyOf, options(lockmw.WithLockOptions(lockcore.WithLease(-time.Second))), "lease must not be negative"},
+		{"bad account", ok, store, keyOf, options(lockmw.WithRecordAccount(0, 1)), "ids must be positive"},
+		{"nil option", ok, store, keyOf, options(nil), "option 3 is nil"},
+		{"nil logger", ok, store, keyOf, options(lockmw.WithLogger(nil)), "nil logger"},
+		{"both metrics", ok, store, keyOf, options(lockmw.WithMetrics(newTestMetrics(t, io.Discard))), "exclusive"},
+		{"blank group", ok, store, keyOf, options(lockmw.WithLockGroup("")), "blank group"},
+		{"nil owner function", ok, store, keyOf, options(lockmw.WithOwnerName(nil)), "WithOwnerName: nil function"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := lockmw.New(tt.h, tt.opts...)
+			f, err := lockmw.New(tt.h, tt.store, tt.key, tt.opts...)
 			if f != nil || !errors.Is(err, lockmw.ErrConfig) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("New() = %v, %v; want nil and ErrConfig mentioning %q", f != nil, err, tt.want)
 			}
-			w := lockmw.Wrap(tt.h, append([]lockmw.Option{lockmw.WithLogger(discardLogger())}, tt.opts...)...)
+			w := lockmw.Wrap(tt.h, tt.store, tt.key, append([]lockmw.Option{lockmw.WithLogger(discardLogger())}, tt.opts...)...)
 			for range 2 {
 				if _, werr := w(t.Context(), event{Key: "k"}); !errors.Is(werr, lockmw.ErrConfig) {
 					t.Errorf("Wrap()() = %v, want ErrConfig on every call", werr)
@@ -70,13 +62,16 @@ func TestKeyErrors(t *testing.T) {
 	}{
 		{"key function fails", func(context.Context, event) (string, error) { return "", bad }},
 		{"blank key", func(context.Context, event) (string, error) { return "  ", nil }},
+		{"blank static key", lockmw.StaticKey[event](" ")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var ran atomic.Bool
-			h := mustNew(t, func(ctx context.Context, e event) (string, error) { ran.Store(true); return "", nil },
-				lockmw.WithStore(lockcore.NewMemoryStore()), lockmw.WithKey(tt.key),
-				lockmw.WithLogger(discardLogger()), lockmw.WithMetricsWriter(io.Discard))
+			h, err := lockmw.New(func(ctx context.Context, e event) (string, error) { ran.Store(true); return "", nil },
+				lockcore.NewMemoryStore(), tt.key, options()...)
+			if err != nil {
+				t.Fatalf("New() = %v", err)
+			}
 			ctx, cancel := invocationContext(t.Context(), time.Minute, "req")
 			defer cancel()
 			if _, err := h(ctx, event{}); !errors.Is(err, lockmw.ErrKey) || ran.Load() {
@@ -89,7 +84,7 @@ func TestKeyErrors(t *testing.T) {
 func TestNoAccount(t *testing.T) {
 	var ran atomic.Bool
 	h := mustNew(t, func(ctx context.Context, e event) (string, error) { ran.Store(true); return "", nil },
-		options(lockcore.NewMemoryStore())...)
+		lockcore.NewMemoryStore(), options()...)
 	if _, err := h(t.Context(), event{Key: "k"}); !errors.Is(err, lockmw.ErrNoAccount) || ran.Load() {
 		t.Errorf("h() without Lambda context = %v, handler ran %v; want ErrNoAccount without running", err, ran.Load())
 	}
@@ -98,7 +93,7 @@ func TestNoAccount(t *testing.T) {
 func TestPanicReleasesAsFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := lockcore.NewMemoryStore()
-		h := mustNew(t, func(ctx context.Context, e event) (string, error) { panic("upstream parser") }, options(store)...)
+		h := mustNew(t, func(ctx context.Context, e event) (string, error) { panic("upstream parser") }, store, options()...)
 		ctx, cancel := invocationContext(t.Context(), time.Minute, "req")
 		defer cancel()
 		got := func() (r any) {
@@ -124,10 +119,12 @@ func TestFromContextWithoutInfo(t *testing.T) {
 func TestStaticKeyAndOwner(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := lockcore.NewMemoryStore()
-		h := mustNew(t, func(ctx context.Context, e event) (string, error) { return "", nil },
-			lockmw.WithStore(store), lockmw.WithStaticKey("all"), lockmw.WithLogger(discardLogger()),
-			lockmw.WithMetricsWriter(io.Discard), lockmw.WithLockGroup(group),
-			lockmw.WithOwnerName(func(ctx context.Context) string { return "me" }))
+		h, err := lockmw.New(func(ctx context.Context, e event) (string, error) { return "", nil },
+			store, lockmw.StaticKey[event](" all "),
+			options(lockmw.WithOwnerName(func(ctx context.Context) string { return "me" }))...)
+		if err != nil {
+			t.Fatalf("New() = %v", err)
+		}
 		ctx, cancel := invocationContext(t.Context(), time.Minute, "req")
 		defer cancel()
 		if _, err := h(ctx, event{Key: "ignored"}); err != nil {
@@ -146,7 +143,7 @@ func TestMetricsOnePerInvocation(t *testing.T) {
 		var buf syncBuffer
 		store := lockcore.NewMemoryStore()
 		h := mustNew(t, func(ctx context.Context, e event) (string, error) { return "", nil },
-			lockmw.WithStore(store), lockmw.WithKey(keyOf), lockmw.WithLogger(discardLogger()),
+			store, lockmw.WithLockGroup(group), lockmw.WithLogger(discardLogger()),
 			lockmw.WithMetrics(newTestMetrics(t, &buf)))
 		for i := range 3 {
 			ctx, cancel := invocationContext(t.Context(), time.Minute, fmt.Sprint("req-", i))

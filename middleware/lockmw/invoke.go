@@ -5,21 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/herdlock/herdlock/lockcore"
 )
 
 // call is the state of one invocation.
 type call struct {
 	start    time.Time
-	log      *slog.Logger
+	log      *slog.Logger // with the request id, and the lock key once known
+	lockLog  *slog.Logger // for lockcore, which adds the key itself
 	rec      *recorder
 	tr       *tracer
 	tctx     context.Context // the invocation's context, with the root subsegment
 	info     Info
+	tried    bool // the lock was tried; false when the invocation returned before
 	hasDL    bool
 	deadline time.Time
 	held     time.Duration
@@ -27,62 +27,10 @@ type call struct {
 	relErr   error
 }
 
+// invoke is the wrapped handler. Whatever happens, also a panic, it ends
+// with finish: one log line, one metrics flush, the end of the trace.
 func (w *wrapper[TIn, TOut]) invoke(ctx context.Context, in TIn) (out TOut, err error) {
-	c := &call{start: time.Now(), log: w.log, rec: newRecorder(), tctx: ctx}
-	reqID := requestID(ctx)
-	if reqID != "" {
-		c.log = withLazy(c.log, slog.String("requestId", reqID))
-	}
-
-	id, err := w.lockID(ctx, in)
-	if err != nil {
-		c.log.ErrorContext(ctx, "lockmw: no lock key; handler not run", slog.Any("error", err))
-		return out, err
-	}
-	c.info.Key = lockcore.Key{Group: w.group, ID: id}
-	lockLog := c.log // lockcore adds the group and id itself
-	c.log = withLazy(c.log, slog.String("lockGroup", w.group), slog.String("lockId", id))
-
-	c.deadline, c.hasDL = ctx.Deadline()
-	if c.hasDL {
-		if left := time.Until(c.deadline); left <= w.margin {
-			err := fmt.Errorf("%w: %v left, safety margin %v", ErrNoTimeLeft, left.Round(time.Millisecond), w.margin)
-			c.log.ErrorContext(ctx, "lockmw: handler not run", slog.Any("error", err))
-			return out, err
-		}
-	}
-	acct, app, err := w.account(ctx)
-	if err != nil {
-		c.log.ErrorContext(ctx, "lockmw: handler not run", slog.Any("error", err))
-		return out, err
-	}
-	owner := strings.TrimSpace(w.owner(ctx))
-	if owner == "" {
-		owner = defaultOwner(ctx)
-	}
-
-	store := w.store
-	p := lockcore.Params{LockID: id, LockGroup: w.group, OwnerName: owner, AccountID: acct, AppID: app}
-	if c.hasDL {
-		// Hold and wait until the deadline minus the margin; lockcore ends
-		// every store call of the wait by then too.
-		deadline, margin := c.deadline, w.margin
-		p.RemainingTime = func() time.Duration { return time.Until(deadline) - margin }
-	}
-	// Release, also the one the lock makes by itself at the maximum hold,
-	// may use three quarters of the margin; the last quarter is the
-	// metrics flush's.
-	opts := append(w.lockOpts[:len(w.lockOpts):len(w.lockOpts)], lockcore.WithLogger(lockLog), lockcore.WithMetrics(c.rec),
-		lockcore.WithReleaseTimeout(max(w.margin*3/4, time.Millisecond)))
-	lock, err := lockcore.New(store, p, opts...)
-	if err != nil {
-		err = fmt.Errorf("lockmw: %w", err)
-		c.log.ErrorContext(ctx, "lockmw: handler not run", slog.Any("error", err))
-		return out, err
-	}
-
-	c.tctx, c.tr = beginTrace(ctx, w.tracing)
-	c.tr.annotate("lock_group", w.group, "lock_id", id)
+	c := w.begin(ctx)
 	returned := false
 	defer func() {
 		if !returned {
@@ -90,26 +38,7 @@ func (w *wrapper[TIn, TOut]) invoke(ctx context.Context, in TIn) (out TOut, err 
 		}
 		w.finish(c, err)
 	}()
-
-	res, lerr := c.acquire(lock)
-	switch res.Outcome {
-	case lockcore.Acquired:
-		out, err = w.hold(c, lock, in)
-	case lockcore.Released:
-		hctx := withInfo(c.tctx, &c.info)
-		if w.onReleased != nil {
-			out, err = w.onReleased(hctx, in)
-		} else {
-			out, err = w.h(hctx, in)
-		}
-	default:
-		ferr := fmt.Errorf("%w: %w", ErrLockFailed, lerr)
-		if w.onFailed != nil {
-			out, err = w.onFailed(withInfo(c.tctx, &c.info), in, ferr)
-		} else {
-			err = ferr
-		}
-	}
+	out, err = w.run(c, in)
 	returned = true
 	return out, err
 }
@@ -117,6 +46,38 @@ func (w *wrapper[TIn, TOut]) invoke(ctx context.Context, in TIn) (out TOut, err 
 // errPanicked stands for the error of a handler that panicked, in the log
 // and the trace only.
 var errPanicked = errors.New("lockmw: handler panicked")
+
+// begin starts the invocation: its clock, logger, metrics and trace.
+func (w *wrapper[TIn, TOut]) begin(ctx context.Context) *call {
+	c := &call{start: time.Now(), log: w.log, rec: newRecorder()}
+	c.info.Key.Group = w.group
+	if reqID := requestID(ctx); reqID != "" {
+		c.log = withLazy(c.log, slog.String("requestId", reqID))
+	}
+	c.lockLog = c.log
+	c.deadline, c.hasDL = ctx.Deadline()
+	c.tctx, c.tr = beginTrace(ctx, w.tracing)
+	return c
+}
+
+// run tries the lock and runs the handler for the outcome.
+func (w *wrapper[TIn, TOut]) run(c *call, in TIn) (TOut, error) {
+	lock, err := w.newLock(c, in)
+	if err != nil {
+		var zero TOut
+		return zero, err
+	}
+	c.tried = true
+	res, lerr := c.acquire(lock)
+	switch res.Outcome {
+	case lockcore.Acquired:
+		return w.hold(c, lock, in)
+	case lockcore.Released:
+		return w.released(c, in)
+	default:
+		return w.failed(c, in, lerr)
+	}
+}
 
 // acquire runs TryAcquireElseWaitForRelease inside the acquire (and wait)
 // subsegments, and fills c.info.
@@ -144,33 +105,44 @@ func (c *call) acquire(lock *lockcore.Lock) (lockcore.WaitResult, error) {
 	return res, err
 }
 
-// hold runs the handler with the holder's context and releases the lock
-// before returning, also when the handler panics.
+// hold runs Fetch with the holder's context and releases the lock before
+// returning, as failure when Fetch or ResultRef panics: no renewal
+// outlives the invocation.
 func (w *wrapper[TIn, TOut]) hold(c *call, lock *lockcore.Lock, in TIn) (out TOut, err error) {
 	lctx := lock.Context()
 	acquiredAt := time.Now()
-	returned := false
+	released := false
 	defer func() {
-		if !returned { // a panic (or runtime.Goexit): release as failure, let it go on
-			c.held = time.Since(acquiredAt)
-			c.release(lock, lockcore.Failure, "")
+		if released {
+			return
 		}
+		// A panic (or runtime.Goexit): release as failure, let it go on.
+		if c.held == 0 {
+			c.held = time.Since(acquiredAt)
+		}
+		c.release(lock, lockcore.Failure, "")
 	}()
-	out, err = w.h(withInfo(lctx, &c.info), in)
-	returned = true
+	out, err = w.hs.Fetch(withInfo(lctx, &c.info), in)
 	c.held = time.Since(acquiredAt)
 	if lctx.Err() != nil {
 		c.lost = context.Cause(lctx)
 	}
-	result, ref := lockcore.Failure, ""
-	if err == nil {
-		result = lockcore.Success
-		if w.resultRef != nil {
-			ref = w.resultRef(out)
-		}
-	}
+	result, ref := w.publication(out, err)
+	released = true
 	c.release(lock, result, ref)
 	return out, err
+}
+
+// publication is what the holder publishes for Fetch's result: success
+// with the result reference, or failure.
+func (w *wrapper[TIn, TOut]) publication(out TOut, err error) (lockcore.Result, string) {
+	if err != nil {
+		return lockcore.Failure, ""
+	}
+	if w.hs.ResultRef == nil {
+		return lockcore.Success, ""
+	}
+	return lockcore.Success, w.hs.ResultRef(out)
 }
 
 func (c *call) release(lock *lockcore.Lock, result lockcore.Result, ref string) {
@@ -181,103 +153,21 @@ func (c *call) release(lock *lockcore.Lock, result lockcore.Result, ref string) 
 	c.relErr = err
 }
 
-// finish logs the invocation, flushes its metrics and ends its trace.
-func (w *wrapper[TIn, TOut]) finish(c *call, err error) {
-	ctx := c.tctx
-	// A routine outcome is a Debug line; a take-over is worth an Info line;
-	// errors, a lost lock and a failed release are Warn or Error.
-	level, msg := slog.LevelDebug, "lockmw: invocation done"
-	lost := c.lost != nil && !errors.Is(c.lost, lockcore.ErrReleased)
-	switch {
-	case c.relErr != nil:
-		level = slog.LevelError
-	case lost:
-		level, msg = slog.LevelWarn, "lockmw: the lock ended before the handler returned"
-	case err != nil:
-		level = slog.LevelWarn
-	case c.info.TookOver:
-		level = slog.LevelInfo
+// released runs the read handler, or Fetch, after another holder's success.
+func (w *wrapper[TIn, TOut]) released(c *call, in TIn) (TOut, error) {
+	hctx := withInfo(c.tctx, &c.info)
+	if w.hs.OnReleased != nil {
+		return w.hs.OnReleased(hctx, in)
 	}
-	if c.log.Enabled(ctx, level) {
-		attrs := []slog.Attr{
-			slog.String("outcome", c.info.Outcome.String()),
-			slog.Int64("fence", c.info.Fence),
-			slog.Bool("takeover", c.info.TookOver),
-			slog.Int("polls", c.info.Polls),
-			slog.Duration("waited", c.info.Waited),
-			slog.Duration("held", c.held),
-			slog.Duration("duration", time.Since(c.start)),
-		}
-		if err != nil {
-			attrs = append(attrs, slog.Any("error", err))
-		}
-		if lost {
-			attrs = append(attrs, slog.Any("lockLost", c.lost))
-		}
-		if c.relErr != nil {
-			attrs = append(attrs, slog.Any("releaseError", c.relErr))
-		}
-		c.log.LogAttrs(ctx, level, msg, attrs...)
-	}
-
-	var fence any
-	if c.info.Fence > 0 {
-		fence = c.info.Fence
-	}
-	var reqID any
-	if id := requestID(ctx); id != "" {
-		reqID = id
-	}
-	var cold func()
-	if w.coldStart {
-		cold = func() {
-			w.coldOnce.Do(func() {
-				if err := w.metrics.CaptureColdStart(lambdacontext.FunctionName); err != nil {
-					c.log.WarnContext(ctx, "lockmw: cold start metric", slog.Any("error", err))
-				}
-			})
-		}
-	}
-	if ferr := c.rec.flushInto(w.metrics, cold, [...]prop{
-		{propLockID, c.info.Key.ID},
-		{propLockGroup, c.info.Key.Group},
-		{propOutcome, c.info.Outcome.String()},
-		{propFence, fence},
-		{propRequestID, reqID},
-	}); ferr != nil {
-		c.log.WarnContext(ctx, "lockmw: metrics flush", slog.Any("error", ferr))
-	}
-	c.tr.close(err)
+	return w.hs.Fetch(hctx, in)
 }
 
-// lockID takes the lock id from the event.
-func (w *wrapper[TIn, TOut]) lockID(ctx context.Context, in TIn) (string, error) {
-	if w.key == nil {
-		return w.staticKey, nil
+// failed runs the fallback, or returns the lock's failure.
+func (w *wrapper[TIn, TOut]) failed(c *call, in TIn, lerr error) (TOut, error) {
+	ferr := fmt.Errorf("%w: %w", ErrLockFailed, lerr)
+	if w.hs.OnFailed != nil {
+		return w.hs.OnFailed(withInfo(c.tctx, &c.info), in, ferr)
 	}
-	id, err := w.key(ctx, in)
-	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrKey, err)
-	}
-	id = strings.TrimSpace(id)
-	if id == "" {
-		return "", fmt.Errorf("%w: the key function returned a blank id", ErrKey)
-	}
-	return id, nil
-}
-
-// account returns the record account: configured, or from the function ARN.
-func (w *wrapper[TIn, TOut]) account(ctx context.Context) (int64, int64, error) {
-	if w.accountSet {
-		return w.accountID, w.appID, nil
-	}
-	lc, ok := lambdacontext.FromContext(ctx)
-	if !ok || lc.InvokedFunctionArn == "" {
-		return 0, 0, fmt.Errorf("%w: no WithRecordAccount and no function ARN in the Lambda context", ErrNoAccount)
-	}
-	id, err := accountFromARN(lc.InvokedFunctionArn)
-	if err != nil {
-		return 0, 0, fmt.Errorf("%w: %w", ErrNoAccount, err)
-	}
-	return id, 1, nil
+	var zero TOut
+	return zero, ferr
 }

@@ -57,7 +57,7 @@ func runChild() error {
 			return "", fail
 		}
 		return "ok", nil
-	}, lockmw.WithStore(store), lockmw.WithKey(keyOf), lockmw.WithColdStartMetric())
+	}, store, keyOf, lockmw.WithColdStartMetric())
 
 	invocations := []struct {
 		key     string

@@ -28,20 +28,17 @@ const DefaultLockGroup = "herdlock"
 // POWERTOOLS_METRICS_NAMESPACE is not set.
 const DefaultNamespace = "herdlock"
 
-// Option configures [Wrap] and [New]. Options are not generic, so they can
-// be collected in one slice; those that carry functions of the event or
-// result type ([WithKey], [WithOnReleased], [WithOnFailed], [WithResultRef])
-// are checked against the handler's types when the handler is wrapped.
+// Option configures [Wrap], [WrapHandlers], [New] and [NewHandlers] with a
+// setting that does not depend on the handler's types, so options can be
+// collected in one slice and shared between handlers. What does depend on
+// them (the key function, the read and failure handlers, the result
+// reference, the codec) is positional or in [Handlers], where the compiler
+// checks it.
 type Option func(*options)
 
 type options struct {
-	store       lockcore.Store
-	storeSet    bool
 	group       string
 	groupSet    bool
-	key         any // func(context.Context, TIn) (string, error)
-	staticKey   string
-	keySet      int // how many of WithKey and WithStaticKey were given
 	accountID   int64
 	appID       int64
 	accountSet  bool
@@ -49,9 +46,6 @@ type options struct {
 	ownerSet    bool
 	margin      time.Duration
 	lockOpts    []lockcore.Option
-	onReleased  any // func(context.Context, TIn) (TOut, error)
-	onFailed    any // func(context.Context, TIn, error) (TOut, error)
-	resultRef   any // func(TOut) string
 	metrics     *emf.Metrics
 	metricsSet  bool
 	metricsW    io.Writer
@@ -63,37 +57,11 @@ type options struct {
 	tracingSet  bool
 }
 
-// WithStore sets the store that holds the locks, such as a
-// [lockcore.DynamoStore]. It is required: there is no default.
-func WithStore(s lockcore.Store) Option {
-	return func(o *options) { o.store, o.storeSet = s, true }
-}
-
 // WithLockGroup sets the lock group, the kind of resource the lock ids name.
 // Default: the AWS_LAMBDA_FUNCTION_NAME environment variable, else
 // [DefaultLockGroup].
 func WithLockGroup(group string) Option {
 	return func(o *options) { o.group, o.groupSet = group, true }
-}
-
-// WithKey sets the function that takes the lock id from the event. When it
-// fails, or returns a blank id, the invocation returns an error matching
-// [ErrKey] and the handler does not run. TIn must be the handler's event
-// type. Exactly one of WithKey and [WithStaticKey] is required.
-func WithKey[TIn any](f func(ctx context.Context, event TIn) (string, error)) Option {
-	return func(o *options) {
-		o.key = f
-		o.keySet++
-	}
-}
-
-// WithStaticKey sets one lock id for every invocation. Exactly one of
-// [WithKey] and WithStaticKey is required.
-func WithStaticKey(id string) Option {
-	return func(o *options) {
-		o.staticKey = id
-		o.keySet++
-	}
 }
 
 // WithRecordAccount sets the account and application ids stored on the lock
@@ -129,32 +97,6 @@ func WithSafetyMargin(d time.Duration) Option {
 // hold and wait are further capped by the invocation's deadline.
 func WithLockOptions(opts ...lockcore.Option) Option {
 	return func(o *options) { o.lockOpts = append(o.lockOpts, opts...) }
-}
-
-// WithOnReleased sets the "read" handler that runs instead of the main
-// handler when the outcome is RELEASED: another invocation fetched and
-// published success, so this one reads what was stored. Its context carries
-// the [Info] (with the publishing holder's fence and result reference).
-// TIn and TOut must be the handler's types. Default: the main handler runs
-// for RELEASED too and branches on FromContext(ctx).Outcome.
-func WithOnReleased[TIn, TOut any](f func(ctx context.Context, event TIn) (TOut, error)) Option {
-	return func(o *options) { o.onReleased = f }
-}
-
-// WithOnFailed sets the fallback that runs when the outcome is FAILED: the
-// lock was neither acquired nor released in time, or the store failed. err
-// matches [ErrLockFailed] and says why. TIn and TOut must be the handler's
-// types. Default: the invocation returns that error.
-func WithOnFailed[TIn, TOut any](f func(ctx context.Context, event TIn, err error) (TOut, error)) Option {
-	return func(o *options) { o.onFailed = f }
-}
-
-// WithResultRef sets the function that turns a successful handler result
-// into the reference published with the release, which waiters find in
-// [Info].ResultRef (a cache key, an S3 URI). TOut must be the handler's
-// result type. Default: the empty reference.
-func WithResultRef[TOut any](f func(result TOut) string) Option {
-	return func(o *options) { o.resultRef = f }
 }
 
 // WithMetrics sets where the invocation's metrics go; the middleware flushes
@@ -196,23 +138,11 @@ func WithTracing(on bool) Option {
 	return func(o *options) { o.tracing, o.tracingSet = on, true }
 }
 
-// check reports the errors of settings that do not depend on the handler's
-// types.
+// check reports the errors of the settings.
 func (o *options) check() error {
 	var errs []error
-	if !o.storeSet || o.store == nil {
-		errs = append(errs, errors.New("WithStore is required"))
-	}
 	if o.groupSet && isBlank(o.group) {
 		errs = append(errs, errors.New("WithLockGroup: blank group"))
-	}
-	switch {
-	case o.keySet == 0:
-		errs = append(errs, errors.New("one of WithKey and WithStaticKey is required"))
-	case o.keySet > 1:
-		errs = append(errs, errors.New("WithKey and WithStaticKey: give exactly one, once"))
-	case o.key == nil && isBlank(o.staticKey):
-		errs = append(errs, errors.New("WithStaticKey: blank id"))
 	}
 	if o.accountSet && (o.accountID <= 0 || o.appID <= 0) {
 		errs = append(errs, fmt.Errorf("WithRecordAccount: ids must be positive, got %d and %d", o.accountID, o.appID))

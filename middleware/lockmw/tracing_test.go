@@ -24,7 +24,7 @@ func TestTracingWithoutSegment(t *testing.T) {
 	ctx, cancel := invocationContext(ctx, time.Minute, "req")
 	defer cancel()
 	h := mustNew(t, func(ctx context.Context, e event) (string, error) { return "ok", nil },
-		options(lockcore.NewMemoryStore(), lockmw.WithTracing(true))...)
+		lockcore.NewMemoryStore(), options(lockmw.WithTracing(true))...)
 	if out, err := h(ctx, event{Key: "k"}); out != "ok" || err != nil {
 		t.Errorf("h() = %q, %v; want ok, nil", out, err)
 	}

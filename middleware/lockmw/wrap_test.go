@@ -16,21 +16,27 @@ import (
 
 const group = "fx"
 
-func options(store lockcore.Store, extra ...lockmw.Option) []lockmw.Option {
+// options are the tests' usual options, then extra.
+func options(extra ...lockmw.Option) []lockmw.Option {
 	return append([]lockmw.Option{
-		lockmw.WithStore(store),
-		lockmw.WithKey(keyOf),
 		lockmw.WithLockGroup(group),
 		lockmw.WithLogger(discardLogger()),
 		lockmw.WithMetricsWriter(io.Discard),
 	}, extra...)
 }
 
-func mustNew(t *testing.T, h func(context.Context, event) (string, error), opts ...lockmw.Option) func(context.Context, event) (string, error) {
+// mustNew wraps h on store with the key function keyOf.
+func mustNew(t *testing.T, h func(context.Context, event) (string, error), store lockcore.Store, opts ...lockmw.Option) func(context.Context, event) (string, error) {
 	t.Helper()
-	f, err := lockmw.New(h, opts...)
+	return mustNewHandlers(t, lockmw.Handlers[event, string]{Fetch: h}, store, opts...)
+}
+
+// mustNewHandlers wraps hs on store with the key function keyOf.
+func mustNewHandlers(t *testing.T, hs lockmw.Handlers[event, string], store lockcore.Store, opts ...lockmw.Option) func(context.Context, event) (string, error) {
+	t.Helper()
+	f, err := lockmw.NewHandlers(hs, store, keyOf, opts...)
 	if err != nil {
-		t.Fatalf("New() = %v", err)
+		t.Fatalf("NewHandlers() = %v", err)
 	}
 	return f
 }
@@ -54,11 +60,14 @@ func TestAcquired(t *testing.T) {
 		store := lockcore.NewMemoryStore()
 		var got lockmw.Info
 		var deadline time.Time
-		h := mustNew(t, func(ctx context.Context, e event) (string, error) {
-			got, _ = lockmw.FromContext(ctx)
-			deadline, _ = ctx.Deadline()
-			return "rates-v1", nil
-		}, options(store, lockmw.WithResultRef(func(s string) string { return "cache/" + s }))...)
+		h := mustNewHandlers(t, lockmw.Handlers[event, string]{
+			Fetch: func(ctx context.Context, e event) (string, error) {
+				got, _ = lockmw.FromContext(ctx)
+				deadline, _ = ctx.Deadline()
+				return "rates-v1", nil
+			},
+			ResultRef: func(s string) string { return "cache/" + s },
+		}, store, options()...)
 		ctx, cancel := invocationContext(t.Context(), 10*time.Second, "req-1")
 		defer cancel()
 		start := time.Now()
@@ -90,7 +99,7 @@ func TestHandlerErrorReleasesAsFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := lockcore.NewMemoryStore()
 		boom := errors.New("upstream 503")
-		h := mustNew(t, func(ctx context.Context, e event) (string, error) { return "", boom }, options(store)...)
+		h := mustNew(t, func(ctx context.Context, e event) (string, error) { return "", boom }, store, options()...)
 		ctx, cancel := invocationContext(t.Context(), 10*time.Second, "req-1")
 		defer cancel()
 		if _, err := h(ctx, event{Key: "k"}); !errors.Is(err, boom) {
@@ -129,11 +138,11 @@ func TestReleased(t *testing.T) {
 					got, _ = lockmw.FromContext(ctx)
 					return "read", nil
 				}
-				opts := options(store)
+				hs := lockmw.Handlers[event, string]{Fetch: main}
 				if tt.withRead {
-					opts = append(opts, lockmw.WithOnReleased(read))
+					hs.OnReleased = read
 				}
-				h := mustNew(t, main, opts...)
+				h := mustNewHandlers(t, hs, store, options()...)
 				ctx, cancel := invocationContext(t.Context(), 10*time.Second, "req-2")
 				defer cancel()
 				done := make(chan error)
@@ -174,15 +183,17 @@ func TestFailed(t *testing.T) {
 				octx, ocancel := context.WithCancel(t.Context())
 				other := holdElsewhere(t, octx, store, "k") // renews, never releases in time
 				var fallbackErr error
-				opts := options(store, lockmw.WithSafetyMargin(2*time.Second))
+				var ran atomic.Bool
+				hs := lockmw.Handlers[event, string]{
+					Fetch: func(ctx context.Context, e event) (string, error) { ran.Store(true); return "x", nil },
+				}
 				if tt.withFallback {
-					opts = append(opts, lockmw.WithOnFailed(func(ctx context.Context, e event, err error) (string, error) {
+					hs.OnFailed = func(ctx context.Context, e event, err error) (string, error) {
 						fallbackErr = err
 						return "stale", nil
-					}))
+					}
 				}
-				var ran atomic.Bool
-				h := mustNew(t, func(ctx context.Context, e event) (string, error) { ran.Store(true); return "x", nil }, opts...)
+				h := mustNewHandlers(t, hs, store, options(lockmw.WithSafetyMargin(2*time.Second))...)
 				ctx, cancel := invocationContext(t.Context(), 10*time.Second, "req-3")
 				defer cancel()
 				start := time.Now()
@@ -226,7 +237,7 @@ func TestTakeOver(t *testing.T) {
 			calls.Add(1)
 			got, _ = lockmw.FromContext(ctx)
 			return "fresh", nil
-		}, options(fs)...)
+		}, fs, options()...)
 		ctx, cancel := invocationContext(t.Context(), 30*time.Second, "req-4")
 		defer cancel()
 		if out, err := h(ctx, event{Key: "k"}); out != "fresh" || err != nil {

@@ -70,28 +70,28 @@ type app struct {
 //
 //  1. a consistent read of the cache: a fresh entry is the answer, and no
 //     lock is taken (outcome NONE);
-//  2. otherwise the lock on the item, through [lockmw.New]. The holder
-//     (ACQUIRED, also after a take-over) reads the cache again, fetches
-//     from the upstream only if it is still not fresh, and writes the cache
-//     conditioned on its fence; waiters that see the holder's success
-//     (RELEASED) read the cache.
+//  2. otherwise the lock on the item, through [lockmw.NewHandlers]. The
+//     holder (ACQUIRED, also after a take-over) reads the cache again,
+//     fetches from the upstream only if it is still not fresh, and writes
+//     the cache conditioned on its fence; waiters that see the holder's
+//     success (RELEASED) read the cache.
 //
-// opts come after the handler's own options (store, group, key, read
-// handler, result reference), so they can add metrics, logging and
-// tracing. The handler is safe for concurrent use.
+// opts come after the handler's own options (group, lock options), so they
+// can add metrics, logging and tracing. The handler is safe for concurrent
+// use.
 func NewHandler(store lockcore.Store, group string, cache *Cache, up *Upstream, opts ...lockmw.Option) (func(context.Context, Request) (Response, error), error) {
 	a := &app{cache: cache, upstream: up, now: time.Now}
 	base := []lockmw.Option{
-		lockmw.WithStore(store),
 		lockmw.WithLockGroup(group),
-		lockmw.WithKey(Key),
-		lockmw.WithOnReleased(a.read),
-		lockmw.WithResultRef(resultRef),
 		// An invocation of the burst that misses the cache read but
 		// arrives after the holder published reads the cache too.
 		lockmw.WithLockOptions(lockcore.WithFreshSuccess(cache.ttl)),
 	}
-	locked, err := lockmw.New(a.fetch, append(base, opts...)...)
+	locked, err := lockmw.NewHandlers(lockmw.Handlers[Request, Response]{
+		Fetch:      a.fetch,
+		OnReleased: a.read,
+		ResultRef:  resultRef,
+	}, store, Key, append(base, opts...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,125 @@
+package lockmw
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// MetricNotTried is the metric (Count, 1) of an invocation that returned
+// before trying the lock: no time left before the deadline, no lock key,
+// no record account, or lock settings that lockcore refused. Its metrics
+// document has the lock outcome [OutcomeNotTried]; its log line says why.
+const MetricNotTried = "LockNotTried"
+
+// OutcomeNotTried is the lock outcome in the log line and the metrics
+// document of an invocation that returned before trying the lock.
+const OutcomeNotTried = "NOT_TRIED"
+
+// finish logs the invocation, flushes its metrics and ends its trace.
+func (w *wrapper[TIn, TOut]) finish(c *call, err error) {
+	c.logOutcome(err)
+	w.flushMetrics(c)
+	c.tr.close(err)
+}
+
+// outcome names the invocation's outcome in its log line and metrics.
+func (c *call) outcome() string {
+	if !c.tried {
+		return OutcomeNotTried
+	}
+	return c.info.Outcome.String()
+}
+
+// lockLost reports whether the hold ended before the handler returned, for
+// a reason other than the release.
+func (c *call) lockLost() bool {
+	return c.lost != nil && !errors.Is(c.lost, lockcore.ErrReleased)
+}
+
+// level is the log level and message of the invocation's line: Debug for a
+// routine outcome, Info for a take-over, Warn or Error for trouble.
+func (c *call) level(err error) (slog.Level, string) {
+	switch {
+	case !c.tried:
+		return slog.LevelError, "lockmw: handler not run"
+	case c.relErr != nil:
+		return slog.LevelError, "lockmw: invocation done"
+	case c.lockLost():
+		return slog.LevelWarn, "lockmw: the lock ended before the handler returned"
+	case err != nil:
+		return slog.LevelWarn, "lockmw: invocation done"
+	case c.info.TookOver:
+		return slog.LevelInfo, "lockmw: invocation done"
+	}
+	return slog.LevelDebug, "lockmw: invocation done"
+}
+
+// logOutcome writes the invocation's one log line; its attributes are
+// built only when the level is enabled.
+func (c *call) logOutcome(err error) {
+	ctx := c.tctx
+	level, msg := c.level(err)
+	if !c.log.Enabled(ctx, level) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("outcome", c.outcome()),
+		slog.Int64("fence", c.info.Fence),
+		slog.Bool("takeover", c.info.TookOver),
+		slog.Int("polls", c.info.Polls),
+		slog.Duration("waited", c.info.Waited),
+		slog.Duration("held", c.held),
+		slog.Duration("duration", time.Since(c.start)),
+	}
+	if err != nil {
+		attrs = append(attrs, slog.Any("error", err))
+	}
+	if c.lockLost() {
+		attrs = append(attrs, slog.Any("lockLost", c.lost))
+	}
+	if c.relErr != nil {
+		attrs = append(attrs, slog.Any("releaseError", c.relErr))
+	}
+	c.log.LogAttrs(ctx, level, msg, attrs...)
+}
+
+// flushMetrics writes the invocation's one metrics document.
+func (w *wrapper[TIn, TOut]) flushMetrics(c *call) {
+	ctx := c.tctx
+	if !c.tried {
+		c.rec.AddMetric(MetricNotTried, "Count", 1)
+	}
+	var fence, reqID, id any
+	if c.info.Fence > 0 {
+		fence = c.info.Fence
+	}
+	if r := requestID(ctx); r != "" {
+		reqID = r
+	}
+	if c.info.Key.ID != "" {
+		id = c.info.Key.ID
+	}
+	var cold func()
+	if w.coldStart {
+		cold = func() {
+			w.coldOnce.Do(func() {
+				if err := w.metrics.CaptureColdStart(lambdacontext.FunctionName); err != nil {
+					c.log.WarnContext(ctx, "lockmw: cold start metric", slog.Any("error", err))
+				}
+			})
+		}
+	}
+	if ferr := c.rec.flushInto(w.metrics, cold, [...]prop{
+		{propLockID, id},
+		{propLockGroup, c.info.Key.Group},
+		{propOutcome, c.outcome()},
+		{propFence, fence},
+		{propRequestID, reqID},
+	}); ferr != nil {
+		c.log.WarnContext(ctx, "lockmw: metrics flush", slog.Any("error", ferr))
+	}
+}

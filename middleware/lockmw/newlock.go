@@ -1,0 +1,107 @@
+package lockmw
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// newLock builds the invocation's lock. Its errors (no key, no time left,
+// no account, bad lock settings) mean the lock was not tried.
+func (w *wrapper[TIn, TOut]) newLock(c *call, in TIn) (*lockcore.Lock, error) {
+	id, err := w.lockID(c.tctx, in)
+	if err != nil {
+		return nil, err
+	}
+	c.setKey(lockcore.Key{Group: w.group, ID: id})
+	if err := w.timeLeft(c); err != nil {
+		return nil, err
+	}
+	acct, app, err := w.account(c.tctx)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := lockcore.New(w.store, w.params(c, id, acct, app), w.lockOptions(c)...)
+	if err != nil {
+		return nil, fmt.Errorf("lockmw: %w", err)
+	}
+	return lock, nil
+}
+
+// setKey records the lock key in the info, the log and the trace.
+func (c *call) setKey(key lockcore.Key) {
+	c.info.Key = key
+	c.log = withLazy(c.log, slog.String("lockGroup", key.Group), slog.String("lockId", key.ID))
+	c.tr.annotate("lock_group", key.Group, "lock_id", key.ID)
+}
+
+// timeLeft fails when the deadline is closer than the safety margin.
+func (w *wrapper[TIn, TOut]) timeLeft(c *call) error {
+	if !c.hasDL {
+		return nil
+	}
+	if left := time.Until(c.deadline); left <= w.margin {
+		return fmt.Errorf("%w: %v left, safety margin %v", ErrNoTimeLeft, left.Round(time.Millisecond), w.margin)
+	}
+	return nil
+}
+
+// params are the lock's parameters for this invocation.
+func (w *wrapper[TIn, TOut]) params(c *call, id string, acct, app int64) lockcore.Params {
+	owner := strings.TrimSpace(w.owner(c.tctx))
+	if owner == "" {
+		owner = defaultOwner(c.tctx)
+	}
+	p := lockcore.Params{LockID: id, LockGroup: w.group, OwnerName: owner, AccountID: acct, AppID: app}
+	if c.hasDL {
+		// Hold and wait until the deadline minus the margin; lockcore ends
+		// every store call of the wait by then too.
+		deadline, margin := c.deadline, w.margin
+		p.RemainingTime = func() time.Duration { return time.Until(deadline) - margin }
+	}
+	return p
+}
+
+// lockOptions are the configured lock options plus the invocation's
+// logger, metrics and release budget.
+func (w *wrapper[TIn, TOut]) lockOptions(c *call) []lockcore.Option {
+	// Release, also the one the lock makes by itself at the maximum hold,
+	// may use three quarters of the margin; the last quarter is the
+	// metrics flush's.
+	return append(w.lockOpts[:len(w.lockOpts):len(w.lockOpts)], lockcore.WithLogger(c.lockLog), lockcore.WithMetrics(c.rec),
+		lockcore.WithReleaseTimeout(max(w.margin*3/4, time.Millisecond)))
+}
+
+// lockID takes the lock id from the event.
+func (w *wrapper[TIn, TOut]) lockID(ctx context.Context, in TIn) (string, error) {
+	id, err := w.key(ctx, in)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrKey, err)
+	}
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return "", fmt.Errorf("%w: the key function returned a blank id", ErrKey)
+	}
+	return id, nil
+}
+
+// account returns the record account: configured, or from the function ARN.
+func (w *wrapper[TIn, TOut]) account(ctx context.Context) (int64, int64, error) {
+	if w.accountSet {
+		return w.accountID, w.appID, nil
+	}
+	lc, ok := lambdacontext.FromContext(ctx)
+	if !ok || lc.InvokedFunctionArn == "" {
+		return 0, 0, fmt.Errorf("%w: no WithRecordAccount and no function ARN in the Lambda context", ErrNoAccount)
+	}
+	id, err := accountFromARN(lc.InvokedFunctionArn)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", ErrNoAccount, err)
+	}
+	return id, 1, nil
+}
