@@ -61,7 +61,7 @@ func parseTemplate(t *testing.T) (*cloudformation.Template, map[string]any) {
 	}
 	tmpl, err := goformation.ParseYAMLWithOptions(stripped, &intrinsics.ProcessorOptions{
 		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
-			"Ref": func(_ string, input, _ any) any { return fmt.Sprintf("Ref:%v", input) },
+			"Ref": refHandler,
 			"Fn::GetAtt": func(_ string, input, _ any) any {
 				if parts, ok := input.([]any); ok {
 					s := make([]string, len(parts))
@@ -78,6 +78,21 @@ func parseTemplate(t *testing.T) (*cloudformation.Template, map[string]any) {
 		t.Fatalf("goformation: %v", err)
 	}
 	return tmpl, removed
+}
+
+// refHandler keeps a reference as "Ref:Name", except AWS::NoValue, which
+// removes the property as CloudFormation does, and a Number parameter,
+// which becomes its default so that integer properties still decode.
+func refHandler(_ string, input, tmpl any) any {
+	name := fmt.Sprint(input)
+	if name == "AWS::NoValue" {
+		return nil
+	}
+	params, _ := lookup(tmpl, "Parameters").(map[string]any)
+	if p, ok := params[name].(map[string]any); ok && p["Type"] == "Number" {
+		return p["Default"]
+	}
+	return "Ref:" + name
 }
 
 // mapping walks the YAML document down the given keys.
@@ -336,8 +351,8 @@ func strings1(v any) []string {
 	return nil
 }
 
-func lookup(m map[string]any, keys ...string) any {
-	var v any = m
+func lookup(m any, keys ...string) any {
+	v := m
 	for _, k := range keys {
 		mm, ok := v.(map[string]any)
 		if !ok {
