@@ -1,0 +1,232 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// opKind is the Store method one step calls.
+type opKind int
+
+const (
+	opAcquire opKind = iota
+	opRenew
+	opRelease
+	opEnroll
+	opGet
+)
+
+func (k opKind) String() string {
+	return [...]string{"Acquire", "Renew", "Release", "Enroll", "Get"}[k]
+}
+
+// op is one step of a differential run: one Store call on one of the run's
+// keys, with every argument concrete, so that a sequence of steps replays
+// exactly. The Key fields of the requests are left zero; the run fills in
+// the key that index key names.
+type op struct {
+	kind    opKind
+	key     int
+	acquire lockcore.AcquireRequest
+	renew   lockcore.RenewRequest
+	release lockcore.ReleaseRequest
+	rev     string // Enroll's revision
+}
+
+// apply calls the store with o on k and returns what it answered.
+func (o op) apply(ctx context.Context, s lockcore.Store, k lockcore.Key) outcome {
+	switch o.kind {
+	case opAcquire:
+		r := o.acquire
+		r.Key = k
+		it, err := s.Acquire(ctx, r)
+		return outcomeOf(it, err)
+	case opRenew:
+		r := o.renew
+		r.Key = k
+		it, err := s.Renew(ctx, r)
+		return outcomeOf(it, err)
+	case opRelease:
+		r := o.release
+		r.Key = k
+		it, err := s.Release(ctx, r)
+		return outcomeOf(it, err)
+	case opEnroll:
+		it, err := s.Enroll(ctx, k, o.rev)
+		return outcomeOf(it, err)
+	default:
+		it, found, err := s.Get(ctx, k)
+		if err != nil || !found {
+			return outcomeOf(lockcore.Item{}, err)
+		}
+		return outcomeOf(it, nil)
+	}
+}
+
+// outcomeClass is how a store call ended.
+type outcomeClass int
+
+const (
+	classOK        outcomeClass = iota // nil error
+	classCondition                     // a *lockcore.ConditionError
+	classError                         // any other error
+)
+
+func (c outcomeClass) String() string {
+	return [...]string{"ok", "condition failed", "error"}[c]
+}
+
+// outcome is what one store call answered, in the terms the stores must
+// agree on: the class, the ConditionError's Op, and the item (the one
+// returned, the ConditionError's Current, or the one Get found; nil for
+// none). Error texts are not compared.
+type outcome struct {
+	class outcomeClass
+	op    string
+	item  *lockcore.Item
+	err   error
+}
+
+// outcomeOf classifies a store's answer. A zero item with a nil error (Get
+// of an absent key) has no item.
+func outcomeOf(it lockcore.Item, err error) outcome {
+	var ce *lockcore.ConditionError
+	switch {
+	case err == nil:
+		if reflect.ValueOf(it).IsZero() {
+			return outcome{class: classOK}
+		}
+		return outcome{class: classOK, item: &it}
+	case errors.As(err, &ce):
+		return outcome{class: classCondition, op: ce.Op, item: ce.Current, err: err}
+	default:
+		return outcome{class: classError, err: err}
+	}
+}
+
+// differences lists how got differs from want, field by field; none means
+// the outcomes agree.
+func differences(got, want outcome) []string {
+	var d []string
+	if got.class != want.class {
+		d = append(d, fmt.Sprintf("outcome %s (%v), want %s", got.class, got.err, want.class))
+		return d
+	}
+	if got.class == classError {
+		return nil
+	}
+	if got.op != want.op {
+		d = append(d, fmt.Sprintf("ConditionError.Op %q, want %q", got.op, want.op))
+	}
+	switch {
+	case got.item == nil && want.item == nil:
+	case got.item == nil:
+		d = append(d, "no item, want "+itemString(want.item))
+	case want.item == nil:
+		d = append(d, itemString(got.item)+", want no item")
+	default:
+		g, w := reflect.ValueOf(*got.item), reflect.ValueOf(*want.item)
+		for i := range g.NumField() {
+			if !sameField(g.Field(i), w.Field(i)) {
+				d = append(d, fmt.Sprintf("item.%s = %v, want %v", g.Type().Field(i).Name, g.Field(i), w.Field(i)))
+			}
+		}
+	}
+	return d
+}
+
+// sameField compares one Item field. Byte slices compare by content, so an
+// empty and an absent binary attribute are the same (neither is an answer).
+func sameField(a, b reflect.Value) bool {
+	if a.Kind() == reflect.Slice && a.Type().Elem().Kind() == reflect.Uint8 {
+		return string(a.Bytes()) == string(b.Bytes())
+	}
+	return reflect.DeepEqual(a.Interface(), b.Interface())
+}
+
+// String prints o with times relative to baseMs ("t+1500").
+func (o op) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "k%d %s", o.key, o.kind)
+	switch o.kind {
+	case opAcquire:
+		r := o.acquire
+		fmt.Fprintf(&b, " rev=%q owner=%q now=%s lease=%s until=%s expires=%s account=%q ttl=%d fenceBase=%d",
+			r.Revision, r.Owner, ms(r.NowMs), r.Lease, ms(r.LeaseUntilMs), ms(r.ExpiresAtMs), r.RecordAccount, r.TTL, r.FenceBase)
+		if r.UseWallClock {
+			fmt.Fprintf(&b, " wallClock(allowance=%s)", r.ClockAllowance)
+		}
+		if r.Observed != nil {
+			fmt.Fprintf(&b, " observed(%q, beat %d)", r.Observed.Revision, r.Observed.Beat)
+		}
+		if r.FreshSuccessSinceMs != 0 {
+			fmt.Fprintf(&b, " freshSuccessSince=%s", ms(r.FreshSuccessSinceMs))
+		}
+	case opRenew:
+		r := o.renew
+		fmt.Fprintf(&b, " rev=%q now=%s until=%s", r.Revision, ms(r.NowMs), ms(r.LeaseUntilMs))
+	case opRelease:
+		r := o.release
+		fmt.Fprintf(&b, " rev=%q now=%s result=%q ref=%q", r.Revision, ms(r.NowMs), r.Result, r.ResultRef)
+	case opEnroll:
+		fmt.Fprintf(&b, " rev=%q", o.rev)
+	}
+	return b.String()
+}
+
+// String prints the outcome briefly.
+func (c outcome) String() string {
+	s := c.class.String()
+	if c.class == classError {
+		return s
+	}
+	if c.item == nil {
+		return s + ", no item"
+	}
+	return s + ", " + itemString(c.item)
+}
+
+// itemString prints the fields of it that are set, times relative to baseMs.
+func itemString(it *lockcore.Item) string {
+	v := reflect.ValueOf(*it)
+	var parts []string
+	for i := range v.NumField() {
+		f, name := v.Field(i), v.Type().Field(i).Name
+		if f.IsZero() || name == "Key" {
+			continue
+		}
+		var s string
+		switch x := f.Interface().(type) {
+		case int64:
+			if strings.HasSuffix(name, "Ms") {
+				s = ms(x)
+			} else {
+				s = fmt.Sprint(x)
+			}
+		case time.Duration:
+			s = x.String()
+		case []byte:
+			s = fmt.Sprintf("%q", x)
+		case string, lockcore.Result:
+			s = fmt.Sprintf("%q", x)
+		default:
+			s = fmt.Sprint(x)
+		}
+		parts = append(parts, name+"="+s)
+	}
+	return "{" + strings.Join(parts, " ") + "}"
+}
+
+// ms prints an epoch-milliseconds value relative to baseMs.
+func ms(v int64) string {
+	if v == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("t%+d", v-baseMs)
+}

@@ -1,0 +1,100 @@
+package storetest
+
+import (
+	"context"
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+var (
+	diffSteps = flag.Int("herdlock.diff.steps", 10_000, "store calls per differential run")
+	diffSeed  = flag.Uint64("herdlock.diff.seed", 0, "seed of the differential runs (0: random, printed)")
+)
+
+// diffOptions returns the options of a run from the flags.
+func diffOptions(m ServerModel) DiffOptions {
+	return DiffOptions{Seed: *diffSeed, Steps: *diffSteps, Model: m}
+}
+
+// reproduce is the hint printed with a failure.
+func reproduce(t *testing.T, rep *DiffReport) {
+	t.Helper()
+	if rep.Failure != nil {
+		t.Logf("reproduce: go test ./lockcore/storetest -run '^%s$' -herdlock.diff.seed=%d -herdlock.diff.steps=%d", t.Name(), rep.Seed, *diffSteps)
+	}
+}
+
+// freshIgnoredOnWallClock is a store with lockcore's defect of ignoring a
+// fresh success on the wall-clock branch of Acquire's condition: it drops
+// FreshSuccessSinceMs whenever that branch would admit the request.
+type freshIgnoredOnWallClock struct{ *lockcore.MemoryStore }
+
+func (s freshIgnoredOnWallClock) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+	if cur, found, err := s.Get(ctx, req.Key); err == nil && found && req.UseWallClock {
+		limit := req.NowMs - req.ClockAllowance.Milliseconds()
+		if cur.LeaseUntilMs < limit || cur.ExpiresAtMs < limit {
+			req.FreshSuccessSinceMs = 0
+		}
+	}
+	return s.MemoryStore.Acquire(ctx, req)
+}
+
+// kinderRenew is a store kinder than DynamoDB: a late renewal whose lease
+// ends before the stored one succeeds (keeping the stored end) instead of
+// failing its condition.
+type kinderRenew struct{ *lockcore.MemoryStore }
+
+func (s kinderRenew) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+	if cur, found, err := s.Get(ctx, req.Key); err == nil && found && cur.LeaseUntilMs > req.LeaseUntilMs {
+		req.LeaseUntilMs = cur.LeaseUntilMs
+	}
+	return s.MemoryStore.Renew(ctx, req)
+}
+
+// TestDiffSelfTest checks that the differential test catches a store that
+// differs from the reference, and shrinks the case to the few steps that
+// show it.
+func TestDiffSelfTest(t *testing.T) {
+	tests := []struct {
+		name     string
+		sut      lockcore.Store
+		maxSteps int    // the shortest sequences that show the defect
+		lastStep string // what the failing step is
+	}{
+		// Acquire, release with success, wall-clock acquire past the lease
+		// with a fresh-success bound at or before the release.
+		{"FreshSuccessIgnoredOnWallClockBranch", freshIgnoredOnWallClock{lockcore.NewMemoryStore()}, 3, "Acquire"},
+		// Acquire, renewal below the stored lease.
+		{"KinderRenew", kinderRenew{lockcore.NewMemoryStore()}, 2, "Renew"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep, err := RunDiff(t.Context(), lockcore.NewMemoryStore(), tt.sut, DiffOptions{Seed: *diffSeed, Steps: 2_000})
+			if err != nil {
+				t.Fatalf("RunDiff() = %v", err)
+			}
+			f := rep.Failure
+			if f == nil {
+				t.Fatalf("RunDiff() (seed %d) found no difference, want one", rep.Seed)
+			}
+			t.Logf("seed %d: %s", rep.Seed, f)
+			if !f.Complete || len(f.Steps) > tt.maxSteps {
+				t.Errorf("shrunk to %d steps (complete %t), want at most %d", len(f.Steps), f.Complete, tt.maxSteps)
+			}
+			if last := f.Steps[len(f.Steps)-1]; strings.Fields(last)[1] != tt.lastStep {
+				t.Errorf("failing step = %q, want a %s", last, tt.lastStep)
+			}
+		})
+	}
+}
+
+// TestDiffAgreesWithItself checks that a store run against a copy of
+// itself shows no difference (the comparison raises no false alarm) and
+// that the generator reaches every kind of step.
+func TestDiffAgreesWithItself(t *testing.T) {
+	Diff(t, lockcore.NewMemoryStore(), lockcore.NewMemoryStore(), DiffOptions{Seed: *diffSeed, Steps: *diffSteps})
+}
