@@ -46,11 +46,11 @@
 // embedded-metric-format document (package emf) to stdout: lockcore's lock
 // metrics, the service as the only dimension, and the lock id, group,
 // outcome, fence and request id as properties, never dimensions. It logs
-// one line with log/slog (JSON at AWS_LAMBDA_LOG_LEVEL inside Lambda, on
-// stderr) carrying the outcome, fence and durations: at Debug for a routine
-// outcome, Info for a take-over, Warn for a handler error or a lost lock,
-// and Error for a failed release or an invocation that did not try the
-// lock. With tracing on it records X-Ray subsegments
+// one line with log/slog (JSON inside Lambda, on stderr, at the level
+// [WithLogger] describes) carrying the outcome, fence and durations: at
+// Debug for a routine outcome, Info for a take-over, Warn for a handler
+// error or a lost lock, and Error for a failed release or an invocation
+// that did not try the lock. With tracing on it records X-Ray subsegments
 // "herdlock", "lock.acquire", "lock.wait" and "lock.release", annotated with
 // the outcome, fence and take-over; [InstrumentDynamoDB] adds the DynamoDB
 // calls. Importing the package routes the X-Ray SDK's own log, which goes to

@@ -2,43 +2,122 @@ package lockmw
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/lmittmann/tint"
+
+	"github.com/herdlock/herdlock/emf"
 )
 
-// defaultLogger is the logger of [WithLogger]'s default: JSON at
-// AWS_LAMBDA_LOG_LEVEL inside Lambda, tint on a terminal, text otherwise,
-// always on stderr (stdout carries only metrics).
+// Environment variables of the default logger's level, in precedence
+// order: Lambda's own (set from the function's LoggingConfig when the log
+// format is JSON), then Powertools', then the generic one.
+const (
+	envLambdaLogLevel     = "AWS_LAMBDA_LOG_LEVEL"
+	envPowertoolsLogLevel = "POWERTOOLS_LOG_LEVEL"
+	envLogLevel           = "LOG_LEVEL"
+)
+
+// LevelTrace and LevelFatal are the slog levels of Lambda's TRACE and FATAL
+// application log levels. The default logger writes them with those names,
+// which Lambda's log-level filter understands (slog's own names for them
+// would be DEBUG-4 and ERROR+4).
+const (
+	LevelTrace = slog.LevelDebug - 4
+	LevelFatal = slog.LevelError + 4
+)
+
+// defaultLogger is the logger of [WithLogger]'s default: JSON inside
+// Lambda, tint on a terminal, text otherwise, always on stderr (stdout
+// carries only metrics), at the level of [logLevel], with Lambda's level
+// names.
 func defaultLogger() *slog.Logger {
-	if inLambda() {
-		return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lambdaLevel(os.Getenv("AWS_LAMBDA_LOG_LEVEL"))}))
+	return newLogger(os.Stderr, os.Getenv, isTerminal(os.Stderr))
+}
+
+func newLogger(w io.Writer, getenv func(string) string, terminal bool) *slog.Logger {
+	level, _ := logLevel(getenv)
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: lambdaLevelNames}
+	switch {
+	case getenv(envFunctionName) != "":
+		return slog.New(slog.NewJSONHandler(w, opts))
+	case terminal:
+		return slog.New(tint.NewHandler(w, &tint.Options{Level: level, ReplaceAttr: lambdaLevelNames}))
+	default:
+		return slog.New(slog.NewTextHandler(w, opts))
 	}
-	if isTerminal(os.Stderr) {
-		return slog.New(tint.NewTextHandler(os.Stderr, nil))
+}
+
+// logLevel returns the level of the first of AWS_LAMBDA_LOG_LEVEL,
+// POWERTOOLS_LOG_LEVEL and LOG_LEVEL that is set, and that variable's name;
+// INFO and "" when none is.
+func logLevel(getenv func(string) string) (slog.Level, string) {
+	for _, k := range []string{envLambdaLogLevel, envPowertoolsLogLevel, envLogLevel} {
+		if s := strings.TrimSpace(getenv(k)); s != "" {
+			return lambdaLevel(s), k
+		}
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	return slog.LevelInfo, ""
 }
 
 // lambdaLevel maps Lambda's application log levels (TRACE, DEBUG, INFO,
-// WARN, ERROR, FATAL) to slog levels; unknown or empty means INFO.
+// WARN, ERROR, FATAL; any case) to slog levels; unknown or empty means
+// INFO.
 func lambdaLevel(s string) slog.Level {
 	switch strings.ToUpper(strings.TrimSpace(s)) {
 	case "TRACE":
-		return slog.LevelDebug - 4
+		return LevelTrace
 	case "DEBUG":
 		return slog.LevelDebug
 	case "WARN", "WARNING":
 		return slog.LevelWarn
 	case "ERROR":
 		return slog.LevelError
-	case "FATAL":
-		return slog.LevelError + 4
+	case "FATAL", "CRITICAL":
+		return LevelFatal
 	default:
 		return slog.LevelInfo
 	}
+}
+
+// lambdaLevelNames is a slog ReplaceAttr that writes the level with the
+// names Lambda filters by: TRACE below DEBUG, FATAL above ERROR.
+func lambdaLevelNames(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) > 0 || a.Key != slog.LevelKey {
+		return a
+	}
+	if l, ok := a.Value.Any().(slog.Level); ok {
+		switch {
+		case l < slog.LevelDebug:
+			a.Value = slog.StringValue("TRACE")
+		case l > slog.LevelError:
+			a.Value = slog.StringValue("FATAL")
+		}
+	}
+	return a
+}
+
+// warnFilteredMetrics logs one warning when Lambda's log level is above
+// INFO: Lambda, with JSON logs, treats a line without a level (every
+// embedded metric line on stdout) as INFO, and drops it at WARN, ERROR or
+// FATAL, so the metrics would never reach CloudWatch.
+func warnFilteredMetrics(log *slog.Logger, getenv func(string) string) {
+	if getenv(envFunctionName) == "" {
+		return
+	}
+	if off, err := strconv.ParseBool(strings.TrimSpace(getenv(emf.EnvDisabled))); err == nil && off {
+		return
+	}
+	s := strings.TrimSpace(getenv(envLambdaLogLevel))
+	if s == "" || lambdaLevel(s) <= slog.LevelInfo {
+		return
+	}
+	log.Warn("the Lambda log level drops the embedded metrics: set the function's ApplicationLogLevel to INFO or below",
+		slog.String("lambdaLogLevel", strings.ToUpper(s)))
 }
 
 func isTerminal(f *os.File) bool {

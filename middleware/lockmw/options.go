@@ -122,10 +122,13 @@ func WithColdStartMetric() Option {
 }
 
 // WithLogger sets the logger. Default: inside Lambda
-// (AWS_LAMBDA_FUNCTION_NAME set), JSON on stderr at the level of
-// AWS_LAMBDA_LOG_LEVEL (INFO when unset); elsewhere
+// (AWS_LAMBDA_FUNCTION_NAME set), JSON on stderr; elsewhere
 // github.com/lmittmann/tint on stderr when it is a terminal, plain text on
-// stderr otherwise.
+// stderr otherwise. Its level is the first set of AWS_LAMBDA_LOG_LEVEL,
+// POWERTOOLS_LOG_LEVEL and LOG_LEVEL (INFO when none is), and it writes
+// [LevelTrace] and [LevelFatal] as TRACE and FATAL. Whatever the logger,
+// New and Wrap log one warning when AWS_LAMBDA_LOG_LEVEL is above INFO,
+// because Lambda then drops the metric lines.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger, o.loggerSet = l, true }
 }

@@ -123,6 +123,7 @@ func (w *wrapper[TIn, TOut]) apply(o *options) error {
 	if w.log == nil {
 		w.log = defaultLogger()
 	}
+	warnFilteredMetrics(w.log, os.Getenv)
 	w.metrics = o.metrics
 	if w.metrics != nil {
 		return nil
