@@ -13,11 +13,16 @@ func (m *Metrics) CaptureColdStart(functionName string) error {
 // and does nothing after: with one Metrics per process, that is the
 // process's first invocation. As Powertools
 // does, the next Flush writes it as a document of its own whose only
-// dimensions are function_name and service (each when known). An empty
-// functionName falls back to AWS_LAMBDA_FUNCTION_NAME. It fails, without
+// dimensions are function_name and service (each when known). The
+// function name is the one of [WithFunctionName] or
+// POWERTOOLS_METRICS_FUNCTION_NAME when set, else functionName, else
+// AWS_LAMBDA_FUNCTION_NAME. It fails, without
 // using up the cold start, if functionName is not a valid dimension value.
 // It is safe for concurrent use.
 func (b *Batch) CaptureColdStart(functionName string) error {
+	if b.m.functionName != "" {
+		functionName = b.m.functionName
+	}
 	if functionName == "" {
 		functionName = os.Getenv("AWS_LAMBDA_FUNCTION_NAME")
 	}

@@ -27,7 +27,9 @@
 //
 // Namespace, service and disabling also come from the Powertools variables
 // POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME and
-// POWERTOOLS_METRICS_DISABLED; options win over them. The service is a
+// POWERTOOLS_METRICS_DISABLED, the cold start's function name from
+// POWERTOOLS_METRICS_FUNCTION_NAME, and indented output for local runs
+// from POWERTOOLS_DEV; options win over them. The service is a
 // default dimension. Default dimensions survive a Flush; the metrics,
 // dimensions and properties of an invocation do not.
 //

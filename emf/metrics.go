@@ -1,6 +1,7 @@
 package emf
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -28,6 +29,7 @@ type Metrics struct {
 	now          func() time.Time
 	errorOnEmpty bool
 	disabled     bool
+	functionName string         // WithFunctionName; "" when not set
 	defaults     []dim          // the service first, then sorted by key
 	defaultIndex map[string]int // key -> index in defaults
 
@@ -40,16 +42,29 @@ type Metrics struct {
 }
 
 // lockedWriter makes each document one Write call on w under mu, so that
-// batches flushing at the same time never interleave their lines.
+// batches flushing at the same time never interleave their lines. With
+// pretty set (WithPretty), it indents each document first.
 type lockedWriter struct {
-	mu sync.Mutex // guards w; held only for one Write
-	w  io.Writer
+	mu     sync.Mutex // guards w and buf; held only for one Write
+	w      io.Writer
+	pretty bool
+	buf    bytes.Buffer
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	if !l.pretty {
+		return l.w.Write(p)
+	}
+	l.buf.Reset()
+	if err := json.Indent(&l.buf, p, "", "  "); err != nil {
+		return 0, err
+	}
+	if _, err := l.w.Write(l.buf.Bytes()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // New returns a Metrics configured by opts and the Powertools environment
@@ -83,8 +98,9 @@ func New(opts ...Option) (*Metrics, error) {
 		now:          o.now,
 		errorOnEmpty: o.errorOnEmpty,
 		disabled:     o.disabled,
+		functionName: o.functionName,
 		defaultIndex: make(map[string]int),
-		out:          lockedWriter{w: o.writer},
+		out:          lockedWriter{w: o.writer, pretty: o.pretty},
 	}
 	m.shared.m = m
 	if o.service != "" {

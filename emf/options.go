@@ -15,6 +15,13 @@ const (
 	EnvNamespace = "POWERTOOLS_METRICS_NAMESPACE"
 	EnvService   = "POWERTOOLS_SERVICE_NAME"
 	EnvDisabled  = "POWERTOOLS_METRICS_DISABLED"
+	// EnvFunctionName sets the function_name dimension of the ColdStart
+	// metric, as [WithFunctionName] does.
+	EnvFunctionName = "POWERTOOLS_METRICS_FUNCTION_NAME"
+	// EnvDev ("true", "1", ...) indents every document over several lines,
+	// for reading local runs; CloudWatch needs one document per line, so
+	// leave it off in Lambda.
+	EnvDev = "POWERTOOLS_DEV"
 )
 
 // Option configures [New].
@@ -31,6 +38,9 @@ type options struct {
 	defaults     map[string]string
 	now          func() time.Time
 	errorOnEmpty bool
+	functionName string
+	pretty       bool
+	prettySet    bool
 }
 
 // WithNamespace sets the CloudWatch namespace of every metric. Default: the
@@ -89,7 +99,35 @@ func WithDisabled(disabled bool) Option {
 	return func(o *options) { o.disabled, o.disabledSet = disabled, true }
 }
 
+// WithFunctionName sets the function_name dimension of the ColdStart
+// metric, over the name given to CaptureColdStart. Default: the
+// POWERTOOLS_METRICS_FUNCTION_NAME environment variable, else the name
+// given to CaptureColdStart, else AWS_LAMBDA_FUNCTION_NAME.
+func WithFunctionName(name string) Option {
+	return func(o *options) { o.functionName = name }
+}
+
+// WithPretty indents every document over several lines, for reading local
+// runs; CloudWatch Logs needs one document per line, so never use it in
+// Lambda. Default: the POWERTOOLS_DEV environment variable ("true", "1",
+// ...), else false.
+func WithPretty(on bool) Option {
+	return func(o *options) { o.pretty, o.prettySet = on, true }
+}
+
 func (o *options) fromEnv() error {
+	if o.functionName == "" {
+		o.functionName = strings.TrimSpace(os.Getenv(EnvFunctionName))
+	}
+	if !o.prettySet {
+		if s := strings.TrimSpace(os.Getenv(EnvDev)); s != "" {
+			d, err := strconv.ParseBool(strings.ToLower(s))
+			if err != nil {
+				return fmt.Errorf("%w: %s=%s", ErrInvalidOption, EnvDev, quote(s))
+			}
+			o.pretty = d
+		}
+	}
 	if !o.namespaceSet {
 		o.namespace = os.Getenv(EnvNamespace)
 	}

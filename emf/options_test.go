@@ -132,7 +132,7 @@ func TestClock(t *testing.T) {
 // clearEnv unsets the variables New reads, for the duration of the test.
 func clearEnv(t *testing.T) {
 	t.Helper()
-	for _, k := range []string{EnvNamespace, EnvService, EnvDisabled, "AWS_LAMBDA_FUNCTION_NAME"} {
+	for _, k := range []string{EnvNamespace, EnvService, EnvDisabled, EnvFunctionName, EnvDev, "AWS_LAMBDA_FUNCTION_NAME"} {
 		t.Setenv(k, "")
 	}
 }
