@@ -1,0 +1,125 @@
+package lockmw
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Tracer records the spans of the lock's phases in each invocation; give
+// one with [WithTracer]. Package xraytracer records them as X-Ray
+// subsegments, package oteltracer as OpenTelemetry spans, and
+// [MultiTracer] records them with several tracers at once, for a
+// migration from one to the other. Implementations must be safe for
+// concurrent use.
+type Tracer interface {
+	// Start starts the span name, which began at start, as a child of the
+	// span that ctx carries, or of the invocation's own trace (the Lambda
+	// trace header) when ctx carries none. It returns ctx with the new span,
+	// under which the middleware starts the child spans and makes the
+	// lock's store calls. The start time may lie in the past: the wait span
+	// is started, back-dated, once the wait is over.
+	//
+	// Start returns a nil Span when ctx cannot be traced (no trace header,
+	// say); the middleware then records nothing more of that invocation.
+	Start(ctx context.Context, name string, start time.Time) (context.Context, Span)
+}
+
+// Span is one span started by a [Tracer]. The middleware calls its methods
+// from one goroutine at a time, and none after End.
+type Span interface {
+	// SetAttributes records attributes on the span: strings, integers,
+	// booleans, floats and durations (the slog kinds String, Int64,
+	// Uint64, Bool, Float64, Duration). A tracer may drop those it cannot
+	// record.
+	SetAttributes(attrs ...slog.Attr)
+	// End ends the span, as failed when err is not nil. A tracer must not
+	// record err's text, which may carry upstream payloads: it records a
+	// short code instead (see the adapters).
+	End(err error)
+}
+
+// Span names: the invocation's span, and its children for the phases of
+// the lock.
+const (
+	SpanInvocation = "herdlock"     // the middleware's part of the invocation
+	SpanAcquire    = "lock.acquire" // TryAcquireElseWaitForRelease
+	SpanWait       = "lock.wait"    // the wait for another holder, back-dated
+	SpanRelease    = "lock.release" // Release
+)
+
+// Attribute keys. Those of the lock are herdlock's own; those of the
+// invocation follow the OpenTelemetry semantic conventions.
+const (
+	AttrLockGroup = "herdlock.lock.group"     // string: the lock group
+	AttrLockID    = "herdlock.lock.id"        // string: the lock id
+	AttrOutcome   = "herdlock.lock.outcome"   // string: ACQUIRED, RELEASED or FAILED
+	AttrFence     = "herdlock.lock.fence"     // int: the holder's fence
+	AttrTakeover  = "herdlock.lock.takeover"  // bool: acquired from an abandoned holder
+	AttrPolls     = "herdlock.lock.polls"     // int: reads of the lock item while waiting
+	AttrResult    = "herdlock.lock.result"    // string: success or failure, on the release span
+	AttrCoalesced = "herdlock.lock.coalesced" // bool: shared another invocation's attempt in this process
+
+	AttrInvocationID = "faas.invocation_id" // string: the Lambda request id
+	AttrResourceID   = "cloud.resource_id"  // string: the invoked function ARN
+	AttrAccountID    = "cloud.account.id"   // string: the account of the function
+)
+
+// MultiTracer returns a [Tracer] that records every span with each of
+// tracers, in order, so that two tracing systems can run side by side
+// while one replaces the other. Nil tracers are skipped; with none left it
+// returns nil, which [WithTracer] takes as tracing off. The context a
+// tracer returns is passed to the next, so each finds its own parent.
+func MultiTracer(tracers ...Tracer) Tracer {
+	var ts multiTracer
+	for _, t := range tracers {
+		switch t := t.(type) {
+		case nil:
+		case multiTracer:
+			ts = append(ts, t...)
+		default:
+			ts = append(ts, t)
+		}
+	}
+	switch len(ts) {
+	case 0:
+		return nil
+	case 1:
+		return ts[0]
+	}
+	return ts
+}
+
+type multiTracer []Tracer
+
+func (ts multiTracer) Start(ctx context.Context, name string, start time.Time) (context.Context, Span) {
+	var spans multiSpan
+	for _, t := range ts {
+		var s Span
+		ctx, s = t.Start(ctx, name, start)
+		if s != nil {
+			spans = append(spans, s)
+		}
+	}
+	switch len(spans) {
+	case 0:
+		return ctx, nil
+	case 1:
+		return ctx, spans[0]
+	}
+	return ctx, spans
+}
+
+type multiSpan []Span
+
+func (ss multiSpan) SetAttributes(attrs ...slog.Attr) {
+	for _, s := range ss {
+		s.SetAttributes(attrs...)
+	}
+}
+
+func (ss multiSpan) End(err error) {
+	for _, s := range ss {
+		s.End(err)
+	}
+}
