@@ -22,12 +22,29 @@ const (
 	EnvCacheTTL         = "CACHE_TTL"
 	EnvLockGroup        = "LOCK_GROUP"
 	EnvDynamoDBEndpoint = "DYNAMODB_ENDPOINT" // local runs only: dynalite
+	EnvTracing          = "TRACING"           // xray, otel or off
+
+	// The OpenTelemetry variables that LoadConfig checks when TRACING is
+	// otel; the OpenTelemetry SDK reads them (and the other OTEL_ ones).
+	EnvOTLPEndpoint       = "OTEL_EXPORTER_OTLP_ENDPOINT"
+	EnvOTLPTracesEndpoint = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+	EnvOTLPProtocol       = "OTEL_EXPORTER_OTLP_PROTOCOL"
+	EnvOTLPTracesProtocol = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+	EnvOTelServiceName    = "OTEL_SERVICE_NAME"
+)
+
+// Tracing modes, the values of TRACING.
+const (
+	TracingXRay = "xray" // X-Ray SDK subsegments to the X-Ray daemon (Lambda's Tracing: Active)
+	TracingOTel = "otel" // OpenTelemetry spans over OTLP/HTTP to a collector
+	TracingOff  = "off"
 )
 
 // AllEnv lists every variable LoadConfig reads.
 var AllEnv = []string{
 	EnvLockTable, EnvCacheTable, EnvUpstreamURL, EnvServiceName, EnvMetricsNamespace,
-	EnvLogLevel, EnvLambdaLogLevel, EnvCacheTTL, EnvLockGroup, EnvDynamoDBEndpoint,
+	EnvLogLevel, EnvLambdaLogLevel, EnvCacheTTL, EnvLockGroup, EnvDynamoDBEndpoint, EnvTracing,
+	EnvOTLPEndpoint, EnvOTLPTracesEndpoint, EnvOTLPProtocol, EnvOTLPTracesProtocol, EnvOTelServiceName,
 }
 
 // RequiredEnv lists the variables without a default.
@@ -51,6 +68,9 @@ type Config struct {
 	CacheTTL         time.Duration
 	LockGroup        string
 	DynamoDBEndpoint string // empty: the regional AWS endpoint
+	// Tracing is TracingXRay, TracingOTel or TracingOff. Default: off
+	// with DynamoDBEndpoint (a local run), else xray.
+	Tracing string
 }
 
 // LoadConfig reads the configuration through getenv (os.Getenv in main). It
@@ -110,10 +130,42 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if s := get(EnvLockGroup); s != "" {
 		c.LockGroup = s
 	}
+	c.Tracing, errs = loadTracing(get, c.DynamoDBEndpoint != "", errs)
 	if len(errs) > 0 {
 		return Config{}, fmt.Errorf("lambda-fetch-cache: configuration: %w", errors.Join(errs...))
 	}
 	return c, nil
+}
+
+// loadTracing reads TRACING, and with otel checks the OTLP variables that
+// the exporter would otherwise reject only at the first flush.
+func loadTracing(get func(string) string, local bool, errs []error) (string, []error) {
+	mode := strings.ToLower(get(EnvTracing))
+	switch mode {
+	case "":
+		if local {
+			return TracingOff, errs
+		}
+		return TracingXRay, errs
+	case TracingXRay, TracingOff:
+		return mode, errs
+	case TracingOTel:
+	default:
+		return "", append(errs, fmt.Errorf("%s: %q is not one of xray, otel, off", EnvTracing, get(EnvTracing)))
+	}
+	for _, k := range []string{EnvOTLPEndpoint, EnvOTLPTracesEndpoint} {
+		if s := get(k); s != "" {
+			if _, err := parseHTTPURL(s); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", k, err))
+			}
+		}
+	}
+	for _, k := range []string{EnvOTLPProtocol, EnvOTLPTracesProtocol} {
+		if s := get(k); s != "" && s != "http/protobuf" {
+			errs = append(errs, fmt.Errorf("%s: %q: this function exports OTLP over HTTP only (http/protobuf)", k, s))
+		}
+	}
+	return mode, errs
 }
 
 func parseHTTPURL(s string) (*url.URL, error) {

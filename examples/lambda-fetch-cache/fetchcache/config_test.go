@@ -67,6 +67,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"bad level", EnvLogLevel, "LOUD", "LOG_LEVEL: \"LOUD\" is not one of"},
 		{"bad lambda level", EnvLambdaLogLevel, "x", "AWS_LAMBDA_LOG_LEVEL"},
 		{"bad endpoint", EnvDynamoDBEndpoint, "localhost:8000", "DYNAMODB_ENDPOINT"},
+		{"bad tracing", EnvTracing, "jaeger", "TRACING: \"jaeger\" is not one of xray, otel, off"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,5 +90,59 @@ func TestLoadConfigNamesEveryMissingVariable(t *testing.T) {
 		if !strings.Contains(err.Error(), k) {
 			t.Errorf("LoadConfig(empty) = %v, want it to name %s", err, k)
 		}
+	}
+}
+
+func TestLoadConfigTracing(t *testing.T) {
+	tests := []struct {
+		name string
+		set  map[string]string
+		want string
+	}{
+		{"default in Lambda", nil, TracingXRay},
+		{"default in a local run", map[string]string{EnvDynamoDBEndpoint: "http://127.0.0.1:4567"}, TracingOff},
+		{"otel", map[string]string{EnvTracing: "OTel"}, TracingOTel},
+		{"otel with an endpoint", map[string]string{EnvTracing: "otel", EnvOTLPEndpoint: "http://127.0.0.1:4318"}, TracingOTel},
+		{"otel with a traces endpoint and protocol", map[string]string{EnvTracing: "otel",
+			EnvOTLPTracesEndpoint: "https://collector:4318/v1/traces", EnvOTLPProtocol: "http/protobuf"}, TracingOTel},
+		{"off", map[string]string{EnvTracing: "off"}, TracingOff},
+		{"the OTLP variables matter only with otel", map[string]string{EnvTracing: "xray", EnvOTLPProtocol: "grpc"}, TracingXRay},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := validEnv()
+			for k, v := range tt.set {
+				m[k] = v
+			}
+			if c, err := LoadConfig(env(m)); err != nil || c.Tracing != tt.want {
+				t.Errorf("LoadConfig() tracing = %q, %v; want %q, nil", c.Tracing, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadConfigTracingErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		set  map[string]string
+		want string
+	}{
+		{"otel with a bad endpoint", map[string]string{EnvTracing: "otel", EnvOTLPEndpoint: "localhost:4318"},
+			"OTEL_EXPORTER_OTLP_ENDPOINT: \"localhost:4318\" is not an absolute"},
+		{"otel with a bad traces endpoint", map[string]string{EnvTracing: "otel", EnvOTLPTracesEndpoint: "/v1/traces"},
+			"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"},
+		{"otel over grpc", map[string]string{EnvTracing: "otel", EnvOTLPTracesProtocol: "grpc"},
+			"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: \"grpc\": this function exports OTLP over HTTP only"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := validEnv()
+			for k, v := range tt.set {
+				m[k] = v
+			}
+			if _, err := LoadConfig(env(m)); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("LoadConfig() = %v, want an error containing %q", err, tt.want)
+			}
+		})
 	}
 }
