@@ -51,18 +51,20 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 		return nil, err
 	}
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	local := cfg.DynamoDBEndpoint != "" // a local DynamoDB-API server: no X-Ray
-
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("aws config: %w", err)
 	}
-	if !local {
-		lockmw.InstrumentDynamoDB(&awsCfg)
+	tr, err := setupTracing(ctx, cfg, logger, &awsCfg)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
 	}
 	client := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
-		if local {
+		if cfg.DynamoDBEndpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.DynamoDBEndpoint)
+		}
+		if tr.dynamo != nil {
+			tr.dynamo(o)
 		}
 	})
 	store, err := lockcore.NewDynamoStore(client, cfg.LockTable)
@@ -75,10 +77,14 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	}
 	cache := fetchcache.NewCache(client, cfg.CacheTable, cfg.CacheTTL)
 	up := fetchcache.NewUpstream(cfg.UpstreamURL, &http.Client{Timeout: upstreamTimeout})
-	return fetchcache.NewHandler(store, cfg.LockGroup, cache, up,
+	h, err := fetchcache.NewHandler(store, cfg.LockGroup, cache, up,
 		lockmw.WithMetrics(metrics),
 		lockmw.WithColdStartMetric(),
 		lockmw.WithLogger(logger),
-		lockmw.WithTracing(!local),
+		lockmw.WithTracer(tr.tracer),
 	)
+	if err != nil {
+		return nil, err
+	}
+	return tr.wrap(h), nil
 }

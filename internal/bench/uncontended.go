@@ -96,7 +96,6 @@ func NoopWrap(store lockcore.Store, key string) (func(context.Context, struct{})
 		lockmw.WithOwnerName(func(context.Context) string { return "bench" }),
 		lockmw.WithMetricsWriter(io.Discard),
 		lockmw.WithLogger(discard),
-		lockmw.WithTracing(false),
 	)
 }
 

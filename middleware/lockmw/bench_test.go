@@ -41,7 +41,6 @@ func BenchmarkWrap(b *testing.B) {
 		lockmw.WithLockGroup("bench"),
 		lockmw.WithLogger(slog.New(slog.NewJSONHandler(io.Discard, nil))),
 		lockmw.WithMetrics(newTestMetrics(b, io.Discard)),
-		lockmw.WithTracing(false),
 	)
 	if err != nil {
 		b.Fatal(err)

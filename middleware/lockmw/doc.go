@@ -50,10 +50,20 @@
 // [WithLogger] describes) carrying the outcome, fence and durations: at
 // Debug for a routine outcome, Info for a take-over, Warn for a handler
 // error or a lost lock, and Error for a failed release or an invocation
-// that did not try the lock. With tracing on it records X-Ray subsegments
-// "herdlock", "lock.acquire", "lock.wait" and "lock.release", annotated with
-// the outcome, fence and take-over; [InstrumentDynamoDB] adds the DynamoDB
-// calls. Importing the package routes the X-Ray SDK's own log, which goes to
-// stdout by default, to stderr, and makes a missing segment a log line
-// rather than a panic, so stdout carries only metrics.
+// that did not try the lock.
+//
+// # Tracing
+//
+// With a [Tracer] ([WithTracer]) it records the spans "herdlock",
+// "lock.acquire", "lock.wait" (back-dated to the start of the wait) and
+// "lock.release", with the outcome, fence, take-over and polls as
+// attributes. Package xraytracer records them as X-Ray subsegments (its
+// Setup is the one call that configures the X-Ray SDK's process-wide
+// logger and context-missing strategy, and its InstrumentDynamoDB, formerly
+// lockmw.InstrumentDynamoDB, adds the DynamoDB calls); package oteltracer
+// as OpenTelemetry spans parented on the invocation's Lambda trace header,
+// with the DynamoDB calls through the SDK client's native tracer provider.
+// [MultiTracer] runs both during a migration. Without a tracer nothing is
+// traced, at the cost of a nil check per phase. The package itself sets no
+// process-wide state at import.
 package lockmw

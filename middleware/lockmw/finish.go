@@ -23,7 +23,7 @@ const OutcomeNotTried = "NOT_TRIED"
 func (w *wrapper[TIn, TOut]) finish(c *call, err error) {
 	c.logOutcome(err)
 	w.flushMetrics(c)
-	c.tr.close(err)
+	c.tr.end(err)
 }
 
 // outcome names the invocation's outcome in its log line and metrics.

@@ -80,8 +80,7 @@ func TestOneDocumentAndOneLogLine(t *testing.T) {
 				h, err := lockmw.NewHandlers(tt.hs, fs, tt.key, lockmw.WithLockGroup(group),
 					lockmw.WithMetrics(newTestMetrics(t, &metrics)),
 					lockmw.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
-					lockmw.WithLockOptions(lockcore.WithFreshSuccess(time.Minute)),
-					lockmw.WithTracing(false))
+					lockmw.WithLockOptions(lockcore.WithFreshSuccess(time.Minute)))
 				if err != nil {
 					t.Fatalf("NewHandlers() = %v", err)
 				}

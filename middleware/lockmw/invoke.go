@@ -16,8 +16,8 @@ type call struct {
 	log      *slog.Logger // with the request id, and the lock key once known
 	lockLog  *slog.Logger // for lockcore, which adds the key itself
 	rec      *recorder
-	tr       *tracer
-	tctx     context.Context // the invocation's context, with the root subsegment
+	tr       *invTrace
+	tctx     context.Context // the invocation's context, with the invocation's span
 	info     Info
 	tried    bool // the lock was tried; false when the invocation returned before
 	hasDL    bool
@@ -56,7 +56,7 @@ func (w *wrapper[TIn, TOut]) begin(ctx context.Context) *call {
 	}
 	c.lockLog = c.log
 	c.deadline, c.hasDL = ctx.Deadline()
-	c.tctx, c.tr = beginTrace(ctx, w.tracing)
+	c.tctx, c.tr = beginTrace(ctx, w.tracer)
 	return c
 }
 
@@ -80,19 +80,13 @@ func (w *wrapper[TIn, TOut]) run(c *call, in TIn) (TOut, error) {
 }
 
 // acquire runs TryAcquireElseWaitForRelease inside the acquire (and wait)
-// subsegments, and fills c.info.
+// spans, and fills c.info.
 func (c *call) acquire(lock *lockcore.Lock) (lockcore.WaitResult, error) {
-	actx, aseg := c.tr.sub(c.tctx, segAcquire)
-	// The lock's calls go under the root subsegment: the holder context
-	// derives from this context and outlives the acquire subsegment.
+	actx, aspan := c.tr.start(c.tctx, SpanAcquire)
+	// The lock's calls go under the invocation's span: the holder context
+	// derives from this context and outlives the acquire span.
 	res, err := lock.TryAcquireElseWaitForRelease(c.tctx)
-	if res.Polls > 0 || res.Waited > 0 {
-		c.tr.backdated(actx, segWait, res.Waited,
-			"outcome", res.Outcome.String(), "polls", res.Polls, "takeover", res.TookOver)
-	}
-	annotate(aseg, "outcome", res.Outcome.String(), "fence", res.Fence, "takeover", res.TookOver)
-	closeSeg(aseg, err)
-	c.tr.annotate("outcome", res.Outcome.String(), "fence", res.Fence, "takeover", res.TookOver)
+	c.tr.acquired(actx, aspan, res, err)
 	c.info.Outcome = res.Outcome
 	c.info.Fence = res.Fence
 	c.info.TookOver = res.TookOver
@@ -146,10 +140,9 @@ func (w *wrapper[TIn, TOut]) publication(out TOut, err error) (lockcore.Result, 
 }
 
 func (c *call) release(lock *lockcore.Lock, result lockcore.Result, ref string) {
-	rctx, rseg := c.tr.sub(c.tctx, segRelease)
+	rctx, rspan := c.tr.start(c.tctx, SpanRelease)
 	err := lock.Release(rctx, result, ref)
-	annotate(rseg, "result", string(result), "fence", c.info.Fence)
-	closeSeg(rseg, err)
+	c.tr.released(rspan, result, c.info.Fence, err)
 	c.relErr = err
 }
 

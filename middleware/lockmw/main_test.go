@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/lockmw"
+	"github.com/herdlock/herdlock/middleware/lockmw/xraytracer"
 )
 
 // childEnv makes the test binary run one Lambda-like process (see
@@ -37,16 +39,20 @@ func TestMain(m *testing.M) {
 }
 
 // runChild runs three invocations with every default that Lambda would
-// give (metrics on stdout, JSON logs on stderr, tracing on), against
-// DynamoDB through an X-Ray-instrumented client: one traced, one without a
-// trace header, and one whose handler fails.
+// give (metrics on stdout, JSON logs on stderr) and X-Ray tracing through
+// xraytracer.Setup, against DynamoDB through an X-Ray-instrumented client:
+// one traced, one without a trace header, and one whose handler fails.
 func runChild() error {
 	cfg := aws.Config{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(os.Getenv(childEndpointEnv)),
 		Credentials:  credentials.NewStaticCredentialsProvider("herdlock", "herdlock", ""),
 	}
-	lockmw.InstrumentDynamoDB(&cfg)
+	tracer, err := xraytracer.Setup(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	if err != nil {
+		return err
+	}
+	xraytracer.InstrumentDynamoDB(&cfg)
 	store, err := lockcore.NewDynamoStore(dynamodb.NewFromConfig(cfg), "locks")
 	if err != nil {
 		return err
@@ -57,7 +63,7 @@ func runChild() error {
 			return "", fail
 		}
 		return "ok", nil
-	}, store, keyOf, lockmw.WithColdStartMetric())
+	}, store, keyOf, lockmw.WithColdStartMetric(), lockmw.WithTracer(tracer))
 
 	invocations := []struct {
 		key     string

@@ -37,7 +37,7 @@ func (w *wrapper[TIn, TOut]) newLock(c *call, in TIn) (*lockcore.Lock, error) {
 func (c *call) setKey(key lockcore.Key) {
 	c.info.Key = key
 	c.log = withLazy(c.log, slog.String("lockGroup", key.Group), slog.String("lockId", key.ID))
-	c.tr.annotate("lock_group", key.Group, "lock_id", key.ID)
+	c.tr.setKey(key)
 }
 
 // timeLeft fails when the deadline is closer than the safety margin.

@@ -53,8 +53,7 @@ type options struct {
 	coldStart   bool
 	logger      *slog.Logger
 	loggerSet   bool
-	tracing     bool
-	tracingSet  bool
+	tracer      Tracer
 }
 
 // WithLockGroup sets the lock group, the kind of resource the lock ids name.
@@ -133,12 +132,13 @@ func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger, o.loggerSet = l, true }
 }
 
-// WithTracing turns the X-Ray subsegments for acquire, wait and release on
-// or off. Default: on inside Lambda (AWS_LAMBDA_FUNCTION_NAME set), off
-// elsewhere. Even when on, an invocation whose context carries neither a
-// segment nor a trace header is not traced.
-func WithTracing(on bool) Option {
-	return func(o *options) { o.tracing, o.tracingSet = on, true }
+// WithTracer records the spans of each invocation with t: "herdlock", and
+// under it "lock.acquire", "lock.wait" and "lock.release" (see [Tracer]).
+// Package xraytracer records them as X-Ray subsegments, package oteltracer
+// as OpenTelemetry spans; [MultiTracer] combines tracers. Default: none,
+// no spans; a nil t is the same.
+func WithTracer(t Tracer) Option {
+	return func(o *options) { o.tracer = t }
 }
 
 // check reports the errors of the settings.

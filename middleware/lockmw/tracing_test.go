@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-xray-sdk-go/xray"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/lockmw"
+	"github.com/herdlock/herdlock/middleware/lockmw/xraytracer"
 )
 
 // panicOnMissing is a context-missing strategy that fails loudly, to prove
@@ -24,7 +25,7 @@ func TestTracingWithoutSegment(t *testing.T) {
 	ctx, cancel := invocationContext(ctx, time.Minute, "req")
 	defer cancel()
 	h := mustNew(t, func(ctx context.Context, e event) (string, error) { return "ok", nil },
-		lockcore.NewMemoryStore(), options(lockmw.WithTracing(true))...)
+		lockcore.NewMemoryStore(), options(lockmw.WithTracer(xraytracer.New()))...)
 	if out, err := h(ctx, event{Key: "k"}); out != "ok" || err != nil {
 		t.Errorf("h() = %q, %v; want ok, nil", out, err)
 	}

@@ -50,7 +50,7 @@ func Wrap[TIn, TOut any](h func(context.Context, TIn) (TOut, error), store lockc
 // The handlers find the outcome, fence and revision with [FromContext].
 // Every invocation, also one that returns before trying the lock (no time
 // left, no key, no account), flushes one metrics document, logs one line,
-// and, when tracing is on, records X-Ray subsegments.
+// and, with a [WithTracer] tracer, records its spans.
 //
 // Like [Wrap], it never panics on a bad configuration. The returned
 // handler is safe for concurrent use.

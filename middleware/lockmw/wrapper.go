@@ -33,7 +33,7 @@ type wrapper[TIn, TOut any] struct {
 	coldStart bool
 	coldOnce  sync.Once
 	log       *slog.Logger
-	tracing   bool
+	tracer    Tracer // nil: no spans
 }
 
 // newWrapper checks the configuration and fills in the defaults.
@@ -54,7 +54,6 @@ func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store,
 	if err := w.apply(&o); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	xrayLog.CompareAndSwap(nil, w.log)
 	return w, nil
 }
 
@@ -115,10 +114,7 @@ func (w *wrapper[TIn, TOut]) apply(o *options) error {
 	w.margin = o.margin
 	w.lockOpts = o.lockOpts
 	w.coldStart = o.coldStart
-	w.tracing = inLambda()
-	if o.tracingSet {
-		w.tracing = o.tracing
-	}
+	w.tracer = o.tracer
 	w.log = o.logger
 	if w.log == nil {
 		w.log = defaultLogger()

@@ -30,7 +30,6 @@ func newTestHandler(t *testing.T, c *Cache) (func(context.Context, Request) (Res
 		lockmw.WithRecordAccount(1, 1),
 		lockmw.WithMetricsWriter(io.Discard),
 		lockmw.WithLogger(slog.New(slog.DiscardHandler)),
-		lockmw.WithTracing(false),
 	)
 	if err != nil {
 		t.Fatalf("NewHandler() = %v", err)
