@@ -10,7 +10,8 @@ import (
 // [Metrics]' writer: what one batch records never appears in another's
 // documents, and documents written at the same time never interleave.
 // Create one per invocation with [Metrics.NewBatch]; after a Flush it is
-// empty and may be used again. All its methods are safe for concurrent use.
+// empty and may be used again. A nil *Batch records nothing and writes
+// nothing, without error. All its methods are safe for concurrent use.
 type Batch struct {
 	m *Metrics // read-only
 
@@ -41,6 +42,9 @@ func (b *Batch) AddHighResolution(name string, unit Unit, v float64) error {
 // and an error kept for the next Flush. It satisfies lockcore's Metrics
 // interface.
 func (b *Batch) AddMetric(name, unit string, value float64) {
+	if b == nil {
+		return
+	}
 	u, err := ParseUnit(unit)
 	if err == nil {
 		err = b.add(name, u, false, value)
@@ -53,6 +57,9 @@ func (b *Batch) AddMetric(name, unit string, value float64) {
 }
 
 func (b *Batch) add(name string, unit Unit, highRes bool, v float64) error {
+	if b == nil {
+		return nil
+	}
 	if err := checkValue(v); err != nil {
 		return fmt.Errorf("metric %s: %w", quote(name), err)
 	}
@@ -101,6 +108,9 @@ func (b *Batch) nameFree(s *state, name, kind string) error {
 
 // AddDimension is [Metrics.AddDimension] for this batch.
 func (b *Batch) AddDimension(key, value string) error {
+	if b == nil {
+		return nil
+	}
 	if err := checkDimension(key, value); err != nil {
 		return err
 	}
@@ -126,6 +136,9 @@ func (b *Batch) AddDimension(key, value string) error {
 
 // SetProperty is [Metrics.SetProperty] for this batch.
 func (b *Batch) SetProperty(key string, v any) error {
+	if b == nil {
+		return nil
+	}
 	if err := checkPropertyKey(key); err != nil {
 		return err
 	}

@@ -156,3 +156,15 @@ func TestBatchReuse(t *testing.T) {
 		t.Errorf("documents %+v, want X then Y", docs)
 	}
 }
+
+// TestNilBatch: a nil batch records and writes nothing, and never panics.
+func TestNilBatch(t *testing.T) {
+	var b *Batch
+	mustNil(t, b.Add("X", Count, 1))
+	mustNil(t, b.AddHighResolution("Y", Count, 1))
+	b.AddMetric("Z", "Count", 1)
+	mustNil(t, b.AddDimension("k", "v"))
+	mustNil(t, b.SetProperty("p", 1))
+	mustNil(t, b.CaptureColdStart("fn"))
+	mustNil(t, b.Flush())
+}

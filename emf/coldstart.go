@@ -20,6 +20,9 @@ func (m *Metrics) CaptureColdStart(functionName string) error {
 // using up the cold start, if functionName is not a valid dimension value.
 // It is safe for concurrent use.
 func (b *Batch) CaptureColdStart(functionName string) error {
+	if b == nil {
+		return nil
+	}
 	if b.m.functionName != "" {
 		functionName = b.m.functionName
 	}

@@ -15,6 +15,9 @@ import (
 // batch's lock is not held while encoding and writing, and the writer's
 // lock only for each Write.
 func (b *Batch) Flush() error {
+	if b == nil {
+		return nil
+	}
 	b.mu.Lock()
 	s := b.cur
 	b.cur = nil
