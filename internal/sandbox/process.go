@@ -52,8 +52,9 @@ type Process struct {
 	waitErr error
 	stderr  *proc.Tail
 
-	mu    sync.Mutex // guards lines
-	lines []Line
+	mu       sync.Mutex // guards lines and errLines
+	lines    []Line
+	errLines []Line
 
 	closeOnce sync.Once
 }
@@ -140,11 +141,13 @@ func (p *Process) readLines(r io.Reader, stream string, tail io.Writer, out io.W
 				_, _ = io.WriteString(tail, text)
 			}
 			text = trimEOL(text)
+			p.mu.Lock()
 			if stream == "stdout" {
-				p.mu.Lock()
 				p.lines = append(p.lines, Line{At: time.Now(), Text: text})
-				p.mu.Unlock()
+			} else {
+				p.errLines = append(p.errLines, Line{At: time.Now(), Text: text})
 			}
+			p.mu.Unlock()
 			if out != nil {
 				fmt.Fprintf(out, "[%s] %s\n", stream, text)
 			}
@@ -167,6 +170,13 @@ func (p *Process) Lines() []Line {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]Line(nil), p.lines...)
+}
+
+// StderrLines returns the lines the process printed on stderr so far.
+func (p *Process) StderrLines() []Line {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Line(nil), p.errLines...)
 }
 
 // Stderr returns the tail of the process's stderr.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -51,8 +52,13 @@ func echoHandler(ctx context.Context, ev json.RawMessage) (echo, error) {
 	lc, _ := lambdacontext.FromContext(ctx)
 	dl, _ := ctx.Deadline()
 	trace, _ := ctx.Value("x-amzn-trace-id").(string)
-	if string(ev) == `"fail"` {
+	switch string(ev) {
+	case `"fail"`:
 		return echo{}, fmt.Errorf("asked to fail")
+	case `"panic"`:
+		panic("asked to panic")
+	case `"slow"`:
+		time.Sleep(500 * time.Millisecond) // still running when the other panics
 	}
 	fmt.Println(`{"requestId":"` + lc.AwsRequestID + `"}`)
 	return echo{RequestID: lc.AwsRequestID, ARN: lc.InvokedFunctionArn, TraceID: trace, DeadlineMs: dl.UnixMilli(), Peak: peak.Load(), Event: ev}, nil
@@ -102,5 +108,39 @@ func TestProcessConcurrency(t *testing.T) {
 	}
 	if lines := p.Lines(); len(lines) != 3 {
 		t.Errorf("stdout lines %v, want the 3 answers' lines", lines)
+	}
+}
+
+// TestProcessPanic shows what aws-lambda-go does with a handler panic when
+// it runs several invocations at once: the panicking invocation gets its
+// error, the invocation running beside it still finishes and gets its
+// answer, and then the process exits, taking no new invocation.
+func TestProcessPanic(t *testing.T) {
+	p, err := StartProcess(t.Context(), ProcessConfig{
+		Bootstrap:   os.Args[0],
+		Args:        []string{"-test.run=^$"},
+		Env:         []string{childEnv + "=echo"},
+		Concurrency: 2,
+		Timeout:     20 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	invs := p.Burst(ctx, [][]byte{[]byte(`"slow"`), []byte(`"panic"`)})
+	if inv := invs[0]; inv.Err != nil || inv.FunctionError {
+		t.Errorf("invocation beside the panic: %+v, want its answer", inv)
+	}
+	if inv := invs[1]; !inv.FunctionError || !strings.Contains(string(inv.Body), "asked to panic") {
+		t.Errorf("panicking invocation: %+v, want its panic as the error", inv)
+	}
+	inv := p.Invoke(ctx, []byte(`1`))
+	if inv.Err == nil {
+		t.Errorf("invocation after the panic: %+v, want none: the process exits", inv)
+	}
+	if exited, _ := p.Exited(); !exited {
+		t.Error("the process did not exit after the panic")
 	}
 }

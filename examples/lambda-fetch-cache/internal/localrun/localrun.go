@@ -33,7 +33,9 @@ type Options struct {
 	// RIE and Bootstrap are the emulator and the function binaries.
 	// Required.
 	RIE, Bootstrap string
-	// N is the number of sandboxes. Required.
+	// N is the number of emulator sandboxes. 0 starts none (and needs no
+	// RIE): use [Run.StartProcess] for one process running many
+	// invocations at once.
 	N int
 	// Timeout is the function timeout, whole seconds. Default 10s.
 	Timeout time.Duration
@@ -57,13 +59,14 @@ type Run struct {
 	CacheTable string
 	opts       Options
 	pools      []*sandbox.Pool
+	procs      []*sandbox.Process
 }
 
 // Start creates the tables and starts the upstream, the proxy and N
 // sandboxes.
 func Start(ctx context.Context, o Options) (r *Run, err error) {
-	if o.DynamoEndpoint == "" || o.RIE == "" || o.Bootstrap == "" || o.N < 1 {
-		return nil, errors.New("localrun: DynamoEndpoint, RIE, Bootstrap and N are required")
+	if o.DynamoEndpoint == "" || o.Bootstrap == "" || o.N < 0 || (o.N > 0 && o.RIE == "") {
+		return nil, errors.New("localrun: DynamoEndpoint and Bootstrap are required, and RIE when N > 0")
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Second
@@ -95,10 +98,33 @@ func Start(ctx context.Context, o Options) (r *Run, err error) {
 		return nil, err
 	}
 	r.Upstream = sandbox.StartUpstream(o.Upstream)
+	if o.N == 0 {
+		return r, nil
+	}
 	if r.Pool, err = r.StartPool(ctx, o.N, o.Timeout); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// StartProcess starts the function as one process that runs concurrency
+// invocations at once (AWS_LAMBDA_MAX_CONCURRENCY), as an execution
+// environment of Lambda Managed Instances does, against its own Runtime
+// API server, with env added to the stack's environment (a later value
+// of a variable wins). Close stops it too.
+func (r *Run) StartProcess(ctx context.Context, concurrency int, timeout time.Duration, env ...string) (*sandbox.Process, error) {
+	p, err := sandbox.StartProcess(ctx, sandbox.ProcessConfig{
+		Bootstrap:   r.opts.Bootstrap,
+		Env:         append(r.Env(), env...),
+		Concurrency: concurrency,
+		Timeout:     timeout,
+		Output:      r.opts.Output,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.procs = append(r.procs, p)
+	return p, nil
 }
 
 // StartPool starts n more sandboxes of the same function with another
@@ -141,6 +167,9 @@ func (r *Run) Env() []string {
 // server belongs to the caller.
 func (r *Run) Close() {
 	for _, p := range r.pools {
+		p.Close()
+	}
+	for _, p := range r.procs {
 		p.Close()
 	}
 	if r.Upstream != nil {
