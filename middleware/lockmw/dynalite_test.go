@@ -119,7 +119,9 @@ func waitN(t *testing.T, ctx context.Context, ch <-chan struct{}, n int, what st
 }
 
 // TestDynaliteHerd: 20 concurrent invocations on one key give exactly one
-// fetch, 19 reads of the stored value and identical results.
+// fetch, 19 reads of the stored value and identical results. Each
+// goroutine stands for an invocation in its own sandbox: no in-process
+// coalescing (TestCoalesced* cover that).
 func TestDynaliteHerd(t *testing.T) {
 	const n = 20
 	store, c := startDynalite(t)
@@ -144,7 +146,7 @@ func TestDynaliteHerd(t *testing.T) {
 		reads.Add(1)
 		return c.get(ctx, e.Key)
 	}
-	h := mustNewHandlers(t, lockmw.Handlers[event, string]{Fetch: fetch, OnReleased: read}, ws, options()...)
+	h := mustNewHandlers(t, lockmw.Handlers[event, string]{Fetch: fetch, OnReleased: read}, ws, options(lockmw.WithCoalescing(false))...)
 
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -190,7 +192,8 @@ func TestDynaliteHerd(t *testing.T) {
 
 // TestDynaliteKilledHolder: a holder killed mid-handler (its context
 // cancelled, its release lost) leads to exactly one take-over among the
-// waiters; the others read the take-over's result.
+// waiters; the others read the take-over's result. The waiters stand for
+// invocations in sandboxes of their own: no in-process coalescing.
 func TestDynaliteKilledHolder(t *testing.T) {
 	const waiters = 5
 	store, c := startDynalite(t)
@@ -234,7 +237,7 @@ func TestDynaliteKilledHolder(t *testing.T) {
 		reads.Add(1)
 		return c.get(ctx, e.Key)
 	}
-	h := mustNewHandlers(t, lockmw.Handlers[event, string]{Fetch: fetch, OnReleased: read}, ws, options(lease)...)
+	h := mustNewHandlers(t, lockmw.Handlers[event, string]{Fetch: fetch, OnReleased: read}, ws, options(lease, lockmw.WithCoalescing(false))...)
 	results := make([]string, waiters)
 	errs := make([]error, waiters)
 	var wg sync.WaitGroup

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/herdlock/herdlock/lockcore"
 )
 
@@ -103,17 +102,13 @@ func (w *wrapper[TIn, TOut]) flushMetrics(c *call) {
 	if c.info.Key.ID != "" {
 		id = c.info.Key.ID
 	}
-	var cold func()
+	// The cold start goes into the first invocation's document batch; the
+	// emf.Metrics takes it once.
+	cold := false
 	if w.coldStart {
-		cold = func() {
-			w.coldOnce.Do(func() {
-				if err := w.metrics.CaptureColdStart(lambdacontext.FunctionName); err != nil {
-					c.log.WarnContext(ctx, "lockmw: cold start metric", slog.Any("error", err))
-				}
-			})
-		}
+		w.coldOnce.Do(func() { cold = true })
 	}
-	if ferr := c.rec.flushInto(w.metrics, cold, [...]prop{
+	if ferr := flushInto(c.rec, cold, [...]prop{
 		{propLockID, id},
 		{propLockGroup, c.info.Key.Group},
 		{propOutcome, c.outcome()},

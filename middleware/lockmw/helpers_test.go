@@ -77,7 +77,12 @@ func newTestMetrics(t testing.TB, w io.Writer) *emf.Metrics {
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // event is the test handlers' input.
-type event struct{ Key string }
+// Req and N name an invocation, for the tests that run many at once.
+type event struct {
+	Key string
+	Req string
+	N   int
+}
 
 func keyOf(_ context.Context, e event) (string, error) { return e.Key, nil }
 

@@ -31,6 +31,10 @@ type Info struct {
 	// Waited is how long the invocation waited, 0 when the first attempt
 	// decided.
 	Waited time.Duration
+	// Coalesced is true when the invocation made no lock request: it
+	// waited for another invocation's lock attempt in the same process and
+	// is RELEASED with that attempt's result (see [WithCoalescing]).
+	Coalesced bool
 }
 
 type infoKey struct{}

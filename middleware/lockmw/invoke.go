@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
+	"github.com/herdlock/herdlock/emf"
 	"github.com/herdlock/herdlock/lockcore"
 )
 
@@ -15,7 +17,9 @@ type call struct {
 	start    time.Time
 	log      *slog.Logger // with the request id, and the lock key once known
 	lockLog  *slog.Logger // for lockcore, which adds the key itself
-	rec      *recorder
+	rec      *emf.Batch   // the invocation's own metrics document
+	tel      telemetry    // what Metrics(ctx) and Logger(ctx) return
+	flight   *flight      // the in-process lock attempt this invocation leads, if it does
 	tr       *invTrace
 	tctx     context.Context // the invocation's context, with the invocation's span
 	info     Info
@@ -33,7 +37,12 @@ func (w *wrapper[TIn, TOut]) invoke(ctx context.Context, in TIn) (out TOut, err 
 	c := w.begin(ctx)
 	returned := false
 	defer func() {
-		if !returned {
+		switch {
+		case returned:
+		case w.panicAsError:
+			var zero TOut
+			out, err = zero, w.asError(c, recover())
+		default:
 			err = errPanicked // for the log line and the trace; the panic goes on
 		}
 		w.finish(c, err)
@@ -47,9 +56,20 @@ func (w *wrapper[TIn, TOut]) invoke(ctx context.Context, in TIn) (out TOut, err 
 // and the trace only.
 var errPanicked = errors.New("lockmw: handler panicked")
 
+// asError is the invocation's error after a recovered panic with value v
+// (nil for runtime.Goexit, which goes on), with [WithPanicAsError].
+func (w *wrapper[TIn, TOut]) asError(c *call, v any) error {
+	if v == nil {
+		return errPanicked
+	}
+	c.log.ErrorContext(c.tctx, "lockmw: handler panicked; the invocation returns an error",
+		slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+	return panicError(v)
+}
+
 // begin starts the invocation: its clock, logger, metrics and trace.
 func (w *wrapper[TIn, TOut]) begin(ctx context.Context) *call {
-	c := &call{start: time.Now(), log: w.log, rec: newRecorder()}
+	c := &call{start: time.Now(), log: w.log, rec: w.metrics.NewBatch()}
 	c.info.Key.Group = w.group
 	if reqID := requestID(ctx); reqID != "" {
 		c.log = withLazy(c.log, slog.String("requestId", reqID))
@@ -68,7 +88,8 @@ func (w *wrapper[TIn, TOut]) run(c *call, in TIn) (TOut, error) {
 		return zero, err
 	}
 	c.tried = true
-	res, lerr := c.acquire(lock)
+	defer c.landFlight(false, publication{}) // if nothing else landed it
+	res, lerr := w.attempt(c, lock)
 	switch res.Outcome {
 	case lockcore.Acquired:
 		return w.hold(c, lock, in)
@@ -116,7 +137,7 @@ func (w *wrapper[TIn, TOut]) hold(c *call, lock *lockcore.Lock, in TIn) (out TOu
 		}
 		c.release(lock, lockcore.Failure, "")
 	}()
-	out, err = w.hs.Fetch(withInfo(lctx, &c.info), in)
+	out, err = w.hs.Fetch(c.handlerContext(lctx), in)
 	c.held = time.Since(acquiredAt)
 	if lctx.Err() != nil {
 		c.lost = context.Cause(lctx)
@@ -144,11 +165,20 @@ func (c *call) release(lock *lockcore.Lock, result lockcore.Result, ref string) 
 	err := lock.Release(rctx, result, ref)
 	c.tr.released(rspan, result, c.info.Fence, err)
 	c.relErr = err
+	// Followers in the process share a published success, nothing else.
+	c.landFlight(result == lockcore.Success && err == nil, publication{fence: c.info.Fence, ref: ref})
+}
+
+// handlerContext is ctx with what the handler reads from it: the lock's
+// Info, the invocation's metrics and its logger.
+func (c *call) handlerContext(ctx context.Context) context.Context {
+	c.tel = telemetry{metrics: c.rec, log: c.log} // the log has the lock key now
+	return withTelemetry(withInfo(ctx, &c.info), &c.tel)
 }
 
 // released runs the read handler, or Fetch, after another holder's success.
 func (w *wrapper[TIn, TOut]) released(c *call, in TIn) (TOut, error) {
-	hctx := withInfo(c.tctx, &c.info)
+	hctx := c.handlerContext(c.tctx)
 	if w.hs.OnReleased != nil {
 		return w.hs.OnReleased(hctx, in)
 	}
@@ -159,7 +189,7 @@ func (w *wrapper[TIn, TOut]) released(c *call, in TIn) (TOut, error) {
 func (w *wrapper[TIn, TOut]) failed(c *call, in TIn, lerr error) (TOut, error) {
 	ferr := fmt.Errorf("%w: %w", ErrLockFailed, lerr)
 	if w.hs.OnFailed != nil {
-		return w.hs.OnFailed(withInfo(c.tctx, &c.info), in, ferr)
+		return w.hs.OnFailed(c.handlerContext(c.tctx), in, ferr)
 	}
 	var zero TOut
 	return zero, ferr

@@ -1,10 +1,11 @@
 package lockmw
 
 import (
+	"errors"
 	"io"
 	"os"
-	"sync"
 
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/herdlock/herdlock/emf"
 )
 
@@ -19,62 +20,21 @@ const (
 	propFence     = "fence"
 )
 
-// flushMu serialises the transfer of one invocation's metrics into an
-// emf.Metrics and its Flush, so that invocations running at the same time in
-// one process (tests, Lambda managed concurrency) each write their own
-// documents with their own lock id.
-var flushMu sync.Mutex
-
-// sample is one measurement.
-type sample struct {
-	name, unit string
-	v          float64
-}
-
-// recorder collects the lock's measurements for one invocation; it is the
-// lockcore.Metrics of that invocation's Lock. It is safe for concurrent use
-// (the lock's keeper records from its own goroutine).
-type recorder struct {
-	mu      sync.Mutex // guards samples
-	samples []sample
-	buf     [24]sample
-}
-
-func newRecorder() *recorder {
-	r := &recorder{}
-	r.samples = r.buf[:0]
-	return r
-}
-
-// AddMetric implements lockcore.Metrics.
-func (r *recorder) AddMetric(name, unit string, v float64) {
-	r.mu.Lock()
-	r.samples = append(r.samples, sample{name, unit, v})
-	r.mu.Unlock()
-}
-
-// flushInto writes the samples and the invocation's properties to m and
-// flushes it once.
-func (r *recorder) flushInto(m *emf.Metrics, coldStart func(), props [5]prop) error {
-	r.mu.Lock()
-	samples := r.samples
-	r.samples = nil
-	r.mu.Unlock()
-	flushMu.Lock()
-	defer flushMu.Unlock()
-	if coldStart != nil {
-		coldStart()
-	}
-	for _, s := range samples {
-		m.AddMetric(s.name, s.unit, s.v)
+// flushInto sets the invocation's properties on its batch b, and its
+// cold start when coldStart is set, and flushes b once: its own documents,
+// whatever other invocations of the process flush at the same time.
+func flushInto(b *emf.Batch, coldStart bool, props [5]prop) error {
+	var errs []error
+	if coldStart {
+		errs = append(errs, b.CaptureColdStart(lambdacontext.FunctionName))
 	}
 	for _, p := range props {
 		if p.v == nil {
 			continue
 		}
-		_ = m.SetProperty(p.k, p.v) // keys are constants; values are strings and numbers
+		_ = b.SetProperty(p.k, p.v) // keys are constants; values are strings and numbers
 	}
-	return m.Flush()
+	return errors.Join(append(errs, b.Flush())...)
 }
 
 type prop struct {

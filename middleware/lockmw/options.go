@@ -54,6 +54,9 @@ type options struct {
 	logger      *slog.Logger
 	loggerSet   bool
 	tracer      Tracer
+
+	panicAsError bool
+	noCoalesce   bool
 }
 
 // WithLockGroup sets the lock group, the kind of resource the lock ids name.

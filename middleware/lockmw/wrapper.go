@@ -34,6 +34,9 @@ type wrapper[TIn, TOut any] struct {
 	coldOnce  sync.Once
 	log       *slog.Logger
 	tracer    Tracer // nil: no spans
+
+	panicAsError bool
+	co           *coalescer // nil: every invocation tries the lock itself
 }
 
 // newWrapper checks the configuration and fills in the defaults.
@@ -115,6 +118,10 @@ func (w *wrapper[TIn, TOut]) apply(o *options) error {
 	w.lockOpts = o.lockOpts
 	w.coldStart = o.coldStart
 	w.tracer = o.tracer
+	w.panicAsError = o.panicAsError
+	if !o.noCoalesce {
+		w.co = newCoalescer()
+	}
 	w.log = o.logger
 	if w.log == nil {
 		w.log = defaultLogger()

@@ -1,0 +1,220 @@
+package lockmw
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// logFollowing is the debug line of a follower.
+const logFollowing = "lockmw: waiting for the lock attempt of another invocation in this process"
+
+// MetricLockCoalesced is the metric (Count) of an invocation that shared
+// another invocation's lock attempt in the same process: 1 when it was
+// answered with that leader's published success and made no lock request
+// of its own, 0 otherwise. MetricLockCoalescedFallThrough (Count) is 1 when
+// it waited for a leader that did not publish success and then tried the
+// lock itself; MetricLockCoalescedWait (Milliseconds) is how long it
+// waited for the leader.
+const (
+	MetricLockCoalesced            = "LockCoalesced"
+	MetricLockCoalescedFallThrough = "LockCoalescedFallThrough"
+	MetricLockCoalescedWait        = "LockCoalescedWaitDuration"
+)
+
+// coalescer lets the invocations of one wrapped handler that run at the
+// same time in one process (Lambda Managed Instances run several) and want
+// the same lock share one lock attempt: the first is the leader and runs
+// the lock protocol; the others follow it, and get its outcome when it
+// published success. It is safe for concurrent use.
+type coalescer struct {
+	mu      sync.Mutex // guards flights
+	flights map[lockcore.Key]*flight
+}
+
+// flight is one leader's lock attempt, which followers wait on.
+type flight struct {
+	co   *coalescer
+	key  lockcore.Key
+	done chan struct{} // closed when the flight has landed
+
+	// Written by land before done is closed, read-only after.
+	pub    publication
+	shared bool // the leader saw success published: followers take pub
+}
+
+// publication is what a leader saw published on the lock item: success,
+// by itself or by another holder, with the fence of the holder that
+// published it, its result reference and its inline answer.
+type publication struct {
+	fence  int64
+	ref    string
+	answer []byte // read-only: every follower reads the same bytes
+}
+
+func newCoalescer() *coalescer {
+	return &coalescer{flights: make(map[lockcore.Key]*flight)}
+}
+
+// join returns the flight for key and whether the caller leads it. A
+// leader must land the flight, whatever happens (also on panic), or its
+// followers wait until their own deadlines.
+func (co *coalescer) join(key lockcore.Key) (f *flight, leader bool) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if f, ok := co.flights[key]; ok {
+		return f, false
+	}
+	f = &flight{co: co, key: key, done: make(chan struct{})}
+	co.flights[key] = f
+	return f, true
+}
+
+// land ends the flight: with shared, its followers get pub; without, they
+// try the lock on their own. Later invocations of the key start a new
+// flight. Only the first call has an effect.
+func (f *flight) land(pub publication, shared bool) {
+	f.co.mu.Lock()
+	defer f.co.mu.Unlock()
+	if f.co.flights[f.key] != f {
+		return // landed already
+	}
+	delete(f.co.flights, f.key)
+	f.pub, f.shared = pub, shared
+	close(f.done)
+}
+
+// errFallThrough means the leader did not publish success: the follower
+// tries the lock itself.
+var errFallThrough = errors.New("lockmw: the coalesced leader did not publish success")
+
+// wait blocks until the flight lands, ctx ends, or until passes (the zero
+// time: no limit). It returns the leader's publication, errFallThrough
+// when the leader published none, or an error matching
+// [lockcore.ErrWaitTimeout] or ctx's cause.
+func (f *flight) wait(ctx context.Context, until time.Time) (publication, error) {
+	var limit <-chan time.Time
+	if !until.IsZero() {
+		d := time.Until(until)
+		if d <= 0 {
+			return publication{}, fmt.Errorf("%w: no time left to wait for the in-process holder", lockcore.ErrWaitTimeout)
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		limit = t.C
+	}
+	select {
+	case <-f.done:
+		if !f.shared {
+			return publication{}, errFallThrough
+		}
+		return f.pub, nil
+	case <-ctx.Done():
+		return publication{}, fmt.Errorf("lockmw: waiting for the in-process holder: %w", context.Cause(ctx))
+	case <-limit:
+		return publication{}, fmt.Errorf("%w: waiting for the in-process holder", lockcore.ErrWaitTimeout)
+	}
+}
+
+// WithCoalescing turns in-process coalescing on or off. Default: on.
+//
+// With it, invocations of the wrapped handler that run at the same time in
+// one process (AWS_LAMBDA_MAX_CONCURRENCY above 1, as on Lambda Managed
+// Instances) and want the same lock share one lock attempt: the first, the
+// leader, runs the lock protocol on the store; the others wait for it in
+// the process, each until its own deadline less the safety margin, and
+// make no lock request of their own. When the leader publishes success,
+// or finds another holder's success published, they are RELEASED with
+// that holder's fence, result reference and answer, and
+// [Handlers].OnReleased runs for them as for any waiter; [Info].Coalesced
+// is true. When the leader does not (its handler failed, it lost its
+// lease, it ran out of time, the store failed, it panicked), they try the
+// lock on their own, as if they had never waited. With one invocation per
+// process, it changes nothing.
+func WithCoalescing(on bool) Option {
+	return func(o *options) { o.noCoalesce = !on }
+}
+
+// attempt is the invocation's lock attempt: its own, or a share of the
+// leader's in the process.
+func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (lockcore.WaitResult, error) {
+	if w.co == nil {
+		return c.acquire(lock)
+	}
+	f, leader := w.co.join(c.info.Key)
+	if leader {
+		c.rec.AddMetric(MetricLockCoalesced, "Count", 0)
+		c.flight = f
+		res, err := c.acquire(lock)
+		switch res.Outcome {
+		case lockcore.Released:
+			c.landFlight(true, publication{fence: res.Fence, ref: res.ResultRef})
+		case lockcore.Failed:
+			c.landFlight(false, publication{})
+		}
+		// Acquired: the release lands the flight.
+		return res, err
+	}
+	res, err := c.follow(f, w.margin)
+	if !errors.Is(err, errFallThrough) {
+		return res, err
+	}
+	return c.acquire(lock)
+}
+
+// follow waits for the leader of f, until the invocation's deadline less
+// margin. With the leader's published success it fills c.info as RELEASED;
+// with errFallThrough the caller tries the lock itself.
+func (c *call) follow(f *flight, margin time.Duration) (lockcore.WaitResult, error) {
+	var until time.Time
+	if c.hasDL {
+		until = c.deadline.Add(-margin)
+	}
+	c.log.DebugContext(c.tctx, logFollowing)
+	start := time.Now()
+	pub, err := f.wait(c.tctx, until)
+	waited := time.Since(start)
+	c.rec.AddMetric(MetricLockCoalescedWait, "Milliseconds", float64(waited)/float64(time.Millisecond))
+	if errors.Is(err, errFallThrough) {
+		c.rec.AddMetric(MetricLockCoalesced, "Count", 0)
+		c.rec.AddMetric(MetricLockCoalescedFallThrough, "Count", 1)
+		return lockcore.WaitResult{}, err
+	}
+	// The lock metrics lockcore would have written, with no lock attempt.
+	c.rec.AddMetric(MetricLockCoalesced, "Count", boolCount(err == nil))
+	c.rec.AddMetric(MetricLockCoalescedFallThrough, "Count", 0)
+	c.rec.AddMetric(lockcore.MetricLockAcquisitionSuccess, "Count", 0)
+	c.rec.AddMetric(lockcore.MetricLockAcquisitionFailed, "Count", boolCount(err != nil))
+	c.rec.AddMetric(lockcore.MetricLockAcquisitionError, "Count", 0)
+	if err != nil {
+		c.info.Outcome = lockcore.Failed
+		return lockcore.WaitResult{Outcome: lockcore.Failed, Waited: waited}, err
+	}
+	res := lockcore.WaitResult{Outcome: lockcore.Released, Fence: pub.fence, ResultRef: pub.ref, Waited: waited}
+	c.info.Outcome, c.info.Fence, c.info.ResultRef = res.Outcome, res.Fence, res.ResultRef
+	c.info.Waited, c.info.Coalesced = waited, true
+	if c.tr != nil {
+		c.tr.set(slog.String(AttrOutcome, res.Outcome.String()), slog.Int64(AttrFence, res.Fence), slog.Bool(AttrCoalesced, true))
+	}
+	return res, nil
+}
+
+// landFlight lands the flight the invocation leads, if it leads one that
+// has not landed.
+func (c *call) landFlight(shared bool, pub publication) {
+	if c.flight != nil {
+		c.flight.land(pub, shared)
+	}
+}
+
+func boolCount(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
