@@ -13,9 +13,6 @@ import (
 
 const envFunctionName = "AWS_LAMBDA_FUNCTION_NAME"
 
-// inLambda reports whether the process runs in Lambda.
-func inLambda() bool { return os.Getenv(envFunctionName) != "" }
-
 // hostPID names this process outside Lambda: "hostname:pid".
 var hostPID = sync.OnceValue(func() string {
 	h, err := os.Hostname()

@@ -50,7 +50,7 @@ func (tr *invTrace) setKey(key lockcore.Key) {
 	if tr == nil {
 		return
 	}
-	tr.root.SetAttributes(slog.String(AttrLockGroup, key.Group), slog.String(AttrLockID, key.ID))
+	tr.set(slog.String(AttrLockGroup, key.Group), slog.String(AttrLockID, key.ID))
 }
 
 // set records attrs on the invocation's span: the hook for attributes of

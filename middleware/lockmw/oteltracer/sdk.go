@@ -53,6 +53,7 @@ func (t sdkTracer) StartSpan(ctx context.Context, name string, opts ...tracing.S
 			ctx = trace.ContextWithSpan(ctx, into.otel)
 		}
 		ctx, s.otel = t.t.Start(ctx, name, trace.WithSpanKind(spanKind(o.Kind)))
+		s.up = into
 	} else {
 		s.into = into
 	}
@@ -62,11 +63,13 @@ func (t sdkTracer) StartSpan(ctx context.Context, name string, opts ...tracing.S
 	return tracing.WithSpan(ctx, s), s
 }
 
-// sdkSpan is an SDK span: recorded (otel set) or folded into a recorded
-// one (into, which may be nil outside an operation).
+// sdkSpan is an SDK span: recorded (otel set, up the recorded span it is
+// under) or folded into a recorded one (into, which may be nil outside an
+// operation).
 type sdkSpan struct {
 	name string
 	otel trace.Span
+	up   *sdkSpan
 	into *sdkSpan
 }
 
@@ -108,6 +111,11 @@ func (s *sdkSpan) AddEvent(name string, opts ...tracing.EventOption) {
 
 func (s *sdkSpan) SetProperty(k, v any) {
 	key, _ := k.(string)
+	if key == requestIDKey && s.otel != nil && s.up != nil {
+		// Set on the attempt; the operation span carries it too, as the
+		// semantic conventions have it.
+		s.up.SetProperty(k, v)
+	}
 	target := s.otel
 	if target == nil {
 		if !forwarded(key) || s.into == nil {
@@ -141,9 +149,11 @@ func (s *sdkSpan) End() {
 	}
 }
 
+const requestIDKey = "aws.request_id"
+
 // forwarded reports whether a folded span passes the property key on.
 func forwarded(key string) bool {
-	return key == "aws.request_id" || key == "http.status_code"
+	return key == requestIDKey || key == "http.status_code"
 }
 
 // sdkAttribute converts an SDK property; it drops the raw error texts and
