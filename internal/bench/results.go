@@ -14,6 +14,8 @@ type Results struct {
 	Abandoned   []AbandonedResult `json:"abandoned"`
 	ColdStart   ColdStart         `json:"coldStart"`
 	CPU         CPU               `json:"cpu"`
+	// ProcessHerds is figure 7: same-key herds in one process.
+	ProcessHerds []ProcessHerdResult `json:"processHerds,omitempty"`
 }
 
 // Settings are the lock settings of the run.

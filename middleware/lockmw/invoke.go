@@ -2,7 +2,6 @@ package lockmw
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -53,8 +52,8 @@ func (w *wrapper[TIn, TOut]) invoke(ctx context.Context, in TIn) (out TOut, err 
 }
 
 // errPanicked stands for the error of a handler that panicked, in the log
-// and the trace only.
-var errPanicked = errors.New("lockmw: handler panicked")
+// and the trace, when the panic goes on.
+var errPanicked = ErrHandlerPanicked
 
 // asError is the invocation's error after a recovered panic with value v
 // (nil for runtime.Goexit, which goes on), with [WithPanicAsError].

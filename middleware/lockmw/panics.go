@@ -7,7 +7,9 @@ import (
 
 // ErrHandlerPanicked is wrapped in the error an invocation returns, with
 // [WithPanicAsError], when a handler (Fetch, OnReleased, OnFailed or
-// ResultRef) panicked. The lock was released as failure before.
+// ResultRef) panicked; the lock was released as failure before. Without
+// that option it is the error of the invocation's log line and trace, and
+// the panic goes on.
 var ErrHandlerPanicked = errors.New("lockmw: handler panicked")
 
 // WithPanicAsError makes a panicking handler return an error matching

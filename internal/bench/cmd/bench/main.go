@@ -35,7 +35,7 @@ func main() {
 	coldTrials := flag.Int("cold-trials", 5, "cold starts per binary")
 	benchtime := flag.String("benchtime", "300ms", "-benchtime of the CPU benchmarks")
 	readCap := flag.Float64("read-cap", 500, "lockcore.WithMaxReadRate of the herds, reads per second")
-	figures := flag.String("figures", "1,2,3,4,5,6", "the figures to run, comma-separated")
+	figures := flag.String("figures", "1,2,3,4,5,6,7", "the figures to run, comma-separated")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("bench: ")
@@ -152,6 +152,13 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 		r.CPU = bench.RunCPU(ctx, root, benchtime)
 	}
 
+	if only["7"] {
+		step("7 same-key herds in one process")
+		for _, k := range []int{16, 64} {
+			r.ProcessHerds = append(r.ProcessHerds, bench.RunProcessHerd(ctx, env, k, 20))
+		}
+	}
+
 	r.WallSeconds = time.Since(start).Seconds()
 	r.Machine.LoadAvgEnd = loadavg()
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
@@ -169,6 +176,12 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 		r.Machine.LoadAvgStart, r.Machine.LoadAvgEnd)
 	if err := bench.WriteTable(os.Stdout, r); err != nil {
 		return err
+	}
+	if len(r.ProcessHerds) > 0 {
+		fmt.Println()
+		if err := bench.WriteProcessTable(os.Stdout, r.ProcessHerds); err != nil {
+			return err
+		}
 	}
 	fmt.Printf("\nherds: poll %v, lease %v, read cap %.0f/s (lockcore.WithMaxReadRate), holder works %v; baseline polls every %v.\n",
 		lockcore.DefaultPollInterval, lockcore.DefaultLease, readCap, bench.HerdWork, max(seedlock.DefaultPollInterval, seedlock.DefaultLease/2))
