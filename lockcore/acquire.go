@@ -70,6 +70,7 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 		UseWallClock:   l.o.useWallClock,
 		ClockAllowance: l.o.clockAllowance,
 		Observed:       obs,
+		MaxAttempts:    int64(l.o.maxAttempts),
 	}
 	if l.o.ttl > 0 {
 		req.TTL = now.Add(l.o.ttl).Unix()
@@ -116,8 +117,9 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 	if it.Revision != req.Revision {
 		return false, &it, nil
 	}
-	l.begin(ctx, it, sent, maxHold, takeover)
+	h := l.begin(ctx, it, sent, maxHold, takeover)
 	l.millis(MetricLockAcquisitionDuration, time.Since(start))
+	l.count(MetricEpisodeAttempts, float64(h.attempt))
 	l.logAt(slog.LevelDebug, "lock acquired", slog.Int64("fence", it.Fence), slog.Bool("takeover", takeover))
 	return true, &it, nil
 }

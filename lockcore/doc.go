@@ -12,13 +12,27 @@
 //
 // [Lock.TryAcquireElseWaitForRelease] is the herd pattern:
 //
-//   - Acquired: fetch, store with the fence, then Release(ctx, Success, ref);
-//   - Released: another invocation stored the data; read it;
-//   - Failed: waited too long, or the store failed.
+//   - Acquired: fetch, store with the fence, then Release(ctx, Success, ref),
+//     or publish the answer itself with Release(ctx, Success, ref,
+//     WithAnswer(b));
+//   - Released: another invocation stored the data; read it (or take
+//     WaitResult.Answer);
+//   - Failed: waited too long, the store failed, or the holders of this
+//     burst failed ([ErrHolderFailed]).
 //
 // A lock whose holder crashed, timed out or released a failure is never
 // reported as Released: the waiters race one conditional write and exactly
 // one of them acquires it (WaitResult.TookOver).
+//
+// A failure is shared: Release(ctx, Failure, "", WithNotBefore(t),
+// WithFailureReason(code)) publishes when a new attempt may start and why
+// the last one failed, and the item counts the failed attempts of the
+// episode. Nobody takes over before the not-before time, and once the
+// episode has had [WithMaxAttempts] failed attempts, those who come to the
+// lock while the failure is recent end Failed with a *[HolderFailedError]
+// instead of calling the failing upstream again. The acquire condition
+// encodes both rules, so a newcomer that never saw the failure is held back
+// too.
 //
 // The lock talks to storage through [Store]. [DynamoStore] uses DynamoDB;
 // [MemoryStore] keeps the same semantics in process for tests and local

@@ -11,34 +11,42 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 )
 
 // Attribute names of a lock item in the DynamoDB table. AttrLockKey is the
 // table's partition key (type S), holding [PartitionKey] of the lock's
-// [Key]; the others are ordinary attributes. AttrTTL (Unix epoch seconds) is
-// written only when the holder asked for one and is meant for the table's
-// TTL setting, for clean-up only: DynamoDB may delete expired items days
-// late, so it is never used as expiry.
+// [Key]; the others are ordinary attributes, named after the [Item] fields
+// they hold (AttrAnswer is type B). AttrTTL (Unix epoch seconds) is written
+// only when the holder asked for one and is meant for the table's TTL
+// setting, for clean-up only: DynamoDB may delete expired items days late,
+// so it is never used as expiry.
 const (
-	AttrLockKey       = "lockKey"
-	AttrLockGroup     = "lockGroup"
-	AttrLockID        = "lockId"
-	AttrOwnerName     = "ownerName"
-	AttrRevision      = "revision"
-	AttrFence         = "fence"
-	AttrBeat          = "beat"
-	AttrLeaseMs       = "leaseMs"
-	AttrHeartbeatAtMs = "heartbeatAtMs"
-	AttrLeaseUntilMs  = "leaseUntilMs"
-	AttrExpiresAtMs   = "expiresAtMs"
-	AttrIsReleased    = "isReleased"
-	AttrResult        = "result"
-	AttrResultRef     = "resultRef"
-	AttrResultFence   = "resultFence"
-	AttrReleasedAtMs  = "releasedAtMs"
-	AttrRecordAccount = "recordAccount"
-	AttrWaiters       = "waiters"
-	AttrTTL           = "ttl"
+	AttrLockKey           = "lockKey"
+	AttrLockGroup         = "lockGroup"
+	AttrLockID            = "lockId"
+	AttrOwnerName         = "ownerName"
+	AttrRevision          = "revision"
+	AttrFence             = "fence"
+	AttrBeat              = "beat"
+	AttrLeaseMs           = "leaseMs"
+	AttrHeartbeatAtMs     = "heartbeatAtMs"
+	AttrLeaseUntilMs      = "leaseUntilMs"
+	AttrExpiresAtMs       = "expiresAtMs"
+	AttrIsReleased        = "isReleased"
+	AttrResult            = "result"
+	AttrResultRef         = "resultRef"
+	AttrResultFence       = "resultFence"
+	AttrReleasedAtMs      = "releasedAtMs"
+	AttrRecordAccount     = "recordAccount"
+	AttrTTL               = "ttl"
+	AttrPrevRevision      = "prevRevision"
+	AttrPrevResult        = "prevResult"
+	AttrFailures          = "failures"
+	AttrNotBeforeMs       = "notBeforeMs"
+	AttrFailReason        = "failReason"
+	AttrFailRecentUntilMs = "failRecentUntilMs"
+	AttrAnswer            = "answer"
 )
 
 // DynamoAPI is the part of the DynamoDB API that [DynamoStore] calls.
@@ -89,41 +97,83 @@ func NewDynamoStore(client DynamoAPI, table string) (*DynamoStore, error) {
 // Table returns the name of the store's table.
 func (s *DynamoStore) Table() string { return s.table }
 
-// Expressions of the conditional writes (PROTOCOL.md §4). The names are
-// placeholders for the Attr* constants, bound in exprNames.
+// Expressions of the conditional writes, one UpdateItem each, as the
+// contract of [Store] describes them. The names are placeholders for the
+// Attr* constants (see exprNames); every :value is bound in the request.
+//
+// github.com/truora/minidyn v0.8.2 differs from DynamoDB in two ways that
+// shape these expressions (see package storetest for what its runs skip):
+//   - it evaluates a SET operand after the earlier assignments of the same
+//     SET, where DynamoDB evaluates every operand against the item as it
+//     was. acquireSet therefore copies #rev and #result into #prevRev and
+//     #prevResult before it assigns #rev, so both servers store the old
+//     values; keep that order.
+//   - it ignores REMOVE when the expression also has SET. Acquire's REMOVE
+//     (result, resultRef, resultFence, relAt, answer, ttl) is therefore not
+//     applied there. The acquire guards test #rel = :true as well as
+//     #result, which DynamoDB does not need (an acquired item has no
+//     result) but which keeps minidyn's stale result from holding back a
+//     take-over; Release writes the failure attributes with SET, zeros for
+//     Success, rather than removing them.
 const (
-	acquireSet = "SET #group = :group, #id = :id, #owner = :owner, #rev = :newRev, #leaseMs = :leaseMs, " +
-		"#hb = :now, #lu = :leaseUntil, #exp = :expiresAt, #rel = :false, #beat = :zero, #waiters = :zero, " +
+	acquireSet = "SET #prevRev = if_not_exists(#rev, :empty), #prevResult = if_not_exists(#result, :empty), " +
+		"#group = :group, #id = :id, #owner = :owner, #rev = :newRev, #leaseMs = :leaseMs, " +
+		"#hb = :now, #lu = :leaseUntil, #exp = :expiresAt, #rel = :false, #beat = :zero, " +
 		"#account = :account, #fence = if_not_exists(#fence, :base) + :one"
-	acquireRemove      = " REMOVE #result, #resultRef, #resultFence, #relAt"
-	acquireCond        = "attribute_not_exists(#lockKey) OR #rel = :true"
-	acquireCondFresh   = "attribute_not_exists(#lockKey) OR (#rel = :true AND NOT (#result = :success AND #relAt >= :freshSince))"
-	acquireCondClock   = " OR #exp < :nowMinusEps OR #lu < :nowMinusEps"
-	acquireCondObserve = " OR (#rev = :obsRev AND #beat = :obsBeat)"
+	acquireRemove = " REMOVE #result, #resultRef, #resultFence, #relAt, #answer"
 
-	renewUpdate = "SET #hb = :now, #lu = :leaseUntil ADD #beat :one"
-	renewCond   = "#rev = :rev AND #rel = :false AND #lu <= :leaseUntil"
+	// Acquire's condition: absent, or (A) guarded by (B) and (C).
+	acquireAbsent      = "attribute_not_exists(#lockKey)"
+	acquireOpen        = "#rel = :true"
+	acquireOpenClock   = " OR #exp < :nowMinusEps OR #lu < :nowMinusEps"
+	acquireOpenObserve = " OR (#rev = :obsRev AND #beat = :obsBeat)"
+	acquireNotFresh    = " AND NOT (#rel = :true AND #result = :success AND #relAt >= :freshSince)"
+	acquireNotHeldBack = " AND NOT (#rel = :true AND #result = :failure AND #failRecentUntil > :now" +
+		" AND (#notBefore > :now OR #failures >= :maxAttempts))"
 
-	releaseUpdate = "SET #rel = :true, #relAt = :now, #result = :result, #resultRef = :ref, #resultFence = #fence"
+	// Renew extends the lease when that does not shorten it; otherwise a
+	// second write moves only the heartbeat and the beat.
+	renewUpdate     = "SET #hb = :now, #lu = :leaseUntil ADD #beat :one"
+	renewCond       = "#rev = :rev AND #rel = :false AND #lu <= :leaseUntil"
+	renewBeatUpdate = "SET #hb = :now ADD #beat :one"
+	renewBeatCond   = "#rev = :rev AND #rel = :false"
+
+	releaseUpdate = "SET #rel = :true, #relAt = :now, #result = :result, #resultRef = :ref, #resultFence = #fence, " +
+		"#failures = :failures, #notBefore = :notBefore, #failReason = :failReason, #failRecentUntil = :failRecentUntil"
+	releaseAnswer = ", #answer = :answer"
 	releaseCond   = "#rev = :rev AND (#rel = :false OR #result = :result)"
-
-	enrollUpdate = "ADD #waiters :one"
-	enrollCond   = "#rev = :rev"
 )
 
-// exprNames returns the placeholder bindings for the given placeholders.
-func exprNames(placeholders ...string) map[string]string {
-	all := map[string]string{
-		"#lockKey": AttrLockKey, "#group": AttrLockGroup, "#id": AttrLockID,
-		"#owner": AttrOwnerName, "#rev": AttrRevision, "#fence": AttrFence, "#beat": AttrBeat,
-		"#leaseMs": AttrLeaseMs, "#hb": AttrHeartbeatAtMs, "#lu": AttrLeaseUntilMs,
-		"#exp": AttrExpiresAtMs, "#rel": AttrIsReleased, "#result": AttrResult,
-		"#resultRef": AttrResultRef, "#resultFence": AttrResultFence, "#relAt": AttrReleasedAtMs,
-		"#account": AttrRecordAccount, "#waiters": AttrWaiters, "#ttl": AttrTTL,
-	}
-	m := make(map[string]string, len(placeholders))
-	for _, p := range placeholders {
-		m[p] = all[p]
+// placeholders maps each name placeholder to its attribute.
+var placeholders = map[string]string{
+	"#lockKey": AttrLockKey, "#group": AttrLockGroup, "#id": AttrLockID,
+	"#owner": AttrOwnerName, "#rev": AttrRevision, "#fence": AttrFence, "#beat": AttrBeat,
+	"#leaseMs": AttrLeaseMs, "#hb": AttrHeartbeatAtMs, "#lu": AttrLeaseUntilMs,
+	"#exp": AttrExpiresAtMs, "#rel": AttrIsReleased, "#result": AttrResult,
+	"#resultRef": AttrResultRef, "#resultFence": AttrResultFence, "#relAt": AttrReleasedAtMs,
+	"#account": AttrRecordAccount, "#ttl": AttrTTL, "#prevRev": AttrPrevRevision,
+	"#prevResult": AttrPrevResult, "#failures": AttrFailures, "#notBefore": AttrNotBeforeMs,
+	"#failReason": AttrFailReason, "#failRecentUntil": AttrFailRecentUntilMs, "#answer": AttrAnswer,
+}
+
+// exprNames returns the bindings of the placeholders that exprs use, and
+// only those: DynamoDB refuses a request with an unused name.
+func exprNames(exprs ...string) map[string]string {
+	m := map[string]string{}
+	for _, e := range exprs {
+		for i := 0; i < len(e); i++ {
+			if e[i] != '#' {
+				continue
+			}
+			j := i + 1
+			for j < len(e) && (e[j] >= 'a' && e[j] <= 'z' || e[j] >= 'A' && e[j] <= 'Z') {
+				j++
+			}
+			if attr, ok := placeholders[e[i:j]]; ok {
+				m[e[i:j]] = attr
+			}
+			i = j - 1
+		}
 	}
 	return m
 }
@@ -139,14 +189,13 @@ func (s *DynamoStore) keyOf(k Key) map[string]types.AttributeValue {
 }
 
 // acquireInput builds the UpdateItem request of Acquire: exactly one write,
-// with the wall-clock and clock-free branches of the condition present only
-// when req enables them.
+// with the wall-clock and clock-free branches and the two guards of the
+// condition present only when req enables them.
 func (s *DynamoStore) acquireInput(req AcquireRequest) *dynamodb.UpdateItemInput {
 	update := acquireSet
 	remove := acquireRemove
-	names := exprNames("#lockKey", "#group", "#id", "#owner", "#rev", "#fence", "#beat", "#leaseMs",
-		"#hb", "#lu", "#exp", "#rel", "#result", "#resultRef", "#resultFence", "#relAt", "#account", "#waiters", "#ttl")
 	values := map[string]types.AttributeValue{
+		":empty":      str(""),
 		":group":      str(req.Key.Group),
 		":id":         str(req.Key.ID),
 		":owner":      str(req.Owner),
@@ -168,37 +217,54 @@ func (s *DynamoStore) acquireInput(req AcquireRequest) *dynamodb.UpdateItemInput
 	} else {
 		remove += ", #ttl"
 	}
-	cond := acquireCond
-	if req.FreshSuccessSinceMs != 0 {
-		cond = acquireCondFresh
-		values[":success"] = str(string(Success))
-		values[":freshSince"] = num(req.FreshSuccessSinceMs)
-	}
-	if req.UseWallClock {
-		cond += acquireCondClock
-		values[":nowMinusEps"] = num(req.NowMs - req.ClockAllowance.Milliseconds())
-	}
-	if o := req.Observed; o != nil {
-		cond += acquireCondObserve
-		values[":obsRev"] = str(o.Revision)
-		values[":obsBeat"] = num(o.Beat)
-	}
+	cond := acquireCondition(req, values)
 	return &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(s.table),
 		Key:                                 s.keyOf(req.Key),
 		UpdateExpression:                    aws.String(update + remove),
 		ConditionExpression:                 aws.String(cond),
-		ExpressionAttributeNames:            names,
+		ExpressionAttributeNames:            exprNames(update, remove, cond),
 		ExpressionAttributeValues:           values,
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
 }
 
+// acquireCondition returns Acquire's condition for req and binds the values
+// it needs in values.
+func acquireCondition(req AcquireRequest, values map[string]types.AttributeValue) string {
+	bind := func(k string, v types.AttributeValue) { values[k] = v }
+	open := acquireOpen
+	if req.UseWallClock {
+		open += acquireOpenClock
+		bind(":nowMinusEps", num(req.NowMs-req.ClockAllowance.Milliseconds()))
+	}
+	if o := req.Observed; o != nil {
+		open += acquireOpenObserve
+		bind(":obsRev", str(o.Revision))
+		bind(":obsBeat", num(o.Beat))
+	}
+	var guards string
+	if req.FreshSuccessSinceMs != 0 {
+		guards += acquireNotFresh
+		bind(":success", str(string(Success)))
+		bind(":freshSince", num(req.FreshSuccessSinceMs))
+	}
+	if req.MaxAttempts > 0 {
+		guards += acquireNotHeldBack
+		bind(":failure", str(string(Failure)))
+		bind(":maxAttempts", num(req.MaxAttempts))
+	}
+	if guards == "" {
+		return acquireAbsent + " OR " + open
+	}
+	return acquireAbsent + " OR ((" + open + ")" + guards + ")"
+}
+
 // Acquire implements [Store.Acquire] with one conditional UpdateItem.
 func (s *DynamoStore) Acquire(ctx context.Context, req AcquireRequest) (Item, error) {
-	if req.Revision == "" {
-		return Item{}, fmt.Errorf("lockcore: dynamodb acquire: %w", errEmptyRevision)
+	if err := checkAcquireRequest(req); err != nil {
+		return Item{}, fmt.Errorf("lockcore: dynamodb acquire: %w", err)
 	}
 	it, err := s.update(ctx, "acquire", req.Key, s.acquireInput(req))
 	var ce *ConditionError
@@ -210,78 +276,86 @@ func (s *DynamoStore) Acquire(ctx context.Context, req AcquireRequest) (Item, er
 	return it, err
 }
 
-// Renew implements [Store.Renew].
+// Renew implements [Store.Renew]: one conditional UpdateItem that extends
+// the lease, and, only when the stored lease already ends later, a second
+// one that moves the heartbeat and the beat alone.
 func (s *DynamoStore) Renew(ctx context.Context, req RenewRequest) (Item, error) {
-	if req.Revision == "" {
-		return Item{}, fmt.Errorf("lockcore: dynamodb renew: %w", errEmptyRevision)
+	if err := checkRenewRequest(req); err != nil {
+		return Item{}, fmt.Errorf("lockcore: dynamodb renew: %w", err)
 	}
-	return s.update(ctx, "renew", req.Key, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(s.table),
-		Key:                      s.keyOf(req.Key),
-		UpdateExpression:         aws.String(renewUpdate),
-		ConditionExpression:      aws.String(renewCond),
-		ExpressionAttributeNames: exprNames("#hb", "#lu", "#beat", "#rev", "#rel"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":now":        num(req.NowMs),
-			":leaseUntil": num(req.LeaseUntilMs),
-			":one":        num(1),
-			":rev":        str(req.Revision),
-			":false":      boolean(false),
-		},
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	values := map[string]types.AttributeValue{
+		":now":        num(req.NowMs),
+		":leaseUntil": num(req.LeaseUntilMs),
+		":one":        num(1),
+		":rev":        str(req.Revision),
+		":false":      boolean(false),
+	}
+	it, err := s.update(ctx, "renew", req.Key, s.writeInput(req.Key, renewUpdate, renewCond, values))
+	var ce *ConditionError
+	if !errors.As(err, &ce) || ce.Current == nil || ce.Current.Revision != req.Revision ||
+		ce.Current.Released || ce.Current.LeaseUntilMs <= req.LeaseUntilMs {
+		return it, err
+	}
+	delete(values, ":leaseUntil")
+	return s.update(ctx, "renew", req.Key, s.writeInput(req.Key, renewBeatUpdate, renewBeatCond, values))
 }
 
 // Release implements [Store.Release].
 func (s *DynamoStore) Release(ctx context.Context, req ReleaseRequest) (Item, error) {
-	if req.Revision == "" {
-		return Item{}, fmt.Errorf("lockcore: dynamodb release: %w", errEmptyRevision)
+	if err := checkReleaseRequest(req); err != nil {
+		return Item{}, fmt.Errorf("lockcore: dynamodb release: %w", err)
 	}
-	if !req.Result.Valid() {
-		return Item{}, fmt.Errorf("lockcore: dynamodb release: invalid result %q", req.Result)
+	update := releaseUpdate
+	values := map[string]types.AttributeValue{
+		":true":            boolean(true),
+		":now":             num(req.NowMs),
+		":result":          str(string(req.Result)),
+		":ref":             str(req.ResultRef),
+		":rev":             str(req.Revision),
+		":false":           boolean(false),
+		":failures":        num(0),
+		":notBefore":       num(0),
+		":failReason":      str(""),
+		":failRecentUntil": num(0),
 	}
-	return s.update(ctx, "release", req.Key, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(s.table),
-		Key:                      s.keyOf(req.Key),
-		UpdateExpression:         aws.String(releaseUpdate),
-		ConditionExpression:      aws.String(releaseCond),
-		ExpressionAttributeNames: exprNames("#rel", "#relAt", "#result", "#resultRef", "#resultFence", "#fence", "#rev"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":true":   boolean(true),
-			":now":    num(req.NowMs),
-			":result": str(string(req.Result)),
-			":ref":    str(req.ResultRef),
-			":rev":    str(req.Revision),
-			":false":  boolean(false),
-		},
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	if req.Result == Failure {
+		values[":failures"] = num(req.Failures)
+		values[":notBefore"] = num(req.NotBeforeMs)
+		values[":failReason"] = str(req.FailReason)
+		values[":failRecentUntil"] = num(req.FailRecentUntilMs)
+	}
+	if len(req.Answer) > 0 {
+		update += releaseAnswer
+		values[":answer"] = &types.AttributeValueMemberB{Value: req.Answer}
+	}
+	it, err := s.update(ctx, "release", req.Key, s.writeInput(req.Key, update, releaseCond, values))
+	var ce *ConditionError
+	if errors.As(err, &ce) && ce.Current != nil && ownPublication(*ce.Current, req) {
+		return *ce.Current, nil
+	}
+	return it, err
 }
 
-// Enroll implements [Store.Enroll].
-func (s *DynamoStore) Enroll(ctx context.Context, key Key, revision string) (Item, error) {
-	if revision == "" {
-		return Item{}, fmt.Errorf("lockcore: dynamodb enroll: %w", errEmptyRevision)
-	}
-	return s.update(ctx, "enroll", key, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(s.table),
-		Key:                      s.keyOf(key),
-		UpdateExpression:         aws.String(enrollUpdate),
-		ConditionExpression:      aws.String(enrollCond),
-		ExpressionAttributeNames: exprNames("#waiters", "#rev"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":one": num(1),
-			":rev": str(revision),
-		},
+// writeInput builds a conditional UpdateItem on key that returns the item
+// as written, or as it was when the condition failed.
+func (s *DynamoStore) writeInput(key Key, update, cond string, values map[string]types.AttributeValue) *dynamodb.UpdateItemInput {
+	return &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 s.keyOf(key),
+		UpdateExpression:                    aws.String(update),
+		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeNames:            exprNames(update, cond),
+		ExpressionAttributeValues:           values,
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	}
 }
 
 // Get implements [Store.Get] with a strongly consistent GetItem.
 func (s *DynamoStore) Get(ctx context.Context, key Key) (Item, bool, error) {
+	if err := checkKey(key); err != nil {
+		return Item{}, false, fmt.Errorf("lockcore: dynamodb get: %w", err)
+	}
 	it, found, err := s.get(ctx, key)
 	if err != nil {
 		return Item{}, false, fmt.Errorf("lockcore: dynamodb get: %w", err)
@@ -310,7 +384,8 @@ func (s *DynamoStore) get(ctx context.Context, key Key) (Item, bool, error) {
 
 // update runs one conditional UpdateItem and turns a failed condition into a
 // *ConditionError carrying the item that failed it: the one in the
-// exception, or else one read with a consistent GetItem.
+// exception, or else one read with a consistent GetItem. DynamoDB's refusal
+// of an oversized item matches [ErrItemTooLarge].
 func (s *DynamoStore) update(ctx context.Context, op string, key Key, in *dynamodb.UpdateItemInput) (Item, error) {
 	out, err := s.api.UpdateItem(ctx, in)
 	if err == nil {
@@ -325,6 +400,9 @@ func (s *DynamoStore) update(ctx context.Context, op string, key Key, in *dynamo
 	}
 	var ccf *types.ConditionalCheckFailedException
 	if !errors.As(err, &ccf) {
+		if tooLarge(err) {
+			return Item{}, fmt.Errorf("lockcore: dynamodb %s: %w: %w", op, ErrItemTooLarge, err)
+		}
 		return Item{}, fmt.Errorf("lockcore: dynamodb %s: %w", op, err)
 	}
 	if len(ccf.Item) > 0 {
@@ -344,27 +422,42 @@ func (s *DynamoStore) update(ctx context.Context, op string, key Key, in *dynamo
 	return Item{}, &ConditionError{Op: op, Current: &it}
 }
 
+// tooLarge reports whether err is DynamoDB's ValidationException for an
+// item over the size limit ("Item size has exceeded the maximum allowed
+// size", or "Item size to update has ..." from UpdateItem).
+func tooLarge(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && ae.ErrorCode() == "ValidationException" &&
+		strings.Contains(ae.ErrorMessage(), "exceeded the maximum allowed size")
+}
+
 // record is the stored form of an [Item].
 type record struct {
-	LockKey       string `dynamodbav:"lockKey"`
-	LockGroup     string `dynamodbav:"lockGroup"`
-	LockID        string `dynamodbav:"lockId"`
-	OwnerName     string `dynamodbav:"ownerName"`
-	Revision      string `dynamodbav:"revision"`
-	Fence         int64  `dynamodbav:"fence"`
-	Beat          int64  `dynamodbav:"beat"`
-	LeaseMs       int64  `dynamodbav:"leaseMs"`
-	HeartbeatAtMs int64  `dynamodbav:"heartbeatAtMs"`
-	LeaseUntilMs  int64  `dynamodbav:"leaseUntilMs"`
-	ExpiresAtMs   int64  `dynamodbav:"expiresAtMs"`
-	IsReleased    bool   `dynamodbav:"isReleased"`
-	Result        string `dynamodbav:"result,omitempty"`
-	ResultRef     string `dynamodbav:"resultRef,omitempty"`
-	ResultFence   int64  `dynamodbav:"resultFence,omitempty"`
-	ReleasedAtMs  int64  `dynamodbav:"releasedAtMs,omitempty"`
-	RecordAccount string `dynamodbav:"recordAccount"`
-	Waiters       int64  `dynamodbav:"waiters"`
-	TTL           int64  `dynamodbav:"ttl,omitempty"`
+	LockKey           string `dynamodbav:"lockKey"`
+	LockGroup         string `dynamodbav:"lockGroup"`
+	LockID            string `dynamodbav:"lockId"`
+	OwnerName         string `dynamodbav:"ownerName"`
+	Revision          string `dynamodbav:"revision"`
+	Fence             int64  `dynamodbav:"fence"`
+	Beat              int64  `dynamodbav:"beat"`
+	LeaseMs           int64  `dynamodbav:"leaseMs"`
+	HeartbeatAtMs     int64  `dynamodbav:"heartbeatAtMs"`
+	LeaseUntilMs      int64  `dynamodbav:"leaseUntilMs"`
+	ExpiresAtMs       int64  `dynamodbav:"expiresAtMs"`
+	IsReleased        bool   `dynamodbav:"isReleased"`
+	Result            string `dynamodbav:"result,omitempty"`
+	ResultRef         string `dynamodbav:"resultRef,omitempty"`
+	ResultFence       int64  `dynamodbav:"resultFence,omitempty"`
+	ReleasedAtMs      int64  `dynamodbav:"releasedAtMs,omitempty"`
+	RecordAccount     string `dynamodbav:"recordAccount"`
+	TTL               int64  `dynamodbav:"ttl,omitempty"`
+	PrevRevision      string `dynamodbav:"prevRevision,omitempty"`
+	PrevResult        string `dynamodbav:"prevResult,omitempty"`
+	Failures          int64  `dynamodbav:"failures,omitempty"`
+	NotBeforeMs       int64  `dynamodbav:"notBeforeMs,omitempty"`
+	FailReason        string `dynamodbav:"failReason,omitempty"`
+	FailRecentUntilMs int64  `dynamodbav:"failRecentUntilMs,omitempty"`
+	Answer            []byte `dynamodbav:"answer,omitempty"`
 }
 
 // requiredAttrs are the attributes every acquired item has and without which
@@ -388,26 +481,34 @@ func decodeItem(av map[string]types.AttributeValue) (Item, error) {
 	if err := attributevalue.UnmarshalMap(av, &r); err != nil {
 		return Item{}, fmt.Errorf("malformed lock item: %w", err)
 	}
-	if res := Result(r.Result); res != "" && !res.Valid() {
-		return Item{}, fmt.Errorf("malformed lock item: result %q is neither %q nor %q", r.Result, Success, Failure)
+	for _, res := range []string{r.Result, r.PrevResult} {
+		if res := Result(res); res != "" && !res.Valid() {
+			return Item{}, fmt.Errorf("malformed lock item: result %q is neither %q nor %q", res, Success, Failure)
+		}
 	}
 	return Item{
-		Key:           Key{Group: r.LockGroup, ID: r.LockID},
-		Owner:         r.OwnerName,
-		Revision:      r.Revision,
-		Fence:         r.Fence,
-		Beat:          r.Beat,
-		Lease:         time.Duration(r.LeaseMs) * time.Millisecond,
-		HeartbeatAtMs: r.HeartbeatAtMs,
-		LeaseUntilMs:  r.LeaseUntilMs,
-		ExpiresAtMs:   r.ExpiresAtMs,
-		Released:      r.IsReleased,
-		Result:        Result(r.Result),
-		ResultRef:     r.ResultRef,
-		ResultFence:   r.ResultFence,
-		ReleasedAtMs:  r.ReleasedAtMs,
-		RecordAccount: r.RecordAccount,
-		Waiters:       r.Waiters,
-		TTL:           r.TTL,
+		Key:               Key{Group: r.LockGroup, ID: r.LockID},
+		Owner:             r.OwnerName,
+		Revision:          r.Revision,
+		Fence:             r.Fence,
+		Beat:              r.Beat,
+		Lease:             time.Duration(r.LeaseMs) * time.Millisecond,
+		HeartbeatAtMs:     r.HeartbeatAtMs,
+		LeaseUntilMs:      r.LeaseUntilMs,
+		ExpiresAtMs:       r.ExpiresAtMs,
+		Released:          r.IsReleased,
+		Result:            Result(r.Result),
+		ResultRef:         r.ResultRef,
+		ResultFence:       r.ResultFence,
+		ReleasedAtMs:      r.ReleasedAtMs,
+		RecordAccount:     r.RecordAccount,
+		TTL:               r.TTL,
+		PrevRevision:      r.PrevRevision,
+		PrevResult:        Result(r.PrevResult),
+		Failures:          r.Failures,
+		NotBeforeMs:       r.NotBeforeMs,
+		FailReason:        r.FailReason,
+		FailRecentUntilMs: r.FailRecentUntilMs,
+		Answer:            r.Answer,
 	}, nil
 }

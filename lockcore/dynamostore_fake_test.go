@@ -3,6 +3,7 @@ package lockcore_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"reflect"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/herdlock/herdlock/lockcore"
 )
@@ -25,6 +27,7 @@ type fakeDynamo struct {
 	gets      []*dynamodb.GetItemInput
 	updateOut *dynamodb.UpdateItemOutput
 	updateErr error
+	updateSeq []fakeReply // answered in turn before updateOut/updateErr
 	getOut    *dynamodb.GetItemOutput
 	getErr    error
 }
@@ -33,7 +36,17 @@ func (f *fakeDynamo) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput,
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.updates = append(f.updates, in)
+	if len(f.updateSeq) > 0 {
+		r := f.updateSeq[0]
+		f.updateSeq = f.updateSeq[1:]
+		return r.out, r.err
+	}
 	return f.updateOut, f.updateErr
+}
+
+type fakeReply struct {
+	out *dynamodb.UpdateItemOutput
+	err error
 }
 
 func (f *fakeDynamo) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
@@ -52,25 +65,31 @@ var fakeKey = lockcore.Key{Group: "fx", ID: "EUR-USD"}
 // storedItem is a well-formed stored item at revision rev.
 func storedItem(rev string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
-		lockcore.AttrLockKey:       avS("fx/EUR-USD"),
-		lockcore.AttrLockGroup:     avS("fx"),
-		lockcore.AttrLockID:        avS("EUR-USD"),
-		lockcore.AttrOwnerName:     avS("fn"),
-		lockcore.AttrRevision:      avS(rev),
-		lockcore.AttrFence:         avN("12"),
-		lockcore.AttrBeat:          avN("3"),
-		lockcore.AttrLeaseMs:       avN("10000"),
-		lockcore.AttrHeartbeatAtMs: avN("1000"),
-		lockcore.AttrLeaseUntilMs:  avN("11000"),
-		lockcore.AttrExpiresAtMs:   avN("61000"),
-		lockcore.AttrIsReleased:    avBool(true),
-		lockcore.AttrResult:        avS("success"),
-		lockcore.AttrResultRef:     avS("ref"),
-		lockcore.AttrResultFence:   avN("12"),
-		lockcore.AttrReleasedAtMs:  avN("2000"),
-		lockcore.AttrRecordAccount: avS("act:1/app:2"),
-		lockcore.AttrWaiters:       avN("4"),
-		lockcore.AttrTTL:           avN("99"),
+		lockcore.AttrLockKey:           avS("fx/EUR-USD"),
+		lockcore.AttrLockGroup:         avS("fx"),
+		lockcore.AttrLockID:            avS("EUR-USD"),
+		lockcore.AttrOwnerName:         avS("fn"),
+		lockcore.AttrRevision:          avS(rev),
+		lockcore.AttrFence:             avN("12"),
+		lockcore.AttrBeat:              avN("3"),
+		lockcore.AttrLeaseMs:           avN("10000"),
+		lockcore.AttrHeartbeatAtMs:     avN("1000"),
+		lockcore.AttrLeaseUntilMs:      avN("11000"),
+		lockcore.AttrExpiresAtMs:       avN("61000"),
+		lockcore.AttrIsReleased:        avBool(true),
+		lockcore.AttrResult:            avS("success"),
+		lockcore.AttrResultRef:         avS("ref"),
+		lockcore.AttrResultFence:       avN("12"),
+		lockcore.AttrReleasedAtMs:      avN("2000"),
+		lockcore.AttrRecordAccount:     avS("act:1/app:2"),
+		lockcore.AttrTTL:               avN("99"),
+		lockcore.AttrPrevRevision:      avS("before"),
+		lockcore.AttrPrevResult:        avS("failure"),
+		lockcore.AttrFailures:          avN("1"),
+		lockcore.AttrNotBeforeMs:       avN("500"),
+		lockcore.AttrFailReason:        avS("upstream_429"),
+		lockcore.AttrFailRecentUntilMs: avN("1500"),
+		lockcore.AttrAnswer:            &types.AttributeValueMemberB{Value: []byte("42")},
 	}
 }
 
@@ -80,7 +99,8 @@ func decoded(rev string) lockcore.Item {
 		Key: fakeKey, Owner: "fn", Revision: rev, Fence: 12, Beat: 3, Lease: 10 * time.Second,
 		HeartbeatAtMs: 1000, LeaseUntilMs: 11000, ExpiresAtMs: 61000, Released: true,
 		Result: lockcore.Success, ResultRef: "ref", ResultFence: 12, ReleasedAtMs: 2000,
-		RecordAccount: "act:1/app:2", Waiters: 4, TTL: 99,
+		RecordAccount: "act:1/app:2", TTL: 99, PrevRevision: "before", PrevResult: lockcore.Failure,
+		Failures: 1, NotBeforeMs: 500, FailReason: "upstream_429", FailRecentUntilMs: 1500, Answer: []byte("42"),
 	}
 }
 
@@ -111,12 +131,18 @@ func TestNewDynamoStoreRejectsBadInput(t *testing.T) {
 }
 
 func TestDynamoStoreAcquireRequest(t *testing.T) {
-	const set = "SET #group = :group, #id = :id, #owner = :owner, #rev = :newRev, #leaseMs = :leaseMs, " +
-		"#hb = :now, #lu = :leaseUntil, #exp = :expiresAt, #rel = :false, #beat = :zero, #waiters = :zero, " +
+	// The old revision and result are copied before #rev is assigned: see
+	// the minidyn notes in dynamostore.go.
+	const set = "SET #prevRev = if_not_exists(#rev, :empty), #prevResult = if_not_exists(#result, :empty), " +
+		"#group = :group, #id = :id, #owner = :owner, #rev = :newRev, #leaseMs = :leaseMs, " +
+		"#hb = :now, #lu = :leaseUntil, #exp = :expiresAt, #rel = :false, #beat = :zero, " +
 		"#account = :account, #fence = if_not_exists(#fence, :base) + :one"
-	const remove = " REMOVE #result, #resultRef, #resultFence, #relAt"
+	const remove = " REMOVE #result, #resultRef, #resultFence, #relAt, #answer"
 	const cond = "attribute_not_exists(#lockKey) OR #rel = :true"
+	const fresh = " AND NOT (#rel = :true AND #result = :success AND #relAt >= :freshSince)"
+	const heldBack = " AND NOT (#rel = :true AND #result = :failure AND #failRecentUntil > :now AND (#notBefore > :now OR #failures >= :maxAttempts))"
 	base := map[string]types.AttributeValue{
+		":empty": avS(""),
 		":group": avS("fx"), ":id": avS("EUR-USD"), ":owner": avS("fn"), ":newRev": avS("new"), ":leaseMs": avN("10000"),
 		":now": avN("1000"), ":leaseUntil": avN("11000"), ":expiresAt": avN("61000"), ":false": avBool(false), ":true": avBool(true),
 		":zero": avN("0"), ":account": avS("act:1/app:2"), ":base": avN("5000"), ":one": avN("1"),
@@ -137,6 +163,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 		wantUpdate string
 		wantCond   string
 		wantValues map[string]types.AttributeValue
+		wantGuards bool // the guards' names are bound
 	}{
 		{
 			name:       "plain, no TTL",
@@ -176,14 +203,53 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 			wantCond:   cond + " OR #exp < :nowMinusEps OR #lu < :nowMinusEps OR (#rev = :obsRev AND #beat = :obsBeat)",
 			wantValues: with(map[string]types.AttributeValue{":nowMinusEps": avN("0"), ":obsRev": avS("old"), ":obsBeat": avN("0")}),
 		},
+		{
+			// Defect: the fresh-success guard once applied to the released
+			// branch only, so a lapsed lease got past it.
+			name: "fresh success guards every branch",
+			edit: func(r *lockcore.AcquireRequest) {
+				r.UseWallClock, r.ClockAllowance = true, time.Second
+				r.Observed = &lockcore.Observation{Revision: "old", Beat: 0}
+				r.FreshSuccessSinceMs = 700
+			},
+			wantUpdate: set + remove + ", #ttl",
+			wantCond: "attribute_not_exists(#lockKey) OR ((#rel = :true OR #exp < :nowMinusEps OR #lu < :nowMinusEps OR (#rev = :obsRev AND #beat = :obsBeat))" +
+				fresh + ")",
+			wantValues: with(map[string]types.AttributeValue{":nowMinusEps": avN("0"), ":obsRev": avS("old"), ":obsBeat": avN("0"),
+				":success": avS("success"), ":freshSince": avN("700")}),
+		},
+		{
+			name: "held-back failure guards every branch",
+			edit: func(r *lockcore.AcquireRequest) {
+				r.UseWallClock, r.ClockAllowance = true, time.Second
+				r.MaxAttempts = 2
+			},
+			wantUpdate: set + remove + ", #ttl",
+			wantCond:   "attribute_not_exists(#lockKey) OR ((#rel = :true OR #exp < :nowMinusEps OR #lu < :nowMinusEps)" + heldBack + ")",
+			wantValues: with(map[string]types.AttributeValue{":nowMinusEps": avN("0"), ":failure": avS("failure"), ":maxAttempts": avN("2")}),
+			wantGuards: true,
+		},
+		{
+			name: "both guards",
+			edit: func(r *lockcore.AcquireRequest) {
+				r.FreshSuccessSinceMs = 700
+				r.MaxAttempts = 1
+			},
+			wantUpdate: set + remove + ", #ttl",
+			wantCond:   "attribute_not_exists(#lockKey) OR ((#rel = :true)" + fresh + heldBack + ")",
+			wantValues: with(map[string]types.AttributeValue{":success": avS("success"), ":freshSince": avN("700"),
+				":failure": avS("failure"), ":maxAttempts": avN("1")}),
+			wantGuards: true,
+		},
 	}
 	wantNames := map[string]string{
 		"#lockKey": "lockKey", "#group": "lockGroup", "#id": "lockId", "#owner": "ownerName", "#rev": "revision",
 		"#fence": "fence", "#beat": "beat", "#leaseMs": "leaseMs", "#hb": "heartbeatAtMs", "#lu": "leaseUntilMs",
 		"#exp": "expiresAtMs", "#rel": "isReleased", "#result": "result", "#resultRef": "resultRef",
-		"#resultFence": "resultFence", "#relAt": "releasedAtMs", "#account": "recordAccount", "#waiters": "waiters",
-		"#ttl": "ttl",
+		"#resultFence": "resultFence", "#relAt": "releasedAtMs", "#account": "recordAccount",
+		"#ttl": "ttl", "#prevRev": "prevRevision", "#prevResult": "prevResult", "#answer": "answer",
 	}
+	guardNames := map[string]string{"#failRecentUntil": "failRecentUntilMs", "#notBefore": "notBeforeMs", "#failures": "failures"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: storedItem("new")}}
@@ -205,8 +271,12 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 			if !reflect.DeepEqual(in.ExpressionAttributeValues, tt.wantValues) {
 				t.Errorf("ExpressionAttributeValues = %v, want %v", avString(in.ExpressionAttributeValues), avString(tt.wantValues))
 			}
-			if !reflect.DeepEqual(in.ExpressionAttributeNames, wantNames) {
-				t.Errorf("ExpressionAttributeNames = %v, want %v", in.ExpressionAttributeNames, wantNames)
+			names := maps.Clone(wantNames)
+			if tt.wantGuards {
+				maps.Copy(names, guardNames)
+			}
+			if !reflect.DeepEqual(in.ExpressionAttributeNames, names) {
+				t.Errorf("ExpressionAttributeNames = %v, want %v", in.ExpressionAttributeNames, names)
 			}
 			checkWriteInput(t, in)
 		})
@@ -240,11 +310,28 @@ func avString(m map[string]types.AttributeValue) string {
 			parts = append(parts, k+"=N:"+v.Value)
 		case *types.AttributeValueMemberBOOL:
 			parts = append(parts, k+"=BOOL:"+map[bool]string{true: "true", false: "false"}[v.Value])
+		case *types.AttributeValueMemberB:
+			parts = append(parts, k+"=B:"+string(v.Value))
 		default:
 			parts = append(parts, k+"=?")
 		}
 	}
 	return "{" + strings.Join(parts, " ") + "}"
+}
+
+// releaseSet is Release's update: the failure attributes are set, never
+// removed (see the minidyn notes in dynamostore.go).
+const releaseSet = "SET #rel = :true, #relAt = :now, #result = :result, #resultRef = :ref, #resultFence = #fence, " +
+	"#failures = :failures, #notBefore = :notBefore, #failReason = :failReason, #failRecentUntil = :failRecentUntil"
+
+var releaseNames = map[string]string{"#rel": "isReleased", "#relAt": "releasedAtMs", "#result": "result",
+	"#resultRef": "resultRef", "#resultFence": "resultFence", "#fence": "fence", "#rev": "revision",
+	"#failures": "failures", "#notBefore": "notBeforeMs", "#failReason": "failReason", "#failRecentUntil": "failRecentUntilMs"}
+
+func withName(m map[string]string, k, v string) map[string]string {
+	m = maps.Clone(m)
+	m[k] = v
+	return m
 }
 
 func TestDynamoStoreOtherWriteRequests(t *testing.T) {
@@ -267,33 +354,37 @@ func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 			wantValues: map[string]types.AttributeValue{":now": avN("5"), ":leaseUntil": avN("6"), ":one": avN("1"), ":rev": avS("r"), ":false": avBool(false)},
 		},
 		{
-			name: "release",
+			name: "release failure",
 			call: func(ctx context.Context, st *lockcore.DynamoStore) (lockcore.Item, error) {
-				return st.Release(ctx, lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Failure, ResultRef: "x"})
+				return st.Release(ctx, lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Failure, ResultRef: "x",
+					Failures: 2, NotBeforeMs: 9, FailReason: "upstream_429", FailRecentUntilMs: 11})
 			},
-			wantUpdate: "SET #rel = :true, #relAt = :now, #result = :result, #resultRef = :ref, #resultFence = #fence",
+			wantUpdate: releaseSet,
 			wantCond:   "#rev = :rev AND (#rel = :false OR #result = :result)",
-			wantNames: map[string]string{"#rel": "isReleased", "#relAt": "releasedAtMs", "#result": "result",
-				"#resultRef": "resultRef", "#resultFence": "resultFence", "#fence": "fence", "#rev": "revision"},
+			wantNames:  releaseNames,
 			wantValues: map[string]types.AttributeValue{":true": avBool(true), ":now": avN("7"), ":result": avS("failure"),
-				":ref": avS("x"), ":rev": avS("r"), ":false": avBool(false)},
+				":ref": avS("x"), ":rev": avS("r"), ":false": avBool(false),
+				":failures": avN("2"), ":notBefore": avN("9"), ":failReason": avS("upstream_429"), ":failRecentUntil": avN("11")},
 		},
 		{
-			name: "enroll",
+			name: "release success with an answer",
 			call: func(ctx context.Context, st *lockcore.DynamoStore) (lockcore.Item, error) {
-				return st.Enroll(ctx, fakeKey, "r")
+				return st.Release(ctx, lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Success, ResultRef: "x",
+					Answer: []byte("42"), Failures: 2, NotBeforeMs: 9, FailReason: "ignored", FailRecentUntilMs: 11})
 			},
-			wantUpdate: "ADD #waiters :one",
-			wantCond:   "#rev = :rev",
-			wantNames:  map[string]string{"#waiters": "waiters", "#rev": "revision"},
-			wantValues: map[string]types.AttributeValue{":one": avN("1"), ":rev": avS("r")},
+			wantUpdate: releaseSet + ", #answer = :answer",
+			wantCond:   "#rev = :rev AND (#rel = :false OR #result = :result)",
+			wantNames:  withName(releaseNames, "#answer", "answer"),
+			wantValues: map[string]types.AttributeValue{":true": avBool(true), ":now": avN("7"), ":result": avS("success"),
+				":ref": avS("x"), ":rev": avS("r"), ":false": avBool(false), ":answer": &types.AttributeValueMemberB{Value: []byte("42")},
+				":failures": avN("0"), ":notBefore": avN("0"), ":failReason": avS(""), ":failRecentUntil": avN("0")},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: storedItem("r")}}
 			got, err := tt.call(t.Context(), newFakeStore(t, f))
-			if err != nil || got != decoded("r") {
+			if err != nil || !got.Equal(decoded("r")) {
 				t.Fatalf("%s() = %+v, %v, want %+v", tt.name, got, err, decoded("r"))
 			}
 			if len(f.updates) != 1 {
@@ -320,7 +411,7 @@ func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 func TestDynamoStoreGetIsConsistent(t *testing.T) {
 	f := &fakeDynamo{getOut: &dynamodb.GetItemOutput{Item: storedItem("r")}}
 	got, found, err := newFakeStore(t, f).Get(t.Context(), fakeKey)
-	if err != nil || !found || got != decoded("r") {
+	if err != nil || !found || !got.Equal(decoded("r")) {
 		t.Fatalf("Get() = %+v, %t, %v, want %+v, true, nil", got, found, err, decoded("r"))
 	}
 	in := f.gets[0]
@@ -330,7 +421,7 @@ func TestDynamoStoreGetIsConsistent(t *testing.T) {
 			aws.ToBool(in.ConsistentRead), aws.ToString(in.TableName), avString(in.Key))
 	}
 	f.getOut = &dynamodb.GetItemOutput{}
-	if got, found, err := newFakeStore(t, f).Get(t.Context(), fakeKey); err != nil || found || got != (lockcore.Item{}) {
+	if got, found, err := newFakeStore(t, f).Get(t.Context(), fakeKey); err != nil || found || !got.Equal(lockcore.Item{}) {
 		t.Fatalf("Get(absent) = %+v, %t, %v, want zero, false, nil", got, found, err)
 	}
 }
@@ -369,7 +460,7 @@ func TestDynamoStoreConditionFailure(t *testing.T) {
 				t.Errorf("fallback GetItem ConsistentRead = false, want true")
 			}
 			if !tt.wantErr {
-				if err != nil || got != tt.wantItem {
+				if err != nil || !got.Equal(tt.wantItem) {
 					t.Fatalf("Acquire() = %+v, %v, want %+v, nil", got, err, tt.wantItem)
 				}
 				return
@@ -393,8 +484,78 @@ func TestDynamoStoreOwnRevisionOnlyForAcquire(t *testing.T) {
 	f := &fakeDynamo{updateErr: &types.ConditionalCheckFailedException{Item: storedItem("r")}}
 	_, err := newFakeStore(t, f).Renew(t.Context(), lockcore.RenewRequest{Key: fakeKey, Revision: "r"})
 	var ce *lockcore.ConditionError
-	if !errors.As(err, &ce) || ce.Op != "renew" || ce.Current == nil || *ce.Current != decoded("r") {
+	if !errors.As(err, &ce) || ce.Op != "renew" || ce.Current == nil || !ce.Current.Equal(decoded("r")) {
 		t.Fatalf("Renew() = %v, want *ConditionError for renew with the released item", err)
+	}
+}
+
+// TestDynamoStoreRenewKeepsALaterLease: when the stored lease already ends
+// later, Renew's second write moves the heartbeat and the beat only.
+func TestDynamoStoreRenewKeepsALaterLease(t *testing.T) {
+	live := storedItem("r")
+	live[lockcore.AttrIsReleased] = avBool(false)
+	live[lockcore.AttrLeaseUntilMs] = avN("20000") // later than the request's 6
+	f := &fakeDynamo{updateSeq: []fakeReply{
+		{err: &types.ConditionalCheckFailedException{Item: live}},
+		{out: &dynamodb.UpdateItemOutput{Attributes: live}},
+	}}
+	if _, err := newFakeStore(t, f).Renew(t.Context(), lockcore.RenewRequest{Key: fakeKey, Revision: "r", NowMs: 5, LeaseUntilMs: 6}); err != nil {
+		t.Fatalf("Renew() = %v, want the beat moved", err)
+	}
+	if len(f.updates) != 2 {
+		t.Fatalf("Renew() sent %d UpdateItem, want 2", len(f.updates))
+	}
+	in := f.updates[1]
+	if got, want := aws.ToString(in.UpdateExpression), "SET #hb = :now ADD #beat :one"; got != want {
+		t.Errorf("second UpdateExpression = %q, want %q", got, want)
+	}
+	if got, want := aws.ToString(in.ConditionExpression), "#rev = :rev AND #rel = :false"; got != want {
+		t.Errorf("second ConditionExpression = %q, want %q", got, want)
+	}
+	wantNames := map[string]string{"#hb": "heartbeatAtMs", "#beat": "beat", "#rev": "revision", "#rel": "isReleased"}
+	if !reflect.DeepEqual(in.ExpressionAttributeNames, wantNames) {
+		t.Errorf("second ExpressionAttributeNames = %v, want %v", in.ExpressionAttributeNames, wantNames)
+	}
+	if _, ok := in.ExpressionAttributeValues[":leaseUntil"]; ok {
+		t.Errorf("second write binds :leaseUntil, which it does not use")
+	}
+	checkWriteInput(t, in)
+
+	// Refused for another reason (released, another revision): no second write.
+	for _, cur := range []map[string]types.AttributeValue{storedItem("r"), storedItem("other")} {
+		f := &fakeDynamo{updateErr: &types.ConditionalCheckFailedException{Item: cur}}
+		if _, err := newFakeStore(t, f).Renew(t.Context(), lockcore.RenewRequest{Key: fakeKey, Revision: "r", NowMs: 5, LeaseUntilMs: 6}); !errors.Is(err, lockcore.ErrConditionFailed) || len(f.updates) != 1 {
+			t.Errorf("Renew(refused) = %v after %d writes, want a condition failure after 1", err, len(f.updates))
+		}
+	}
+}
+
+// TestDynamoStoreReleaseRecognisesOwnPublication: a refused release whose
+// item shows our revision and result as the previous ones succeeds.
+func TestDynamoStoreReleaseRecognisesOwnPublication(t *testing.T) {
+	cur := storedItem("newcomer")
+	cur[lockcore.AttrPrevRevision], cur[lockcore.AttrPrevResult] = avS("r"), avS("success")
+	f := &fakeDynamo{updateErr: &types.ConditionalCheckFailedException{Item: cur}}
+	got, err := newFakeStore(t, f).Release(t.Context(), lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", Result: lockcore.Success})
+	if err != nil || got.Revision != "newcomer" {
+		t.Fatalf("Release(retry after a newcomer) = %+v, %v, want the newcomer's item and nil", got, err)
+	}
+	_, err = newFakeStore(t, f).Release(t.Context(), lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", Result: lockcore.Failure})
+	if !errors.Is(err, lockcore.ErrConditionFailed) {
+		t.Errorf("Release(other result) = %v, want a condition failure", err)
+	}
+}
+
+func TestDynamoStoreItemTooLarge(t *testing.T) {
+	f := &fakeDynamo{updateErr: &smithy.GenericAPIError{Code: "ValidationException", Message: "Item size to update has exceeded the maximum allowed size"}}
+	_, err := newFakeStore(t, f).Release(t.Context(), lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", Result: lockcore.Success})
+	if !errors.Is(err, lockcore.ErrItemTooLarge) {
+		t.Errorf("Release() = %v, want ErrItemTooLarge", err)
+	}
+	f.updateErr = &smithy.GenericAPIError{Code: "ValidationException", Message: "something else"}
+	_, err = newFakeStore(t, f).Release(t.Context(), lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", Result: lockcore.Success})
+	if err == nil || errors.Is(err, lockcore.ErrItemTooLarge) {
+		t.Errorf("Release(other validation error) = %v, want a plain error", err)
 	}
 }
 
@@ -457,8 +618,15 @@ func TestDynamoStoreRejectsBadRequests(t *testing.T) {
 	if _, err := st.Release(ctx, lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", Result: "maybe"}); err == nil {
 		t.Errorf("Release(invalid result) = nil error, want error")
 	}
-	if _, err := st.Enroll(ctx, fakeKey, ""); err == nil {
-		t.Errorf("Enroll(empty revision) = nil error, want error")
+	if _, err := st.Release(ctx, lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", Result: lockcore.Failure, Answer: []byte("x")}); err == nil {
+		t.Errorf("Release(failure with an answer) = nil error, want error")
+	}
+	big := lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", Result: lockcore.Success, Answer: make([]byte, lockcore.MaxAnswerBytes+1)}
+	if _, err := st.Release(ctx, big); !errors.Is(err, lockcore.ErrAnswerTooLarge) {
+		t.Errorf("Release(answer too large) = %v, want ErrAnswerTooLarge", err)
+	}
+	if _, err := st.Acquire(ctx, lockcore.AcquireRequest{Key: lockcore.Key{Group: "g", ID: "\xff"}, Revision: "r"}); err == nil {
+		t.Errorf("Acquire(id not UTF-8) = nil error, want error")
 	}
 	if len(f.updates) != 0 {
 		t.Errorf("bad requests sent %d UpdateItem, want 0", len(f.updates))

@@ -3,6 +3,7 @@ package lockcore
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 var (
@@ -40,12 +41,49 @@ var (
 	// ErrReleaseFailed means every release attempt failed; the lease will
 	// lapse on its own.
 	ErrReleaseFailed = errors.New("lockcore: release failed")
+
+	// ErrAnswerTooLarge means an answer given to [WithAnswer] is longer than
+	// [MaxAnswerBytes]. Release returns it before writing anything: the lock
+	// is still held, and a Release without the answer (publishing a
+	// reference instead) can follow.
+	ErrAnswerTooLarge = errors.New("lockcore: answer too large")
+
+	// ErrItemTooLarge means a write would make the lock item larger than
+	// [MaxItemBytes], which DynamoDB refuses with a ValidationException.
+	// Nothing was written.
+	ErrItemTooLarge = errors.New("lockcore: item too large")
+
+	// ErrHolderFailed is matched by every *[HolderFailedError]: the holders
+	// of this burst failed, and waiting on would only repeat the failure.
+	ErrHolderFailed = errors.New("lockcore: holder failed")
 )
+
+// HolderFailedError is returned by [Lock.TryAcquireElseWaitForRelease]
+// (Outcome Failed) when the item shows a recent failure that the caller must
+// not retry: its episode has reached the maximum attempts (see
+// [WithMaxAttempts]), or its not-before time is later than the caller can
+// wait. It carries what the failing holder published, never raw error text.
+type HolderFailedError struct {
+	Reason    string    // the failing holder's reason code (see [WithFailureReason])
+	NotBefore time.Time // when a new attempt may start; zero when none was given
+	Attempts  int       // failed attempts of the episode so far
+}
+
+func (e *HolderFailedError) Error() string {
+	msg := fmt.Sprintf("lockcore: holder failed: %s after %d attempt(s)", e.Reason, e.Attempts)
+	if !e.NotBefore.IsZero() {
+		msg += ", retry after " + e.NotBefore.UTC().Format(time.RFC3339Nano)
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrHolderFailed) true.
+func (e *HolderFailedError) Is(target error) bool { return target == ErrHolderFailed }
 
 // ConditionError is returned by a [Store] when a conditional write fails. It
 // carries the item as the store saw it, or nil when there was none.
 type ConditionError struct {
-	Op      string // "acquire", "renew", "release" or "enroll"
+	Op      string // "acquire", "renew" or "release"
 	Current *Item
 }
 

@@ -16,6 +16,7 @@ type hold struct {
 	revision string
 	fence    int64
 	tookOver bool
+	attempt  int64     // this hold's attempt number in its failure episode, from 1
 	start    time.Time // monotonic: when the acquire was sent
 	deadline time.Time // monotonic: the hard maximum, less ρ·maxHold so a slow clock still stops before expiresAt
 
@@ -112,6 +113,7 @@ func (l *Lock) begin(ctx context.Context, it Item, sent time.Time, maxHold time.
 		revision:   it.Revision,
 		fence:      it.Fence,
 		tookOver:   tookOver,
+		attempt:    episodeAttempt(it),
 		start:      sent,
 		deadline:   sent.Add(maxHold - time.Duration(float64(maxHold)*l.o.drift)),
 		parent:     ctx,
@@ -129,6 +131,16 @@ func (l *Lock) begin(ctx context.Context, it Item, sent time.Time, maxHold time.
 	l.mu.Unlock()
 	go l.keep(h)
 	return h
+}
+
+// episodeAttempt returns the attempt number, from 1, of the holder that
+// acquired it: one more than the failures of its episode while the last
+// failure was recent when it acquired, else 1 (a new episode).
+func episodeAttempt(it Item) int64 {
+	if it.Failures > 0 && it.FailRecentUntilMs >= it.HeartbeatAtMs {
+		return it.Failures + 1
+	}
+	return 1
 }
 
 // keep is the keeper goroutine of h. It renews every renewInterval, cancels
@@ -213,7 +225,7 @@ func (l *Lock) keep(h *hold) {
 func (l *Lock) abandon(h *hold, cause error) {
 	h.end(cause)
 	h.cancel(cause)
-	if err := l.releaseHold(h.parent, h, Failure, ""); err != nil {
+	if err := l.releaseHold(h.parent, h, Failure, "", releaseOptions{reason: reasonFor(cause)}); err != nil {
 		l.logAt(slog.LevelWarn, "lock release after abort failed; the lease will lapse", slog.Any("error", err))
 	}
 }

@@ -1,16 +1,17 @@
 package lockcore
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 )
 
 // MemoryStore is a [Store] that keeps its items in process memory, with the
-// same conditions and the same returned items as [DynamoStore]. It is meant
-// for tests of the lock algorithm and for local runs: nothing survives the
-// process, and only goroutines of one process can share a lock through it.
+// same conditions, the same limits and the same returned items as
+// [DynamoStore]. It is meant for tests of the lock algorithm and for local
+// runs: nothing survives the process, and only goroutines of one process
+// can share a lock through it.
 //
 // MemoryStore starts no goroutines and uses no timers; every method returns
 // without blocking on anything but its mutex, so it works inside
@@ -30,13 +31,9 @@ func NewMemoryStore() *MemoryStore {
 	return &MemoryStore{items: make(map[string]*Item)}
 }
 
-// errEmptyRevision guards the revision equality tests: an empty revision
-// would let a request match an item it did not write.
-var errEmptyRevision = errors.New("empty revision")
-
 // Acquire implements [Store.Acquire].
 func (s *MemoryStore) Acquire(ctx context.Context, req AcquireRequest) (Item, error) {
-	if err := memCheck(ctx, req.Revision); err != nil {
+	if err := memCheck(ctx, checkAcquireRequest(req)); err != nil {
 		return Item{}, fmt.Errorf("lockcore: memory acquire: %w", err)
 	}
 	pk := PartitionKey(req.Key)
@@ -45,21 +42,28 @@ func (s *MemoryStore) Acquire(ctx context.Context, req AcquireRequest) (Item, er
 	cur, found := s.items[pk]
 	if found && !acquirable(cur, req) {
 		if cur.Revision == req.Revision {
-			// Cannot happen in one process (the first write's "response"
-			// is never lost), but keep the contract literal.
-			return *cur, nil
+			// An earlier attempt of this request was applied: in one
+			// process only when the caller repeats a request itself.
+			return cloneItem(*cur), nil
 		}
-		return Item{}, &ConditionError{Op: "acquire", Current: cloneItem(cur)}
+		return Item{}, &ConditionError{Op: "acquire", Current: ptr(cloneItem(*cur))}
 	}
-	fence := req.FenceBase
-	if found {
-		fence = cur.Fence
+	it := acquired(cur, req)
+	if err := checkItemSize(it); err != nil {
+		return Item{}, fmt.Errorf("lockcore: memory acquire: %w", err)
 	}
-	it := &Item{
+	s.items[pk] = &it
+	return cloneItem(it), nil
+}
+
+// acquired returns the item an applied Acquire of req writes over cur (nil
+// when there is none).
+func acquired(cur *Item, req AcquireRequest) Item {
+	it := Item{
 		Key:           req.Key,
 		Owner:         req.Owner,
 		Revision:      req.Revision,
-		Fence:         fence + 1,
+		Fence:         req.FenceBase + 1,
 		Lease:         req.Lease,
 		HeartbeatAtMs: req.NowMs,
 		LeaseUntilMs:  req.LeaseUntilMs,
@@ -67,86 +71,109 @@ func (s *MemoryStore) Acquire(ctx context.Context, req AcquireRequest) (Item, er
 		RecordAccount: req.RecordAccount,
 		TTL:           req.TTL,
 	}
-	s.items[pk] = it
-	return *it, nil
+	if cur != nil {
+		it.Fence = cur.Fence + 1
+		it.PrevRevision, it.PrevResult = cur.Revision, cur.Result
+		it.Failures, it.NotBeforeMs = cur.Failures, cur.NotBeforeMs
+		it.FailReason, it.FailRecentUntilMs = cur.FailReason, cur.FailRecentUntilMs
+	}
+	return it
 }
 
 // acquirable reports whether the Acquire condition holds for an existing
-// item cur.
+// item cur: the branches (A), guarded by (B) and (C), of [Store.Acquire].
 func acquirable(cur *Item, req AcquireRequest) bool {
-	if cur.Released {
-		fresh := req.FreshSuccessSinceMs != 0 && cur.Result == Success && cur.ReleasedAtMs >= req.FreshSuccessSinceMs
-		return !fresh
-	}
+	open := cur.Released
 	if req.UseWallClock {
 		limit := req.NowMs - req.ClockAllowance.Milliseconds()
-		if cur.ExpiresAtMs < limit || cur.LeaseUntilMs < limit {
-			return true
-		}
+		open = open || cur.ExpiresAtMs < limit || cur.LeaseUntilMs < limit
 	}
-	if o := req.Observed; o != nil && cur.Revision == o.Revision && cur.Beat == o.Beat {
-		return true
+	if o := req.Observed; o != nil {
+		open = open || (cur.Revision == o.Revision && cur.Beat == o.Beat)
 	}
-	return false
+	return open && !freshSuccess(cur, req) && !heldBackFailure(cur, req)
+}
+
+// freshSuccess is guard (B) of [Store.Acquire].
+func freshSuccess(cur *Item, req AcquireRequest) bool {
+	return req.FreshSuccessSinceMs != 0 && cur.Released && cur.Result == Success &&
+		cur.ReleasedAtMs >= req.FreshSuccessSinceMs
+}
+
+// heldBackFailure is guard (C) of [Store.Acquire].
+func heldBackFailure(cur *Item, req AcquireRequest) bool {
+	return req.MaxAttempts > 0 && cur.Released && cur.Result == Failure && cur.FailRecentUntilMs > req.NowMs &&
+		(cur.NotBeforeMs > req.NowMs || cur.Failures >= req.MaxAttempts)
 }
 
 // Renew implements [Store.Renew].
 func (s *MemoryStore) Renew(ctx context.Context, req RenewRequest) (Item, error) {
-	if err := memCheck(ctx, req.Revision); err != nil {
+	if err := memCheck(ctx, checkRenewRequest(req)); err != nil {
 		return Item{}, fmt.Errorf("lockcore: memory renew: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur := s.items[PartitionKey(req.Key)]
-	if cur == nil || cur.Revision != req.Revision || cur.Released || cur.LeaseUntilMs > req.LeaseUntilMs {
-		return Item{}, &ConditionError{Op: "renew", Current: cloneItem(cur)}
+	if cur == nil || cur.Revision != req.Revision || cur.Released {
+		return Item{}, &ConditionError{Op: "renew", Current: clonePtr(cur)}
 	}
 	cur.HeartbeatAtMs = req.NowMs
-	cur.LeaseUntilMs = req.LeaseUntilMs
+	cur.LeaseUntilMs = max(cur.LeaseUntilMs, req.LeaseUntilMs)
 	cur.Beat++
-	return *cur, nil
+	return cloneItem(*cur), nil
 }
 
 // Release implements [Store.Release].
 func (s *MemoryStore) Release(ctx context.Context, req ReleaseRequest) (Item, error) {
-	if err := memCheck(ctx, req.Revision); err != nil {
+	if err := memCheck(ctx, checkReleaseRequest(req)); err != nil {
 		return Item{}, fmt.Errorf("lockcore: memory release: %w", err)
-	}
-	if !req.Result.Valid() {
-		return Item{}, fmt.Errorf("lockcore: memory release: invalid result %q", req.Result)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur := s.items[PartitionKey(req.Key)]
 	if cur == nil || cur.Revision != req.Revision || (cur.Released && cur.Result != req.Result) {
-		return Item{}, &ConditionError{Op: "release", Current: cloneItem(cur)}
+		if cur != nil && ownPublication(*cur, req) {
+			return cloneItem(*cur), nil
+		}
+		return Item{}, &ConditionError{Op: "release", Current: clonePtr(cur)}
 	}
-	cur.Released = true
-	cur.ReleasedAtMs = req.NowMs
-	cur.Result = req.Result
-	cur.ResultRef = req.ResultRef
-	cur.ResultFence = cur.Fence
-	return *cur, nil
+	it := released(*cur, req)
+	if err := checkItemSize(it); err != nil {
+		return Item{}, fmt.Errorf("lockcore: memory release: %w", err)
+	}
+	*cur = it
+	return cloneItem(it), nil
 }
 
-// Enroll implements [Store.Enroll].
-func (s *MemoryStore) Enroll(ctx context.Context, key Key, revision string) (Item, error) {
-	if err := memCheck(ctx, revision); err != nil {
-		return Item{}, fmt.Errorf("lockcore: memory enroll: %w", err)
+// released returns cur as an applied Release of req leaves it.
+func released(cur Item, req ReleaseRequest) Item {
+	it := cur
+	it.Released = true
+	it.ReleasedAtMs = req.NowMs
+	it.Result = req.Result
+	it.ResultRef = req.ResultRef
+	it.ResultFence = cur.Fence
+	if req.Result == Success {
+		if len(req.Answer) > 0 {
+			it.Answer = bytes.Clone(req.Answer)
+		}
+		it.Failures, it.NotBeforeMs, it.FailReason, it.FailRecentUntilMs = 0, 0, "", 0
+		return it
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur := s.items[PartitionKey(key)]
-	if cur == nil || cur.Revision != revision {
-		return Item{}, &ConditionError{Op: "enroll", Current: cloneItem(cur)}
-	}
-	cur.Waiters++
-	return *cur, nil
+	it.Failures, it.NotBeforeMs = req.Failures, req.NotBeforeMs
+	it.FailReason, it.FailRecentUntilMs = req.FailReason, req.FailRecentUntilMs
+	return it
+}
+
+// ownPublication reports whether cur, which failed req's condition, shows
+// that req was applied before a newcomer acquired the item.
+func ownPublication(cur Item, req ReleaseRequest) bool {
+	return cur.Revision != req.Revision && cur.PrevRevision == req.Revision && cur.PrevResult == req.Result
 }
 
 // Get implements [Store.Get].
 func (s *MemoryStore) Get(ctx context.Context, key Key) (Item, bool, error) {
-	if err := ctx.Err(); err != nil {
+	if err := memCheck(ctx, checkKey(key)); err != nil {
 		return Item{}, false, fmt.Errorf("lockcore: memory get: %w", err)
 	}
 	s.mu.Lock()
@@ -155,26 +182,30 @@ func (s *MemoryStore) Get(ctx context.Context, key Key) (Item, bool, error) {
 	if cur == nil {
 		return Item{}, false, nil
 	}
-	return *cur, true, nil
+	return cloneItem(*cur), true, nil
 }
 
 // memCheck refuses work on a done context, as a remote store would, and
-// requests without a revision.
-func memCheck(ctx context.Context, revision string) error {
+// requests that failed their check.
+func memCheck(ctx context.Context, check error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if revision == "" {
-		return errEmptyRevision
-	}
-	return nil
+	return check
 }
 
-// cloneItem returns a copy of it, or nil for nil.
-func cloneItem(it *Item) *Item {
+// cloneItem returns a copy of it that shares no memory with it.
+func cloneItem(it Item) Item {
+	it.Answer = bytes.Clone(it.Answer)
+	return it
+}
+
+// clonePtr returns a pointer to a copy of *it, or nil for nil.
+func clonePtr(it *Item) *Item {
 	if it == nil {
 		return nil
 	}
-	c := *it
-	return &c
+	return ptr(cloneItem(*it))
 }
+
+func ptr[T any](v T) *T { return &v }

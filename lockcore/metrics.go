@@ -9,7 +9,8 @@ type Metrics interface {
 }
 
 // Metric names, as the original TypeScript lock emitted them, plus
-// MetricTakeover and MetricLeaseLost.
+// MetricTakeover, MetricLeaseLost, MetricSharedFailure and
+// MetricEpisodeAttempts.
 const (
 	MetricLockTimeout                 = "LockTimeout"                 // Count: maximum hold reached
 	MetricLongRenewalCall             = "LongRenewalCall"             // Count: a renewal outlasted the renewal interval
@@ -28,6 +29,8 @@ const (
 	MetricLockPollCount               = "LockPollCount"               // Count
 	MetricTakeover                    = "LockTakeover"                // Count: a waiter acquired an abandoned lock
 	MetricLeaseLost                   = "LockLeaseLost"               // Count: the holder lost its lease
+	MetricSharedFailure               = "LockSharedFailure"           // Count: a waiter ended with ErrHolderFailed
+	MetricEpisodeAttempts             = "LockEpisodeAttempts"         // Count: the attempt number, from 1, of a new holder in its failure episode
 )
 
 const (

@@ -31,10 +31,10 @@ const (
 	// DefaultDrift is ρ, the bound assumed on the rate difference of two
 	// hosts' monotonic clocks for the clock-free path.
 	DefaultDrift = 0.01
-	// DefaultMaxReadRate caps the strongly consistent reads per second that
-	// all waiters on one key make together. DynamoDB serves about 3,000
-	// per second per partition.
-	DefaultMaxReadRate = 1000
+	// DefaultMaxAttempts is how many holders of one failure episode may
+	// try before waiters end with [ErrHolderFailed]: one failure is retried
+	// once, by one taker-over.
+	DefaultMaxAttempts = 2
 	// DefaultReleaseAttempts is how many times Release tries.
 	DefaultReleaseAttempts = 5
 	// DefaultReleaseMaxBackoff caps the wait between release attempts.
@@ -58,7 +58,8 @@ type options struct {
 	clockAllowance    time.Duration
 	useWallClock      bool
 	drift             float64
-	maxReadRate       float64
+	maxAttempts       int
+	failureWindow     time.Duration // 0: the lease
 	releaseAttempts   int
 	releaseMaxBackoff time.Duration
 	releaseTimeout    time.Duration
@@ -80,7 +81,7 @@ func defaultOptions() options {
 		clockAllowance:    DefaultClockAllowance,
 		useWallClock:      true,
 		drift:             DefaultDrift,
-		maxReadRate:       DefaultMaxReadRate,
+		maxAttempts:       DefaultMaxAttempts,
 		releaseAttempts:   DefaultReleaseAttempts,
 		releaseMaxBackoff: DefaultReleaseMaxBackoff,
 		releaseTimeout:    DefaultReleaseTimeout,
@@ -108,8 +109,10 @@ func WithMaxHold(d time.Duration) Option { return func(o *options) { o.maxHold =
 // [DefaultRenewFloor].
 func WithRenewFloor(d time.Duration) Option { return func(o *options) { o.renewFloor = d } }
 
-// WithPollInterval sets the waiters' poll interval. Default
-// [DefaultPollInterval].
+// WithPollInterval sets the waiters' poll interval, before ±20% jitter.
+// Default [DefaultPollInterval]. Every waiter reads the item once per
+// interval, whatever else waits: n waiters make about n/interval strongly
+// consistent reads per second on the item.
 func WithPollInterval(d time.Duration) Option { return func(o *options) { o.pollInterval = d } }
 
 // WithMaxWait sets how long TryAcquireElseWaitForRelease waits at most.
@@ -130,12 +133,24 @@ func WithoutWallClock() Option { return func(o *options) { o.useWallClock = fals
 // Default [DefaultDrift].
 func WithDrift(rho float64) Option { return func(o *options) { o.drift = rho } }
 
-// WithMaxReadRate caps the reads per second that all waiters on one key make
-// together; each waiter spreads its polls according to the number of waiters
-// enrolled on the item. Default [DefaultMaxReadRate]; 0 turns enrolment off,
-// saving one write per waiter, and every waiter then polls at the poll
-// interval.
-func WithMaxReadRate(perSecond float64) Option { return func(o *options) { o.maxReadRate = perSecond } }
+// WithMaxAttempts sets how many holders of one failure episode may try:
+// after a holder releases a [Failure], one waiter or newcomer takes over
+// (once the failure's not-before time has passed) while fewer than n
+// attempts of the episode have failed; once n have, everybody who comes to
+// the lock while the failure is recent (see [WithFailureWindow]) ends
+// Failed with an error matching [ErrHolderFailed] instead of trying again.
+// The bound is part of the acquire condition, so a newcomer that never saw
+// the failure is held back too. Default [DefaultMaxAttempts]; 1 means a
+// failure is never retried within the burst. n must be at least 1.
+func WithMaxAttempts(n int) Option { return func(o *options) { o.maxAttempts = n } }
+
+// WithFailureWindow sets how long a released failure counts as recent:
+// until d after its not-before time (see [WithNotBefore]), or after the
+// release when it has none. While it is recent, the episode's attempt count
+// holds back others (see [WithMaxAttempts]) and the next holder's attempt
+// counts in the same episode; after that, a failure is old news and the
+// next holder starts a new episode. Default (and 0): the lease.
+func WithFailureWindow(d time.Duration) Option { return func(o *options) { o.failureWindow = d } }
 
 // WithReleaseRetries sets the number of release attempts and the cap on the
 // backoff between them. Default [DefaultReleaseAttempts] and
@@ -182,6 +197,7 @@ func (o *options) validate() error {
 		{"renewal floor", o.renewFloor}, {"poll interval", o.pollInterval},
 		{"maximum wait", o.maxWait}, {"clock allowance", o.clockAllowance},
 		{"release backoff", o.releaseMaxBackoff}, {"release timeout", o.releaseTimeout}, {"ttl", o.ttl}, {"fresh success", o.freshSuccess},
+		{"failure window", o.failureWindow},
 	}
 	for _, d := range durations {
 		if d.d < 0 {
@@ -197,8 +213,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("lockcore: poll interval must be positive")
 	case o.drift < 0 || o.drift >= 1:
 		return fmt.Errorf("lockcore: drift must be in [0, 1), got %v", o.drift)
-	case o.maxReadRate < 0:
-		return fmt.Errorf("lockcore: maximum read rate must not be negative, got %v", o.maxReadRate)
+	case o.maxAttempts < 1:
+		return fmt.Errorf("lockcore: maximum attempts must be at least 1, got %d", o.maxAttempts)
 	case o.releaseTimeout == 0:
 		return fmt.Errorf("lockcore: release timeout must be positive")
 	case o.releaseAttempts < 1:

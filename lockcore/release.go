@@ -12,20 +12,33 @@ import (
 // Release stops renewal, then publishes result and ref on the item and frees
 // the lock, retrying with capped exponential backoff and jitter within the
 // time the invocation has left. Publish [Success] only after the data that
-// waiters will read is stored: waiters that see it read that data instead of
-// fetching it again; [Failure] lets one waiter take over.
+// waiters will read is stored, or with that data itself ([WithAnswer]):
+// waiters that see it read it instead of fetching again. [Failure] lets one
+// waiter take over, not before the time given with [WithNotBefore], and
+// only while the failure episode has had fewer than [WithMaxAttempts]
+// failed attempts; its reason code ([WithFailureReason]) is what waiters
+// that give up are told.
 //
 // Release returns an error matching [ErrLeaseLost] when another holder has
 // the lock (nothing is published), and one matching [ErrReleaseFailed] when
-// every attempt failed; the lease then lapses on its own. When the lock had
-// already ended the hold by itself (lease lost, maximum hold reached, or the
-// context given to Acquire ended), result was not published: Release returns
-// an error wrapping that cause, once. Otherwise it returns nil when the lock
-// is not held. In every case the lock is no longer held afterwards and the
-// holder's context is cancelled.
-func (l *Lock) Release(ctx context.Context, result Result, ref string) error {
+// every attempt failed; the lease then lapses on its own. A retried release
+// whose first attempt was applied, its response lost, returns nil, even
+// after a newcomer has acquired the lock since. When the lock had already
+// ended the hold by itself (lease lost, maximum hold reached, or the
+// context given to Acquire ended), result was not published: Release
+// returns an error wrapping that cause, once. Otherwise it returns nil when
+// the lock is not held. In every case but one the lock is no longer held
+// afterwards and the holder's context is cancelled; the exception is
+// invalid options (an answer over [MaxAnswerBytes], matching
+// [ErrAnswerTooLarge], or an answer with Failure), refused before anything
+// is written, with the lock still held.
+func (l *Lock) Release(ctx context.Context, result Result, ref string, opts ...ReleaseOption) error {
 	if !result.Valid() {
 		return fmt.Errorf("lockcore: release: result must be %q or %q, got %q", Success, Failure, result)
+	}
+	o, err := releaseOptionsOf(result, opts)
+	if err != nil {
+		return err
 	}
 	h := l.current()
 	if h == nil {
@@ -41,7 +54,7 @@ func (l *Lock) Release(ctx context.Context, result Result, ref string) error {
 		return nil
 	}
 	h.stopKeeper()
-	err := l.releaseHold(ctx, h, result, ref)
+	err = l.releaseHold(ctx, h, result, ref, o)
 	if cause := h.endedUnreported(); cause != nil {
 		return errors.Join(fmt.Errorf("lockcore: release: the lock ended before release: %w", cause), err)
 	}
@@ -49,12 +62,12 @@ func (l *Lock) Release(ctx context.Context, result Result, ref string) error {
 }
 
 // releaseHold releases h once; later calls return the first call's error.
-func (l *Lock) releaseHold(ctx context.Context, h *hold, result Result, ref string) error {
-	h.relOnce.Do(func() { h.relErr = l.doRelease(ctx, h, result, ref) })
+func (l *Lock) releaseHold(ctx context.Context, h *hold, result Result, ref string, o releaseOptions) error {
+	h.relOnce.Do(func() { h.relErr = l.doRelease(ctx, h, result, ref, o) })
 	return h.relErr
 }
 
-func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string) error {
+func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string, o releaseOptions) error {
 	start := time.Now()
 	ctx, cancel := l.releaseContext(ctx)
 	defer cancel()
@@ -66,15 +79,15 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 		l.millis(MetricLockReleaseDuration, time.Since(start))
 	}()
 
-	req := ReleaseRequest{Key: l.key, Revision: h.revision, Result: result, ResultRef: ref}
+	req := l.releaseRequest(h, result, ref, o, l.nowMs())
 	var lastErr error
 	for attempt := range l.o.releaseAttempts {
 		if attempt > 0 {
 			if err := sleepCtx(ctx, l.releaseBackoff(attempt-1)); err != nil {
 				break
 			}
+			req.NowMs = l.nowMs()
 		}
-		req.NowMs = l.nowMs()
 		_, err := l.store.Release(ctx, req)
 		if err == nil {
 			l.millis(MetricLockHoldDuration, time.Since(h.start))
@@ -84,24 +97,30 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 		}
 		var ce *ConditionError
 		if errors.As(err, &ce) {
-			if ce.Current == nil || ce.Current.Revision != h.revision {
-				l.count(MetricLeaseLost, 1)
-				l.drop(h, ErrLeaseLost)
-				return fmt.Errorf("lockcore: release: %w: %w", ErrLeaseLost, err)
-			}
-			// Our revision, released with another result: an earlier call
-			// published already, and that publication stands.
-			l.drop(h, ErrReleased)
-			return fmt.Errorf("lockcore: release: already released with result %q: %w", ce.Current.Result, err)
+			return l.releaseRefused(h, ce, err)
 		}
 		lastErr = err
 		l.logAt(slog.LevelDebug, "lock release attempt failed", slog.Int("attempt", attempt+1), slog.Any("error", err))
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrItemTooLarge) {
 			break
 		}
 	}
 	l.drop(h, ErrReleaseFailed)
 	return fmt.Errorf("%w: %w", ErrReleaseFailed, lastErr)
+}
+
+// releaseRefused handles a release whose condition failed: another holder
+// has the lock, or an earlier call published another result.
+func (l *Lock) releaseRefused(h *hold, ce *ConditionError, err error) error {
+	if ce.Current == nil || ce.Current.Revision != h.revision {
+		l.count(MetricLeaseLost, 1)
+		l.drop(h, ErrLeaseLost)
+		return fmt.Errorf("lockcore: release: %w: %w", ErrLeaseLost, err)
+	}
+	// Our revision, released with another result: an earlier call
+	// published already, and that publication stands.
+	l.drop(h, ErrReleased)
+	return fmt.Errorf("lockcore: release: already released with result %q: %w", ce.Current.Result, err)
 }
 
 // releaseContext returns a context for releasing that survives the

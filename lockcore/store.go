@@ -1,7 +1,9 @@
 package lockcore
 
 import (
+	"bytes"
 	"context"
+	"reflect"
 	"time"
 )
 
@@ -11,21 +13,43 @@ import (
 // consistent. [DynamoStore] and [MemoryStore] implement it; the suite in
 // package storetest checks any implementation against these rules.
 //
+// Every write method refuses, before writing anything, a request with an
+// empty revision, a string that is not valid UTF-8 (DynamoDB cannot store
+// one), or an invalid result; and a write whose resulting item would exceed
+// [MaxItemBytes] fails with an error matching [ErrItemTooLarge] and changes
+// nothing, as DynamoDB's ValidationException does.
+//
 // Implementations must be safe for concurrent use.
 type Store interface {
 	// Acquire writes a new holder into the item in one conditional write.
-	// The condition holds when any of these is true:
-	//   - the item does not exist;
-	//   - the item is released, unless req.FreshSuccessSinceMs is set and
-	//     the item was released with Success at or after it;
-	//   - req.UseWallClock and the item's ExpiresAtMs or LeaseUntilMs is
-	//     below req.NowMs - req.ClockAllowance (in milliseconds);
-	//   - req.Observed is set and the item's Revision and Beat equal it.
+	// The condition holds when the item does not exist, or when
+	//
+	//	(A) at least one of these is true:
+	//	  - the item is released;
+	//	  - req.UseWallClock, and the item's ExpiresAtMs or LeaseUntilMs is
+	//	    below req.NowMs - req.ClockAllowance (in milliseconds);
+	//	  - req.Observed is set and the item's Revision and Beat equal it;
+	//	(B) and, when req.FreshSuccessSinceMs is not zero, the item is not a
+	//	    fresh success: released with Success and ReleasedAtMs >=
+	//	    req.FreshSuccessSinceMs;
+	//	(C) and, when req.MaxAttempts is positive, the item is not a
+	//	    held-back failure: released with Failure, FailRecentUntilMs >
+	//	    req.NowMs, and either NotBeforeMs > req.NowMs or Failures >=
+	//	    req.MaxAttempts.
+	//
+	// (B) and (C) guard every branch of (A), so neither a lapsed lease nor a
+	// clock-free observation gets past a fresh success or a held-back
+	// failure.
+	//
 	// On success the item gets Owner, Revision, Lease, HeartbeatAtMs =
-	// NowMs, LeaseUntilMs, ExpiresAtMs, RecordAccount and TTL from req,
-	// Released=false, Beat=0, Waiters=0, Fence = (Fence, or req.FenceBase
-	// when the item has none) + 1, and no Result, ResultRef, ResultFence
-	// or ReleasedAtMs. Acquire returns the item as written.
+	// NowMs, LeaseUntilMs, ExpiresAtMs, RecordAccount and TTL (none when 0)
+	// from req; Released = false, Beat = 0, Fence = (Fence, or req.FenceBase
+	// when the item has none) + 1; PrevRevision and PrevResult = the
+	// previous item's Revision and Result ("" when there was none); and no
+	// Result, ResultRef, ResultFence, ReleasedAtMs or Answer. Failures,
+	// NotBeforeMs, FailReason and FailRecentUntilMs are kept: the new holder
+	// must know how many attempts its episode has had. Acquire returns the
+	// item as written.
 	//
 	// When the condition fails, Acquire returns a *[ConditionError]
 	// carrying the current item, except when that item already carries
@@ -34,32 +58,53 @@ type Store interface {
 	// nil error.
 	Acquire(ctx context.Context, req AcquireRequest) (Item, error)
 
-	// Renew extends the lease of the holder named by req.Revision: it sets
-	// HeartbeatAtMs and LeaseUntilMs and adds 1 to Beat, on condition that
-	// the item exists, carries req.Revision, is not released, and has a
-	// LeaseUntilMs no later than req.LeaseUntilMs, so that a renewal applied
-	// late (an SDK attempt that timed out on the client, after a later
-	// renewal) can never shorten the lease that waiters judge by the wall
-	// clock. A failed condition is a *[ConditionError] with the current item.
+	// Renew records a heartbeat of the holder named by req.Revision, on
+	// condition that the item exists, carries req.Revision and is not
+	// released. It sets HeartbeatAtMs = req.NowMs, adds 1 to Beat, and sets
+	// LeaseUntilMs = max(LeaseUntilMs, req.LeaseUntilMs): a renewal never
+	// shortens the lease that waiters judge by the wall clock (one applied
+	// late, or sent by a holder whose clock stepped back), yet it always
+	// moves the beat that clock-free observers watch. A failed condition is
+	// a *[ConditionError] with the current item.
 	Renew(ctx context.Context, req RenewRequest) (Item, error)
 
-	// Release publishes the holder's result: Released=true, ReleasedAtMs,
-	// Result, ResultRef, and ResultFence = Fence, on condition that the
-	// item carries req.Revision and is either not released or already
-	// released with the same Result (so a retried release succeeds). A
-	// failed condition is a *[ConditionError] with the current item.
+	// Release publishes the holder's result, on condition that the item
+	// carries req.Revision and is either not released or already released
+	// with req.Result (so a retried release succeeds). It sets Released =
+	// true, ReleasedAtMs = req.NowMs, Result, ResultRef, and ResultFence =
+	// Fence; and
+	//   - with Success: Answer = req.Answer (none when empty), and ends the
+	//     failure episode: Failures = 0, NotBeforeMs = 0, FailReason = "",
+	//     FailRecentUntilMs = 0;
+	//   - with Failure: Failures, NotBeforeMs, FailReason and
+	//     FailRecentUntilMs from req. A Failure request with an Answer is
+	//     refused before writing.
+	//
+	// An Answer longer than [MaxAnswerBytes] is refused before writing with
+	// an error matching [ErrAnswerTooLarge].
+	//
+	// When the condition fails but the item shows req.Revision as
+	// PrevRevision and req.Result as PrevResult, this release was applied
+	// earlier (its response was lost) and a newcomer has acquired since:
+	// Release returns the current item with a nil error. Otherwise a failed
+	// condition is a *[ConditionError] with the current item.
 	Release(ctx context.Context, req ReleaseRequest) (Item, error)
-
-	// Enroll adds 1 to the item's Waiters count on condition that the item
-	// carries revision, and returns the item as written. Waiters use the
-	// count to spread their polls so that the read rate on one key stays
-	// bounded however many wait. A failed condition is a *[ConditionError].
-	Enroll(ctx context.Context, key Key, revision string) (Item, error)
 
 	// Get reads the item with a strongly consistent read. found is false
 	// when there is no item.
 	Get(ctx context.Context, key Key) (item Item, found bool, err error)
 }
+
+// MaxAnswerBytes is the largest answer [Lock.Release] and [Store.Release]
+// accept with [WithAnswer]: well under DynamoDB's 400 KB item limit, leaving
+// room for the rest of the item. Every strongly consistent read of the item
+// pays for the answer too (1 read unit per 4 KB), so keep answers small.
+const MaxAnswerBytes = 300 * 1024
+
+// MaxItemBytes is DynamoDB's limit on the size of one item (400 KB), as the
+// sum of the UTF-8 lengths of the attribute names and the sizes of their
+// values. Both stores refuse a write whose item would exceed it.
+const MaxItemBytes = 400 * 1024
 
 // Key names one lock: a group (a kind of resource, such as "fx-rates") and an
 // id within it (such as "EUR-USD").
@@ -70,7 +115,8 @@ type Key struct {
 
 // Item is the stored state of one lock. Times ending in Ms are Unix epoch
 // milliseconds from the writer's wall clock: they are advisory, and only the
-// wall-clock fast path compares them.
+// wall-clock fast path and the shared-failure guard compare them. Item holds
+// a byte slice, so compare items with [Item.Equal].
 type Item struct {
 	Key           Key
 	Owner         string        // diagnostics only; never used in a condition
@@ -87,8 +133,35 @@ type Item struct {
 	ResultFence   int64  // set by Release: the fence that produced the result
 	ReleasedAtMs  int64
 	RecordAccount string // "act:{accountId}/app:{appId}"
-	Waiters       int64  // waiters enrolled since this revision was acquired
 	TTL           int64  // Unix epoch seconds, for clean-up only; 0 when unset
+
+	// PrevRevision and PrevResult are the Revision and Result of the item
+	// this acquisition replaced, so that a retried Release of the previous
+	// holder recognises its own publication.
+	PrevRevision string
+	PrevResult   Result
+
+	// Failures counts the failed attempts of the current failure episode;
+	// NotBeforeMs is when the last failing holder said a new attempt may
+	// start; FailReason is its short reason code; FailRecentUntilMs is
+	// until when the failure counts as recent. A Success release sets them
+	// to zero; an acquisition keeps them.
+	Failures          int64
+	NotBeforeMs       int64
+	FailReason        string
+	FailRecentUntilMs int64
+
+	// Answer is the inline answer published with a Success release (see
+	// [WithAnswer]); nil when there is none. An acquisition removes it.
+	Answer []byte
+}
+
+// Equal reports whether it and o hold the same values; a nil and an empty
+// Answer are equal.
+func (it Item) Equal(o Item) bool {
+	a, b := it, o
+	a.Answer, b.Answer = nil, nil
+	return reflect.DeepEqual(a, b) && bytes.Equal(it.Answer, o.Answer)
 }
 
 // Observation is what a waiter saw of the item: the holder's revision and
@@ -129,6 +202,11 @@ type AcquireRequest struct {
 	// Success at or after this time from being acquired: a newcomer is to
 	// read that published result, not fetch again.
 	FreshSuccessSinceMs int64
+
+	// MaxAttempts, when positive, keeps an item released with a recent
+	// Failure from being acquired before its NotBeforeMs, or at all once
+	// its Failures reached MaxAttempts. Zero turns that guard off.
+	MaxAttempts int64
 }
 
 // RenewRequest is the input of [Store.Renew].
@@ -146,6 +224,15 @@ type ReleaseRequest struct {
 	NowMs     int64
 	Result    Result
 	ResultRef string
+
+	// Answer is published with Success only; at most [MaxAnswerBytes].
+	Answer []byte
+
+	// The failure episode, written with Failure only (see [Item]).
+	Failures          int64
+	NotBeforeMs       int64
+	FailReason        string
+	FailRecentUntilMs int64
 }
 
 // Result is the outcome a holder publishes when it releases the lock.
@@ -155,7 +242,8 @@ const (
 	// Success means the holder stored what waiters came for: they read it
 	// instead of fetching again.
 	Success Result = "success"
-	// Failure means the holder did not finish: one waiter takes over.
+	// Failure means the holder did not finish: one waiter takes over, when
+	// the failure's not-before time and attempt bound allow it.
 	Failure Result = "failure"
 )
 

@@ -47,6 +47,9 @@ type WaitResult struct {
 	Fence int64
 	// ResultRef is the reference the holder published, when Released.
 	ResultRef string
+	// Answer is the answer the holder published with [WithAnswer], when
+	// Released by the release that published this success; nil otherwise.
+	Answer []byte
 	// Polls is how many times the item was read while waiting.
 	Polls int
 	// Waited is how long the wait took, 0 when the first attempt decided.
@@ -67,8 +70,8 @@ type WaitResult struct {
 //
 // An abandoned lock is never reported as Released: waiters race one
 // conditional write and exactly one of them acquires it. Waiters read with
-// strongly consistent reads every poll interval (±20% jitter), spread out
-// further when more waiters are enrolled than the maximum read rate allows.
+// strongly consistent reads every poll interval (±20% jitter); nothing about
+// earlier waiters slows them down.
 func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult, err error) {
 	// limit is when the invocation stops waiting for anything: ctx's
 	// deadline or Params.RemainingTime. deadline adds the maximum wait.
@@ -107,7 +110,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		l.count(MetricLockAcquisitionError, 0)
 		l.count(MetricLockAcquisitionWaitTimeout, 0)
 		l.count(MetricWaitForLock, 0)
-		return WaitResult{Outcome: Released, Fence: cur.ResultFence, ResultRef: cur.ResultRef}, nil
+		return releasedResult(*cur), nil
 	}
 
 	callCtx, cancel := context.WithDeadline(ctx, deadline) // every read ends by the deadline
@@ -138,7 +141,6 @@ type waiter struct {
 	obs      *Observation // what we last saw; nil when the item was absent or released
 	obsAt    time.Time    // monotonic: when obs was first seen
 	obsLease time.Duration
-	waiters  int64 // enrolled waiters on the observed revision
 	lastErr  error
 }
 
@@ -170,7 +172,7 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 			take = true
 		case it.Released && it.Result == Success:
 			l.count(MetricLockNotReleased, 0)
-			return WaitResult{Outcome: Released, Fence: it.ResultFence, ResultRef: it.ResultRef}, nil
+			return releasedResult(it), nil
 		case it.Released:
 			take = true
 		case w.obs == nil || it.Revision != w.obs.Revision || it.Beat != w.obs.Beat:
@@ -179,8 +181,6 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 			take, takeObs = true, w.obs // clock-free: unchanged for a whole lease
 		case l.o.useWallClock && w.lapsedByWallClock(it):
 			take = true
-		default:
-			w.waiters = it.Waiters
 		}
 		if !take {
 			continue
@@ -204,7 +204,7 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 }
 
 // observe starts watching item (nil: absent) if its revision or beat
-// differs from what we watch, enrolling on a new revision.
+// differs from what we watch.
 func (w *waiter) observe(it *Item) {
 	if it == nil || it.Released {
 		w.obs = nil
@@ -213,26 +213,9 @@ func (w *waiter) observe(it *Item) {
 	if w.obs != nil && w.obs.Revision == it.Revision && w.obs.Beat == it.Beat {
 		return
 	}
-	newRevision := w.obs == nil || w.obs.Revision != it.Revision
 	w.obs = &Observation{Revision: it.Revision, Beat: it.Beat}
 	w.obsAt = time.Now()
 	w.obsLease = it.Lease
-	w.waiters = it.Waiters
-	if newRevision && w.l.o.maxReadRate > 0 {
-		w.enroll(it.Revision)
-	}
-}
-
-func (w *waiter) enroll(revision string) {
-	it, err := w.l.store.Enroll(w.callCtx, w.l.key, revision)
-	if err == nil {
-		w.waiters = it.Waiters
-		return
-	}
-	var ce *ConditionError
-	if !errors.As(err, &ce) {
-		w.lastErr = err
-	}
 }
 
 // staleAfter is how long an unchanged (revision, beat) proves the holder
@@ -250,14 +233,19 @@ func (w *waiter) lapsedByWallClock(it Item) bool {
 	return it.LeaseUntilMs < limit || it.ExpiresAtMs < limit
 }
 
-// interval is the next sleep: the poll interval, or longer when more
-// waiters are enrolled than the read-rate cap allows, with ±20% jitter.
+// interval is the next sleep: the poll interval with ±20% jitter.
 func (w *waiter) interval() time.Duration {
-	d := w.l.o.pollInterval
-	if r := w.l.o.maxReadRate; r > 0 && w.waiters > 0 {
-		d = max(d, time.Duration(float64(w.waiters)/r*float64(time.Second)))
+	return time.Duration(float64(w.l.o.pollInterval) * (0.8 + 0.4*rand.Float64()))
+}
+
+// releasedResult is the result of a wait that saw it released with Success. The
+// answer counts only when the release that published this success wrote it.
+func releasedResult(it Item) WaitResult {
+	res := WaitResult{Outcome: Released, Fence: it.ResultFence, ResultRef: it.ResultRef}
+	if it.ResultFence == it.Fence && len(it.Answer) > 0 {
+		res.Answer = it.Answer
 	}
-	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+	return res
 }
 
 func boolMetric(b bool) float64 {

@@ -326,23 +326,52 @@ func TestHerdFetchesOnce(t *testing.T) {
 	})
 }
 
-func TestReadRateIsCappedPerKey(t *testing.T) {
+// TestReleaseNoticedWhateverTheHoldsHistory: however many waiters came and
+// left during a hold, a new waiter notices the release within one poll
+// interval plus jitter plus one read, and every waiter makes one read per
+// poll interval, no more (there is no enrolment write on the item).
+func TestReleaseNoticedWhateverTheHoldsHistory(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		store := &hookStore{Store: mem}
-		holder := newLock(t, mem, "h")
+		holder := newLock(t, mem, "h", lockcore.WithMaxHold(time.Hour))
 		mustAcquire(t, holder)
-		const n, rate, hold = 50, 20.0, 10 * time.Second
-		time.AfterFunc(hold, func() { mustRelease(t, holder, lockcore.Success, "") })
-		results := herd(t, store, n, lockcore.WithMaxReadRate(rate))
-		if _, _, released := tally(results); released != n {
-			t.Errorf("released = %d, want %d", released, n)
+		const departed, batch = 2000, 500
+		for range departed / batch {
+			var wg sync.WaitGroup
+			for range batch {
+				w := newLock(t, store, "gone", lockcore.WithMaxWait(300*time.Millisecond))
+				wg.Go(func() {
+					if res, _ := w.TryAcquireElseWaitForRelease(context.Background()); res.Outcome != lockcore.Failed {
+						t.Errorf("departing waiter = %v, want FAILED (timed out)", res.Outcome)
+					}
+				})
+			}
+			wg.Wait()
 		}
-		// Uncapped, 50 waiters polling every 200ms for 10s would read 2,500
-		// times. Capped: the first poll of each waiter, then about rate per
-		// second, with jitter.
-		if got, limit := store.n("get"), n+int(rate*hold.Seconds()*1.3); got > limit {
-			t.Errorf("reads = %d, want at most %d", got, limit)
+		if n := store.n("acquire") + store.n("get"); n > departed*3 {
+			t.Errorf("departed waiters made %d requests, want at most %d (1 write and up to 2 reads each)", n, departed*3)
+		}
+
+		w := newLock(t, store, "w")
+		done := make(chan lockcore.WaitResult)
+		go func() {
+			res, err := w.TryAcquireElseWaitForRelease(context.Background())
+			if err != nil {
+				t.Errorf("TryAcquireElseWaitForRelease() = %v", err)
+			}
+			done <- res
+		}()
+		time.Sleep(5 * time.Second)
+		mustRelease(t, holder, lockcore.Success, "data")
+		released := time.Now()
+		res := <-done
+		// Poll 200ms +20% jitter; the memory store's read takes no time.
+		if got := time.Since(released); res.Outcome != lockcore.Released || got > 240*time.Millisecond {
+			t.Errorf("new waiter: %v after %v, want RELEASED within 240ms of the release", res.Outcome, got)
+		}
+		if res.Polls > int(5*time.Second/(160*time.Millisecond))+2 {
+			t.Errorf("new waiter polled %d times in 5s, want one read per poll interval (at most %d)", res.Polls, int(5*time.Second/(160*time.Millisecond))+2)
 		}
 	})
 }

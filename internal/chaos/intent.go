@@ -20,20 +20,30 @@ import (
 const IntentHeader = "X-Harness-Intent"
 
 // Intent is a lockcore.Store call as the library made it.
+//
+// Op is acquire, renew, release or get as the library called the store;
+// the proxy refines it from the request it carries: "get" for any GetItem
+// (a condition failure's fallback read too), and "renew-beat" for Renew's
+// second write, which moves the beat without the lease.
 type Intent struct {
-	Op        string `json:"op"` // acquire, renew, release, enroll, get
-	Key       string `json:"key"`
-	Rev       string `json:"rev,omitempty"`
-	NowMs     int64  `json:"now,omitempty"`
-	LUMs      int64  `json:"lu,omitempty"`
-	ExpMs     int64  `json:"exp,omitempty"`
-	FenceBase int64  `json:"base,omitempty"`
-	Wall      bool   `json:"wall,omitempty"`
-	EpsMs     int64  `json:"eps,omitempty"`
-	Obs       bool   `json:"obs,omitempty"`
-	ObsRev    string `json:"obsRev,omitempty"`
-	ObsBeat   int64  `json:"obsBeat,omitempty"`
-	Result    string `json:"result,omitempty"`
+	Op         string `json:"op"`
+	Key        string `json:"key"`
+	Rev        string `json:"rev,omitempty"`
+	NowMs      int64  `json:"now,omitempty"`
+	LUMs       int64  `json:"lu,omitempty"`
+	ExpMs      int64  `json:"exp,omitempty"`
+	FenceBase  int64  `json:"base,omitempty"`
+	Wall       bool   `json:"wall,omitempty"`
+	EpsMs      int64  `json:"eps,omitempty"`
+	Obs        bool   `json:"obs,omitempty"`
+	ObsRev     string `json:"obsRev,omitempty"`
+	ObsBeat    int64  `json:"obsBeat,omitempty"`
+	FreshSince int64  `json:"fresh,omitempty"`
+	MaxAtt     int64  `json:"maxAtt,omitempty"`
+	Result     string `json:"result,omitempty"`
+	Failures   int64  `json:"failures,omitempty"`
+	NotBefore  int64  `json:"nb,omitempty"`
+	RecentTill int64  `json:"recent,omitempty"`
 }
 
 type intentKey struct{}
@@ -68,7 +78,7 @@ type intentStore struct{ inner lockcore.Store }
 func (s intentStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
 	in := Intent{Op: "acquire", Key: lockcore.PartitionKey(req.Key), Rev: req.Revision, NowMs: req.NowMs,
 		LUMs: req.LeaseUntilMs, ExpMs: req.ExpiresAtMs, FenceBase: req.FenceBase,
-		Wall: req.UseWallClock, EpsMs: req.ClockAllowance.Milliseconds()}
+		Wall: req.UseWallClock, EpsMs: req.ClockAllowance.Milliseconds(), FreshSince: req.FreshSuccessSinceMs, MaxAtt: req.MaxAttempts}
 	if o := req.Observed; o != nil {
 		in.Obs, in.ObsRev, in.ObsBeat = true, o.Revision, o.Beat
 	}
@@ -82,12 +92,10 @@ func (s intentStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lock
 
 func (s intentStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
 	in := Intent{Op: "release", Key: lockcore.PartitionKey(req.Key), Rev: req.Revision, NowMs: req.NowMs, Result: string(req.Result)}
+	if req.Result == lockcore.Failure {
+		in.Failures, in.NotBefore, in.RecentTill = req.Failures, req.NotBeforeMs, req.FailRecentUntilMs
+	}
 	return s.inner.Release(withIntent(ctx, in), req)
-}
-
-func (s intentStore) Enroll(ctx context.Context, key lockcore.Key, revision string) (lockcore.Item, error) {
-	in := Intent{Op: "enroll", Key: lockcore.PartitionKey(key), Rev: revision}
-	return s.inner.Enroll(withIntent(ctx, in), key, revision)
 }
 
 func (s intentStore) Get(ctx context.Context, key lockcore.Key) (lockcore.Item, bool, error) {
@@ -142,14 +150,19 @@ func num(v int64) types.AttributeValue {
 // View is the part of a lock item that check 5 compares, decoded from the
 // DynamoDB JSON of a response.
 type View struct {
-	Rev     string `json:"rev"`
-	Fence   int64  `json:"fence"`
-	Beat    int64  `json:"beat"`
-	Rel     bool   `json:"rel"`
-	Result  string `json:"result,omitempty"`
-	LU      int64  `json:"lu"`
-	Exp     int64  `json:"exp"`
-	Waiters int64  `json:"waiters"`
+	Rev        string `json:"rev"`
+	Fence      int64  `json:"fence"`
+	Beat       int64  `json:"beat"`
+	Rel        bool   `json:"rel"`
+	Result     string `json:"result,omitempty"`
+	RelAt      int64  `json:"relAt,omitempty"`
+	LU         int64  `json:"lu"`
+	Exp        int64  `json:"exp"`
+	PrevRev    string `json:"prevRev,omitempty"`
+	PrevResult string `json:"prevResult,omitempty"`
+	Failures   int64  `json:"failures,omitempty"`
+	NotBefore  int64  `json:"nb,omitempty"`
+	RecentTill int64  `json:"recent,omitempty"`
 }
 
 // attr is one DynamoDB JSON attribute value.
@@ -180,13 +193,18 @@ func decodeView(m map[string]attr) *View {
 		return nil
 	}
 	v := &View{
-		Rev:     m[lockcore.AttrRevision].str(),
-		Fence:   m[lockcore.AttrFence].num(),
-		Beat:    m[lockcore.AttrBeat].num(),
-		Result:  m[lockcore.AttrResult].str(),
-		LU:      m[lockcore.AttrLeaseUntilMs].num(),
-		Exp:     m[lockcore.AttrExpiresAtMs].num(),
-		Waiters: m[lockcore.AttrWaiters].num(),
+		Rev:        m[lockcore.AttrRevision].str(),
+		Fence:      m[lockcore.AttrFence].num(),
+		Beat:       m[lockcore.AttrBeat].num(),
+		Result:     m[lockcore.AttrResult].str(),
+		RelAt:      m[lockcore.AttrReleasedAtMs].num(),
+		LU:         m[lockcore.AttrLeaseUntilMs].num(),
+		Exp:        m[lockcore.AttrExpiresAtMs].num(),
+		PrevRev:    m[lockcore.AttrPrevRevision].str(),
+		PrevResult: m[lockcore.AttrPrevResult].str(),
+		Failures:   m[lockcore.AttrFailures].num(),
+		NotBefore:  m[lockcore.AttrNotBeforeMs].num(),
+		RecentTill: m[lockcore.AttrFailRecentUntilMs].num(),
 	}
 	if b := m[lockcore.AttrIsReleased].BOOL; b != nil {
 		v.Rel = *b

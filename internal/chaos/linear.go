@@ -7,19 +7,27 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/herdlock/herdlock/lockcore"
 )
 
-// lstate is the model's lock item (check 5).
+// lstate is the model's lock item (check 5): the attributes the store's
+// conditions read, and what the writes set from them.
 type lstate struct {
-	Exists  bool
-	Rel     bool
-	Rev     string
-	Result  string
-	Fence   int64
-	Beat    int64
-	LU      int64
-	Exp     int64
-	Waiters int64
+	Exists     bool
+	Rel        bool
+	Rev        string
+	Result     string
+	RelAt      int64
+	Fence      int64
+	Beat       int64
+	LU         int64
+	Exp        int64
+	PrevRev    string
+	PrevResult string
+	Failures   int64
+	NotBefore  int64
+	RecentTill int64
 }
 
 // lout is what the store answered.
@@ -38,38 +46,56 @@ func (o lout) refused() bool { return o.Status == 400 && o.ErrType == ccf }
 func (o lout) unknown() bool { return o.Status == 0 || o.Status >= 500 }
 
 // apply is the pure specification of lockcore.Store's conditional writes
-// (store.go): whether in's condition holds in st, and the state after it.
+// (store.go), one request at a time: whether in's condition holds in st,
+// and the state after it.
 func apply(st lstate, in Intent) (bool, lstate) {
 	next := st
 	switch in.Op {
 	case "acquire":
-		limit := in.NowMs - in.EpsMs
-		cond := !st.Exists || st.Rel ||
-			(in.Wall && (st.Exp < limit || st.LU < limit)) ||
-			(in.Obs && st.Rev == in.ObsRev && st.Beat == in.ObsBeat)
-		fence := in.FenceBase
-		if st.Exists {
-			fence = st.Fence
-		}
-		next = lstate{Exists: true, Rev: in.Rev, Fence: fence + 1, LU: in.LUMs, Exp: in.ExpMs}
-		return cond, next
-	case "renew":
+		return acquirable(st, in), lstate{Exists: true, Rev: in.Rev, Fence: nextFence(st, in), LU: in.LUMs, Exp: in.ExpMs,
+			PrevRev: st.Rev, PrevResult: st.Result,
+			Failures: st.Failures, NotBefore: st.NotBefore, RecentTill: st.RecentTill}
+	case "renew": // the first write: extends the lease, never shortens it
 		next.Beat++
 		next.LU = in.LUMs
 		return st.Exists && st.Rev == in.Rev && !st.Rel && st.LU <= in.LUMs, next
+	case "renew-beat": // the second write, when the stored lease ends later
+		next.Beat++
+		return st.Exists && st.Rev == in.Rev && !st.Rel, next
 	case "release":
-		next.Rel, next.Result = true, in.Result
+		next.Rel, next.Result, next.RelAt = true, in.Result, in.NowMs
+		next.Failures, next.NotBefore, next.RecentTill = in.Failures, in.NotBefore, in.RecentTill
 		return st.Exists && st.Rev == in.Rev && (!st.Rel || st.Result == in.Result), next
-	case "enroll":
-		next.Waiters++
-		return st.Exists && st.Rev == in.Rev, next
 	}
 	return false, st
 }
 
+// acquirable is Acquire's condition: absent, or open by one branch and not
+// held back by either guard.
+func acquirable(st lstate, in Intent) bool {
+	if !st.Exists {
+		return true
+	}
+	limit := in.NowMs - in.EpsMs
+	open := st.Rel || (in.Wall && (st.Exp < limit || st.LU < limit)) ||
+		(in.Obs && st.Rev == in.ObsRev && st.Beat == in.ObsBeat)
+	fresh := in.FreshSince != 0 && st.Rel && st.Result == string(lockcore.Success) && st.RelAt >= in.FreshSince
+	heldBack := in.MaxAtt > 0 && st.Rel && st.Result == string(lockcore.Failure) && st.RecentTill > in.NowMs &&
+		(st.NotBefore > in.NowMs || st.Failures >= in.MaxAtt)
+	return open && !fresh && !heldBack
+}
+
+func nextFence(st lstate, in Intent) int64 {
+	if st.Exists {
+		return st.Fence + 1
+	}
+	return in.FenceBase + 1
+}
+
 func sameView(v *View, st lstate) bool {
-	return st.Exists && v.Rev == st.Rev && v.Fence == st.Fence && v.Beat == st.Beat && v.Rel == st.Rel &&
-		v.Result == st.Result && v.LU == st.LU && v.Exp == st.Exp && v.Waiters == st.Waiters
+	return st.Exists && *v == View{Rev: st.Rev, Fence: st.Fence, Beat: st.Beat, Rel: st.Rel, Result: st.Result, RelAt: st.RelAt,
+		LU: st.LU, Exp: st.Exp, PrevRev: st.PrevRev, PrevResult: st.PrevResult,
+		Failures: st.Failures, NotBefore: st.NotBefore, RecentTill: st.RecentTill}
 }
 
 // lockModel is the porcupine model of one lock item.
@@ -110,7 +136,7 @@ var lockModel = porcupine.NondeterministicModel{
 	Hash: func(s any) uint64 {
 		st := s.(lstate)
 		h := fnv.New64a()
-		fmt.Fprintf(h, "%v|%v|%s|%s|%d|%d|%d|%d|%d", st.Exists, st.Rel, st.Rev, st.Result, st.Fence, st.Beat, st.LU, st.Exp, st.Waiters)
+		fmt.Fprintf(h, "%+v", st)
 		return h.Sum64()
 	},
 	DescribeOperation: func(i, o any) string {

@@ -335,6 +335,9 @@ func (p *proxy) parseRequest(target string, body []byte, intentHdr string) reqIn
 			if target == "GetItem" {
 				it = Intent{Op: "get", Key: it.Key}
 			}
+			if it.Op == "renew" && !strings.Contains(req.Expr, "#lu") {
+				it.Op = "renew-beat"
+			}
 			in.intent = &it
 		}
 	}

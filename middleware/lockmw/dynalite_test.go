@@ -74,12 +74,11 @@ func startDynalite(t *testing.T) (*lockcore.DynamoStore, cache) {
 }
 
 // watchStore counts the events of a store that tests wait for: acquire
-// attempts refused because another holder has the lock, and waiter
-// enrolments. It can also drop releases, like a holder that was killed.
+// attempts refused because another holder has the lock. It can also drop
+// releases, like a holder that was killed.
 type watchStore struct {
 	lockcore.Store
 	refused     chan struct{}
-	enrolled    chan struct{}
 	dropRelease bool
 }
 
@@ -87,14 +86,6 @@ func (s *watchStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (
 	it, err := s.Store.Acquire(ctx, req)
 	if errors.Is(err, lockcore.ErrConditionFailed) && s.refused != nil {
 		s.refused <- struct{}{}
-	}
-	return it, err
-}
-
-func (s *watchStore) Enroll(ctx context.Context, key lockcore.Key, revision string) (lockcore.Item, error) {
-	it, err := s.Store.Enroll(ctx, key, revision)
-	if s.enrolled != nil {
-		s.enrolled <- struct{}{}
 	}
 	return it, err
 }
@@ -222,7 +213,9 @@ func TestDynaliteKilledHolder(t *testing.T) {
 		t.Fatal("the victim never started")
 	}
 
-	ws := &watchStore{Store: store, enrolled: make(chan struct{}, waiters)}
+	// Each waiter's first attempt is refused; the losers of the take-over
+	// race are refused once more.
+	ws := &watchStore{Store: store, refused: make(chan struct{}, 2*waiters)}
 	var fetches, reads, tookOver atomic.Int32
 	fetch := func(ctx context.Context, e event) (string, error) {
 		fetches.Add(1)
@@ -248,7 +241,7 @@ func TestDynaliteKilledHolder(t *testing.T) {
 			results[i], errs[i] = h(ictx, event{Key: "EUR-USD"})
 		})
 	}
-	waitN(t, ctx, ws.enrolled, waiters, "enrolled waiters")
+	waitN(t, ctx, ws.refused, waiters, "waiters refused at their first attempt")
 	kill()
 	if err := <-victimDone; !errors.Is(err, context.Canceled) {
 		t.Errorf("victim returned %v, want its cancellation", err)

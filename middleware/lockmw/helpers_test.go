@@ -94,7 +94,6 @@ type faultStore struct {
 	hang        bool // Acquire and Get block until their context ends
 	dropRelease bool // Release fails without reaching the store
 	renewLost   bool // Renew reports the lock taken by another holder
-	enrolled    chan struct{}
 }
 
 func (s *faultStore) get() (hang, dropRelease, renewLost bool, acquireErr error) {
@@ -141,17 +140,6 @@ func (s *faultStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (
 		return lockcore.Item{}, errDropped
 	}
 	return s.Store.Release(ctx, req)
-}
-
-func (s *faultStore) Enroll(ctx context.Context, key lockcore.Key, revision string) (lockcore.Item, error) {
-	it, err := s.Store.Enroll(ctx, key, revision)
-	s.mu.Lock()
-	ch := s.enrolled
-	s.mu.Unlock()
-	if ch != nil {
-		ch <- struct{}{}
-	}
-	return it, err
 }
 
 var errDropped = errors.New("test: release dropped")

@@ -1,0 +1,148 @@
+package lockcore
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// This file holds the request checks and the item-size rule that both
+// stores apply, so that MemoryStore refuses exactly what DynamoDB refuses.
+
+// errEmptyRevision guards the revision equality tests: an empty revision
+// would let a request match an item it did not write.
+var errEmptyRevision = errors.New("empty revision")
+
+// checkStrings returns an error naming the first field that is not valid
+// UTF-8: DynamoDB stores strings as UTF-8 and refuses anything else.
+func checkStrings(fields ...string) error {
+	for i := 0; i+1 < len(fields); i += 2 {
+		if !utf8.ValidString(fields[i+1]) {
+			return fmt.Errorf("%s is not valid UTF-8", fields[i])
+		}
+	}
+	return nil
+}
+
+func checkKey(k Key) error {
+	return checkStrings("lock group", k.Group, "lock id", k.ID)
+}
+
+func checkAcquireRequest(req AcquireRequest) error {
+	if req.Revision == "" {
+		return errEmptyRevision
+	}
+	obsRev := ""
+	if req.Observed != nil {
+		obsRev = req.Observed.Revision
+	}
+	if err := checkKey(req.Key); err != nil {
+		return err
+	}
+	return checkStrings("owner", req.Owner, "revision", req.Revision,
+		"record account", req.RecordAccount, "observed revision", obsRev)
+}
+
+func checkRenewRequest(req RenewRequest) error {
+	if req.Revision == "" {
+		return errEmptyRevision
+	}
+	if err := checkKey(req.Key); err != nil {
+		return err
+	}
+	return checkStrings("revision", req.Revision)
+}
+
+func checkReleaseRequest(req ReleaseRequest) error {
+	switch {
+	case req.Revision == "":
+		return errEmptyRevision
+	case !req.Result.Valid():
+		return fmt.Errorf("invalid result %q", req.Result)
+	case len(req.Answer) > MaxAnswerBytes:
+		return fmt.Errorf("%w: %d bytes, the maximum is %d", ErrAnswerTooLarge, len(req.Answer), MaxAnswerBytes)
+	case len(req.Answer) > 0 && req.Result != Success:
+		return errors.New("an answer is published only with success")
+	}
+	if err := checkKey(req.Key); err != nil {
+		return err
+	}
+	return checkStrings("revision", req.Revision, "result reference", req.ResultRef, "failure reason", req.FailReason)
+}
+
+// itemSize returns the size DynamoDB counts for it as DynamoStore stores
+// it: for each attribute, the UTF-8 length of its name plus the size of its
+// value (a string's UTF-8 length, a binary's length, a number's encoded
+// size, 1 for a boolean). The optional attributes that DynamoStore leaves
+// out when empty are left out here too; the failure attributes are always
+// counted (a Success release stores them as zeros), so for an item that
+// never was released this is a few bytes more than DynamoDB counts: the
+// memory store is, if anything, stricter.
+func itemSize(it Item) int {
+	n := 0
+	str := func(name, v string) { n += len(name) + len(v) }
+	opt := func(name, v string) {
+		if v != "" {
+			str(name, v)
+		}
+	}
+	num := func(name string, v int64) { n += len(name) + numberSize(v) }
+	optNum := func(name string, v int64) {
+		if v != 0 {
+			num(name, v)
+		}
+	}
+	str(AttrLockKey, PartitionKey(it.Key))
+	str(AttrLockGroup, it.Key.Group)
+	str(AttrLockID, it.Key.ID)
+	str(AttrOwnerName, it.Owner)
+	str(AttrRevision, it.Revision)
+	num(AttrFence, it.Fence)
+	num(AttrBeat, it.Beat)
+	num(AttrLeaseMs, it.Lease.Milliseconds())
+	num(AttrHeartbeatAtMs, it.HeartbeatAtMs)
+	num(AttrLeaseUntilMs, it.LeaseUntilMs)
+	num(AttrExpiresAtMs, it.ExpiresAtMs)
+	n += len(AttrIsReleased) + 1
+	str(AttrRecordAccount, it.RecordAccount)
+	str(AttrPrevRevision, it.PrevRevision)
+	str(AttrPrevResult, string(it.PrevResult))
+	opt(AttrResult, string(it.Result))
+	opt(AttrResultRef, it.ResultRef)
+	optNum(AttrResultFence, it.ResultFence)
+	optNum(AttrReleasedAtMs, it.ReleasedAtMs)
+	optNum(AttrTTL, it.TTL)
+	num(AttrFailures, it.Failures)
+	num(AttrNotBeforeMs, it.NotBeforeMs)
+	str(AttrFailReason, it.FailReason)
+	num(AttrFailRecentUntilMs, it.FailRecentUntilMs)
+	if len(it.Answer) > 0 {
+		n += len(AttrAnswer) + len(it.Answer)
+	}
+	return n
+}
+
+// numberSize is DynamoDB's size of a number: 1 byte per two significant
+// digits (leading and trailing zeros trimmed), plus 1, plus 1 for a negative
+// number.
+func numberSize(v int64) int {
+	if v == 0 {
+		return 1
+	}
+	digits := strings.TrimRight(strings.TrimPrefix(strconv.FormatInt(v, 10), "-"), "0")
+	n := 1 + (len(digits)+1)/2
+	if v < 0 {
+		n++
+	}
+	return n
+}
+
+// checkItemSize refuses an item larger than MaxItemBytes.
+func checkItemSize(it Item) error {
+	if n := itemSize(it); n > MaxItemBytes {
+		return fmt.Errorf("%w: %d bytes, the maximum is %d", ErrItemTooLarge, n, MaxItemBytes)
+	}
+	return nil
+}
