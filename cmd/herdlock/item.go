@@ -59,7 +59,10 @@ type view struct {
 	ReleasedAt    *time.Time `json:"releasedAt,omitempty"`
 	RecordAccount string     `json:"recordAccount,omitempty"`
 	TTL           *time.Time `json:"ttl,omitempty"`
-	Waiters       int64      `json:"waiters,omitempty"`
+	Failures      int64      `json:"failures,omitempty"`
+	FailReason    string     `json:"failReason,omitempty"`
+	NotBefore     *time.Time `json:"notBefore,omitempty"`
+	AnswerBytes   int        `json:"answerBytes,omitempty"`
 }
 
 func newView(it lockcore.Item, now time.Time) view {
@@ -83,7 +86,10 @@ func newView(it lockcore.Item, now time.Time) view {
 		ReleasedAt:    msTime(it.ReleasedAtMs),
 		RecordAccount: it.RecordAccount,
 		TTL:           secTime(it.TTL),
-		Waiters:       it.Waiters,
+		Failures:      it.Failures,
+		FailReason:    it.FailReason,
+		NotBefore:     msTime(it.NotBeforeMs),
+		AnswerBytes:   len(it.Answer),
 	}
 }
 
@@ -139,7 +145,16 @@ func (v view) writeDetail(w io.Writer, now time.Time) error {
 		row("result ref:", orDash(v.ResultRef))
 		row("result fence:", fmt.Sprint(v.ResultFence))
 	}
-	row("waiters:", fmt.Sprint(v.Waiters))
+	if v.Failures > 0 {
+		row("failed attempts:", fmt.Sprint(v.Failures))
+		row("failure reason:", orDash(v.FailReason))
+		if v.NotBefore != nil {
+			row("not before:", stamp(v.NotBefore, deadline(v.NotBefore, now)))
+		}
+	}
+	if v.AnswerBytes > 0 {
+		row("answer:", fmt.Sprintf("%d bytes", v.AnswerBytes))
+	}
 	row("record account:", orDash(v.RecordAccount))
 	if v.TTL != nil {
 		row("ttl (clean-up):", stamp(v.TTL, deadline(v.TTL, now)))

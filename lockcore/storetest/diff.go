@@ -92,8 +92,8 @@ func (f *DiffFailure) String() string {
 }
 
 // Diff runs a differential test of sut against the reference ref (a
-// [lockcore.MemoryStore]): random sequences of Acquire, Renew, Release,
-// Enroll and Get calls, with random clock readings and lease values aimed
+// [lockcore.MemoryStore]): random sequences of Acquire, Renew, Release
+// and Get calls, with random clock readings and lease values aimed
 // at the edges of every condition, over a few keys, applied step by step to
 // both; at every step the outcome (success, *lockcore.ConditionError, other
 // error) and the returned item must be the same, after opts.Model's
@@ -168,9 +168,8 @@ func RunDiff(ctx context.Context, ref, sut lockcore.Store, opts DiffOptions) (*D
 var categories = []string{
 	"acquire/absent", "acquire/released", "acquire/wall-clock", "acquire/observed", "acquire/own-write",
 	"acquire/refused-fresh-success", "acquire/refused-held",
-	"renew/ok", "renew/refused-stale-lease", "renew/refused-revision", "renew/refused-released", "renew/absent",
+	"renew/ok", "renew/kept-later-lease", "renew/refused-revision", "renew/refused-released", "renew/absent",
 	"release/ok", "release/retried", "release/refused-result", "release/refused-revision",
-	"enroll/ok", "enroll/refused",
 	"get/found", "get/absent", "invalid",
 }
 
@@ -313,16 +312,16 @@ func category(o op, prev *lockcore.Item, ref outcome) string {
 		}
 	case opRenew:
 		switch {
+		case ok && prev.LeaseUntilMs > o.renew.LeaseUntilMs:
+			return "renew/kept-later-lease"
 		case ok:
 			return "renew/ok"
 		case prev == nil:
 			return "renew/absent"
 		case prev.Revision != o.renew.Revision:
 			return "renew/refused-revision"
-		case prev.Released:
-			return "renew/refused-released"
 		default:
-			return "renew/refused-stale-lease"
+			return "renew/refused-released"
 		}
 	case opRelease:
 		switch {
@@ -335,11 +334,6 @@ func category(o op, prev *lockcore.Item, ref outcome) string {
 		default:
 			return "release/refused-revision"
 		}
-	case opEnroll:
-		if ok {
-			return "enroll/ok"
-		}
-		return "enroll/refused"
 	default:
 		if ref.item != nil {
 			return "get/found"

@@ -94,10 +94,8 @@ func (g *generator) next() op {
 		o.kind, o.acquire = opAcquire, g.acquire(k)
 	case n < 60:
 		o.kind, o.renew = opRenew, g.renew(k)
-	case n < 84:
-		o.kind, o.release = opRelease, g.release(k)
 	case n < 90:
-		o.kind, o.rev = opEnroll, g.holderRev(k)
+		o.kind, o.release = opRelease, g.release(k)
 	default:
 		o.kind = opGet
 	}
@@ -276,7 +274,5 @@ func (g *generator) invalidate(o *op) {
 		} else {
 			o.release.Result = "maybe"
 		}
-	case opEnroll:
-		o.rev = ""
 	}
 }

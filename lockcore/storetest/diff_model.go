@@ -74,11 +74,11 @@ func MinidynModel() ServerModel {
 // acquireRemoves are the Item fields of the attributes that Acquire's
 // update REMOVEs (lockcore's acquireRemove), besides TTL, which it removes
 // only when the request carries none.
-var acquireRemoves = []string{"Result", "ResultRef", "ResultFence", "ReleasedAtMs"}
+var acquireRemoves = []string{"Result", "ResultRef", "ResultFence", "ReleasedAtMs", "Answer"}
 
-// releaseSets are the Item fields of the attributes Release's update SETs
-// that Acquire removes.
-var releaseSets = acquireRemoves
+// releaseSets are the Item fields of the attributes Release's update always
+// SETs that Acquire removes; it sets Answer only when the request has one.
+var releaseSets = []string{"Result", "ResultRef", "ResultFence", "ReleasedAtMs"}
 
 type minidynState struct {
 	kept map[int]map[string]reflect.Value // per key: fields minidyn kept that DynamoDB removed
@@ -114,6 +114,9 @@ func (m *minidynState) expect(o op, prevRef *lockcore.Item, ref outcome) outcome
 			for _, f := range releaseSets {
 				delete(kept, f)
 			}
+			if len(o.release.Answer) > 0 {
+				delete(kept, "Answer")
+			}
 		}
 	}
 	want := ref
@@ -122,6 +125,10 @@ func (m *minidynState) expect(o op, prevRef *lockcore.Item, ref outcome) outcome
 		iv := reflect.ValueOf(&it).Elem()
 		for f, v := range kept {
 			iv.FieldByName(f).Set(v)
+		}
+		// Acquire copies the server's result, kept or not, as PrevResult.
+		if last := m.last[o.key]; o.kind == opAcquire && ref.class == classOK && acquireApplied(prevRef, ref) && last != nil {
+			it.PrevResult = last.Result
 		}
 		want.item = &it
 	}

@@ -18,12 +18,11 @@ const (
 	opAcquire opKind = iota
 	opRenew
 	opRelease
-	opEnroll
 	opGet
 )
 
 func (k opKind) String() string {
-	return [...]string{"Acquire", "Renew", "Release", "Enroll", "Get"}[k]
+	return [...]string{"Acquire", "Renew", "Release", "Get"}[k]
 }
 
 // op is one step of a differential run: one Store call on one of the run's
@@ -36,7 +35,6 @@ type op struct {
 	acquire lockcore.AcquireRequest
 	renew   lockcore.RenewRequest
 	release lockcore.ReleaseRequest
-	rev     string // Enroll's revision
 }
 
 // apply calls the store with o on k and returns what it answered.
@@ -56,9 +54,6 @@ func (o op) apply(ctx context.Context, s lockcore.Store, k lockcore.Key) outcome
 		r := o.release
 		r.Key = k
 		it, err := s.Release(ctx, r)
-		return outcomeOf(it, err)
-	case opEnroll:
-		it, err := s.Enroll(ctx, k, o.rev)
 		return outcomeOf(it, err)
 	default:
 		it, found, err := s.Get(ctx, k)
@@ -174,8 +169,6 @@ func (o op) String() string {
 	case opRelease:
 		r := o.release
 		fmt.Fprintf(&b, " rev=%q now=%s result=%q ref=%q", r.Revision, ms(r.NowMs), r.Result, r.ResultRef)
-	case opEnroll:
-		fmt.Fprintf(&b, " rev=%q", o.rev)
 	}
 	return b.String()
 }

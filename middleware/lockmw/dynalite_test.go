@@ -188,7 +188,9 @@ func TestDynaliteHerd(t *testing.T) {
 func TestDynaliteKilledHolder(t *testing.T) {
 	const waiters = 5
 	store, c := startDynalite(t)
-	lease := lockmw.WithLockOptions(lockcore.WithLease(time.Second))
+	// Long enough that the holder's renewals, queued on a loaded dynalite
+	// behind the waiters' first attempts, land within its validity.
+	lease := lockmw.WithLockOptions(lockcore.WithLease(3 * time.Second))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 
