@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
@@ -14,9 +15,11 @@ import (
 	"github.com/herdlock/herdlock/middleware/lockmw/oteltracer"
 	"github.com/herdlock/herdlock/middleware/lockmw/xraytracer"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // handler is the function's handler type.
@@ -98,14 +101,33 @@ func newTracerProvider(ctx context.Context, cfg fetchcache.Config) (*sdktrace.Tr
 // maxFlush bounds the flush at the end of an invocation.
 const maxFlush = 2 * time.Second
 
-// flushing returns h with its spans parented on the invocation's Lambda
-// trace header and exported before it returns: Lambda freezes the sandbox
-// once the handler has answered, so a batch left in memory could wait
-// minutes, or be lost with the sandbox.
+// flushing returns h inside a server span for the invocation, as the
+// semantic conventions for FaaS have it, parented on the invocation's
+// Lambda trace header (a new trace without one), and with its spans
+// exported before it returns: Lambda freezes the sandbox once the handler
+// has answered, so a batch left in memory could wait minutes, or be lost
+// with the sandbox.
 func flushing(h handler, tp *sdktrace.TracerProvider, logger *slog.Logger) handler {
+	tracer := tp.Tracer("github.com/herdlock/herdlock/examples/lambda-fetch-cache")
+	name := os.Getenv("AWS_LAMBDA_FUNCTION_NAME")
+	if name == "" {
+		name = "lambda-fetch-cache"
+	}
 	return func(ctx context.Context, req fetchcache.Request) (fetchcache.Response, error) {
-		ctx = oteltracer.ContextWithLambdaParent(ctx)
+		var attrs []attribute.KeyValue
+		if lc, ok := lambdacontext.FromContext(ctx); ok {
+			attrs = append(attrs, attribute.String(lockmw.AttrInvocationID, lc.AwsRequestID),
+				attribute.String(lockmw.AttrResourceID, lc.InvokedFunctionArn))
+		}
+		ctx, span := tracer.Start(oteltracer.ContextWithLambdaParent(ctx), name,
+			trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 		resp, err := h(ctx, req)
+		if err != nil {
+			code := lockmw.ErrorCode(err)
+			span.SetAttributes(attribute.String("error.type", code))
+			span.SetStatus(codes.Error, code)
+		}
+		span.End()
 		budget := maxFlush
 		if dl, ok := ctx.Deadline(); ok {
 			budget = min(budget, max(time.Until(dl)-100*time.Millisecond, 50*time.Millisecond))

@@ -48,6 +48,9 @@ type Options struct {
 	LogLevel string
 	// Output, when set, receives the sandboxes' stdout lines.
 	Output io.Writer
+	// Env is added to the function's environment ("NAME=value"); a later
+	// value of a variable wins.
+	Env []string
 }
 
 // Run is one local stack. Close stops all of it.
@@ -146,7 +149,7 @@ func (r *Run) StartPool(ctx context.Context, n int, timeout time.Duration) (*san
 
 // Env returns the function's environment in this stack.
 func (r *Run) Env() []string {
-	return []string{
+	return append([]string{
 		fetchcache.EnvLockTable + "=" + r.LockTable,
 		fetchcache.EnvCacheTable + "=" + r.CacheTable,
 		fetchcache.EnvUpstreamURL + "=" + r.Upstream.URL(),
@@ -160,7 +163,7 @@ func (r *Run) Env() []string {
 		"AWS_ACCESS_KEY_ID=herdlock",
 		"AWS_SECRET_ACCESS_KEY=herdlock",
 		"AWS_EC2_METADATA_DISABLED=true",
-	}
+	}, r.opts.Env...)
 }
 
 // Close stops the sandboxes, the upstream and the proxy. The DynamoDB
