@@ -90,8 +90,8 @@ func buildCLI(t *testing.T) string {
 
 // fixture writes the four kinds of item the CLI must tell apart.
 type fixture struct {
-	store                             *lockcore.DynamoStore
-	held, success, failure, abandoned lockcore.Item
+	store                                       *lockcore.DynamoStore
+	held, success, failure, abandoned, heldBack lockcore.Item
 }
 
 func writeFixture(t *testing.T, store *lockcore.DynamoStore) fixture {
@@ -110,7 +110,13 @@ func writeFixture(t *testing.T, store *lockcore.DynamoStore) fixture {
 		return it
 	}
 	release := func(it lockcore.Item, r lockcore.Result) lockcore.Item {
-		out, err := store.Release(ctx, lockcore.ReleaseRequest{Key: it.Key, Revision: it.Revision, NowMs: now, Result: r, ResultRef: "cache/" + it.Key.ID})
+		req := lockcore.ReleaseRequest{Key: it.Key, Revision: it.Revision, NowMs: now, Result: r, ResultRef: "cache/" + it.Key.ID}
+		if it.Key.ID == "HELDBACK" {
+			// The upstream said: retry in ten minutes; second failure.
+			req.Failures, req.FailReason = 2, "upstream_429"
+			req.NotBeforeMs, req.FailRecentUntilMs = now+10*60_000, now+20*60_000
+		}
+		out, err := store.Release(ctx, req)
 		if err != nil {
 			t.Fatalf("Release(%s) = %v", it.Key.ID, err)
 		}
@@ -122,6 +128,7 @@ func writeFixture(t *testing.T, store *lockcore.DynamoStore) fixture {
 		success:   release(acquire("OK", now+60_000, now+60_000), lockcore.Success),
 		failure:   release(acquire("FAILED", now+60_000, now+60_000), lockcore.Failure),
 		abandoned: acquire("ABANDONED", now-10_000, now+60_000),
+		heldBack:  release(acquire("HELDBACK", now+60_000, now+60_000), lockcore.Failure),
 	}
 }
 
@@ -151,6 +158,7 @@ func TestCLI(t *testing.T) {
 		c.want(exitOK, []string{"get", "fx", "HELD"}, "verdict:", "held by stream/req-HELD", "lease in ", "revision:", "rev-HELD", "fence:", "101", "act:123456789012/app:1")
 		c.want(exitOK, []string{"get", "fx", "OK"}, "released with success", "cache/OK")
 		c.want(exitOK, []string{"get", "fx", "FAILED"}, "released with failure")
+		c.want(exitOK, []string{"get", "fx", "HELDBACK"}, "2 failed attempts, reason upstream_429, no take-over in 9 min", "failure recent until:")
 		c.want(exitOK, []string{"get", "fx", "ABANDONED"}, "abandoned by stream/req-ABANDONED", "lease lapsed 10 s ago")
 		c.want(exitNotFound, []string{"get", "fx", "NOPE"}, "absent")
 		r := c.want(exitOK, []string{"get", "--json", "fx", "ABANDONED"})
@@ -162,9 +170,9 @@ func TestCLI(t *testing.T) {
 
 	t.Run("list", func(t *testing.T) {
 		c.t = t
-		all := c.want(exitOK, []string{"list"}, "GROUP", "HELD", "OK", "FAILED", "ABANDONED")
-		if n := strings.Count(all.stdout, "\n"); n != 5 {
-			t.Errorf("list printed %d lines, want a header and 4 items:\n%s", n, all.stdout)
+		all := c.want(exitOK, []string{"list"}, "GROUP", "HELD", "OK", "FAILED", "ABANDONED", "HELDBACK")
+		if n := strings.Count(all.stdout, "\n"); n != 6 {
+			t.Errorf("list printed %d lines, want a header and 5 items:\n%s", n, all.stdout)
 		}
 		held := c.want(exitOK, []string{"list", "--held"}, "HELD")
 		abandoned := c.want(exitOK, []string{"list", "--abandoned"}, "ABANDONED")
@@ -175,8 +183,8 @@ func TestCLI(t *testing.T) {
 		}
 		r := c.want(exitOK, []string{"list", "--json", "--group", "fx"})
 		var vs []view
-		if err := json.Unmarshal([]byte(r.stdout), &vs); err != nil || len(vs) != 4 {
-			t.Errorf("list --json = %d items, %v; want 4:\n%s", len(vs), err, r.stdout)
+		if err := json.Unmarshal([]byte(r.stdout), &vs); err != nil || len(vs) != 5 {
+			t.Errorf("list --json = %d items, %v; want 5:\n%s", len(vs), err, r.stdout)
 		}
 		r = c.want(exitOK, []string{"list", "--json", "--group", "other"})
 		if strings.TrimSpace(r.stdout) != "[]" {
@@ -211,6 +219,28 @@ func TestCLI(t *testing.T) {
 		}
 		c.want(exitOK, []string{"release", "fx", "HELD", "--revision", fx.held.Revision, "--yes"}, "already released")
 		c.want(exitOK, []string{"release", "fx", "ABANDONED", "--revision", fx.abandoned.Revision, "--yes"}, "released with failure")
+		c.want(exitOK, []string{"release", "fx", "FAILED", "--revision", fx.failure.Revision, "--yes"}, "nothing to do")
+
+		// A recent failure holds take-overs back; release clears that.
+		next := func() error {
+			now := time.Now().UnixMilli()
+			_, err := store.Acquire(t.Context(), lockcore.AcquireRequest{Key: fx.heldBack.Key, Owner: "next", Revision: "rev-next",
+				Lease: time.Second, NowMs: now, LeaseUntilMs: now + 1000, ExpiresAtMs: now + 1000, MaxAttempts: 2})
+			return err
+		}
+		if err := next(); !errors.Is(err, lockcore.ErrConditionFailed) {
+			t.Errorf("Acquire of the held-back item = %v, want a failed condition", err)
+		}
+		c.want(exitOK, []string{"release", "fx", "HELDBACK", "--revision", fx.heldBack.Revision, "--yes"}, "released with failure")
+		it, _, err = store.Get(t.Context(), fx.heldBack.Key)
+		if err != nil || it.FailRecentUntilMs != 0 || it.NotBeforeMs != 0 || it.FailReason != operatorReason || it.Failures != 2 {
+			t.Errorf("after clearing the hold-back the item = %+v, %v; want no recent failure, reason %s, 2 failures", it, err, operatorReason)
+		}
+		if err := next(); err != nil {
+			t.Errorf("Acquire after clearing the hold-back = %v, want the lock", err)
+		}
+		// The previous revision's release is recognised, and refused as stale.
+		c.want(exitRefused, []string{"release", "fx", "HELDBACK", "--revision", fx.heldBack.Revision, "--yes"})
 	})
 
 	t.Run("watch", func(t *testing.T) {

@@ -59,9 +59,12 @@ type view struct {
 	ReleasedAt    *time.Time `json:"releasedAt,omitempty"`
 	RecordAccount string     `json:"recordAccount,omitempty"`
 	TTL           *time.Time `json:"ttl,omitempty"`
+	PrevRevision  string     `json:"prevRevision,omitempty"`
+	PrevResult    string     `json:"prevResult,omitempty"`
 	Failures      int64      `json:"failures,omitempty"`
 	FailReason    string     `json:"failReason,omitempty"`
 	NotBefore     *time.Time `json:"notBefore,omitempty"`
+	FailRecent    *time.Time `json:"failRecentUntil,omitempty"`
 	AnswerBytes   int        `json:"answerBytes,omitempty"`
 }
 
@@ -86,9 +89,12 @@ func newView(it lockcore.Item, now time.Time) view {
 		ReleasedAt:    msTime(it.ReleasedAtMs),
 		RecordAccount: it.RecordAccount,
 		TTL:           secTime(it.TTL),
+		PrevRevision:  it.PrevRevision,
+		PrevResult:    string(it.PrevResult),
 		Failures:      it.Failures,
 		FailReason:    it.FailReason,
 		NotBefore:     msTime(it.NotBeforeMs),
+		FailRecent:    msTime(it.FailRecentUntilMs),
 		AnswerBytes:   len(it.Answer),
 	}
 }
@@ -117,6 +123,13 @@ func (v view) summary(now time.Time) string {
 	case verdictAbandoned:
 		return fmt.Sprintf("abandoned by %s (fence %d, lease %s, hard maximum %s)", orDash(v.Owner), v.Fence,
 			deadline(v.LeaseUntil, now), deadline(v.ExpiresAt, now))
+	case verdictReleasedFailed:
+		s := fmt.Sprintf("%s (fence %d, released %s, %d failed attempts, reason %s", v.Verdict, v.Fence,
+			since(v.ReleasedAt, now), v.Failures, orDash(v.FailReason))
+		if v.NotBefore != nil && v.NotBefore.After(now) {
+			s += ", no take-over " + deadline(v.NotBefore, now)
+		}
+		return s + ")"
 	default:
 		return fmt.Sprintf("%s (fence %d, released %s)", v.Verdict, v.Fence, since(v.ReleasedAt, now))
 	}
@@ -145,12 +158,14 @@ func (v view) writeDetail(w io.Writer, now time.Time) error {
 		row("result ref:", orDash(v.ResultRef))
 		row("result fence:", fmt.Sprint(v.ResultFence))
 	}
-	if v.Failures > 0 {
+	if v.Failures > 0 || v.FailReason != "" {
 		row("failed attempts:", fmt.Sprint(v.Failures))
 		row("failure reason:", orDash(v.FailReason))
-		if v.NotBefore != nil {
-			row("not before:", stamp(v.NotBefore, deadline(v.NotBefore, now)))
-		}
+		row("not before:", stamp(v.NotBefore, deadline(v.NotBefore, now)))
+		row("failure recent until:", stamp(v.FailRecent, deadline(v.FailRecent, now)))
+	}
+	if v.PrevRevision != "" {
+		row("previous holder:", fmt.Sprintf("revision %s, result %s", v.PrevRevision, orDash(v.PrevResult)))
 	}
 	if v.AnswerBytes > 0 {
 		row("answer:", fmt.Sprintf("%d bytes", v.AnswerBytes))

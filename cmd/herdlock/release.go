@@ -19,7 +19,10 @@ var releaseCommand = command{
 still carrying revision R (as herdlock get shows it), so it can never release
 a newer holder. The next caller, or one waiter, then takes it over. A holder
 that is still running loses its lease at its next renewal; write through the
-fence so that its late writes are refused. Asks for confirmation unless --yes.`,
+fence so that its late writes are refused. On an item already released with
+a recent failure (one that holds take-overs back until its not-before time
+or for the rest of its failure episode), it clears that hold-back instead.
+Asks for confirmation unless --yes.`,
 	example: "herdlock release --table locks fetch-cache EUR-USD --revision 0193b5e2-7c1d-7a4e-9f3b-2d9c1e8a5b71",
 	flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 		var tf tableFlags
@@ -49,20 +52,27 @@ fence so that its late writes are refused. Asks for confirmation unless --yes.`,
 			if refusal := refuse(it, *revision); refusal != nil {
 				return refusal
 			}
-			if it.Released {
+			if it.Released && it.FailRecentUntilMs <= now.UnixMilli() {
 				fmt.Fprintf(e.stdout, "%s/%s: already released with failure at revision %s (fence %d); nothing to do\n",
 					key.Group, key.ID, it.Revision, it.Fence)
 				return nil
 			}
 			if !*yes {
-				fmt.Fprintf(e.stderr, "%s/%s: %s\nRelease it as a failure, so that the next caller takes over? [y/N] ",
-					key.Group, key.ID, newView(it, now).summary(now))
+				question := "Release it as a failure, so that the next caller takes over?"
+				if it.Released {
+					question = "Clear its recent failure, so that the next caller may take over now?"
+				}
+				fmt.Fprintf(e.stderr, "%s/%s: %s\n%s [y/N] ", key.Group, key.ID, newView(it, now).summary(now), question)
 				if !confirmed(e) {
 					return &exitErr{exitNotConfirmed, errors.New("not confirmed; nothing released")}
 				}
 			}
+			// A failure that is not recent holds nothing back: the next
+			// caller takes over at once, and its own failure would start a
+			// new episode.
 			done, err := store.Release(ctx, lockcore.ReleaseRequest{
 				Key: key, Revision: *revision, NowMs: e.now().UnixMilli(), Result: lockcore.Failure,
+				Failures: it.Failures, FailReason: operatorReason,
 			})
 			var ce *lockcore.ConditionError
 			if errors.As(err, &ce) {
@@ -77,12 +87,22 @@ fence so that its late writes are refused. Asks for confirmation unless --yes.`,
 			if err != nil {
 				return err
 			}
+			if done.Revision != *revision {
+				// The store recognised an earlier failure release of this
+				// revision, and a newer holder has the lock since.
+				fmt.Fprintf(e.stdout, "%s/%s: revision %s was already released with failure; revision %s (fence %d) holds it now; nothing written\n",
+					key.Group, key.ID, *revision, done.Revision, done.Fence)
+				return nil
+			}
 			fmt.Fprintf(e.stdout, "%s/%s: released with failure at revision %s (fence %d)\n",
 				key.Group, key.ID, done.Revision, done.Fence)
 			return nil
 		}
 	},
 }
+
+// operatorReason is the failure reason of a release by this command.
+const operatorReason = "operator_release"
 
 // refuse returns the refusal for releasing it at revision, or nil when the
 // release may go ahead.
