@@ -46,7 +46,7 @@ func newLogger(w io.Writer, getenv func(string) string, terminal bool) *slog.Log
 	case getenv(envFunctionName) != "":
 		return slog.New(slog.NewJSONHandler(w, opts))
 	case terminal:
-		return slog.New(tint.NewHandler(w, &tint.Options{Level: level, ReplaceAttr: lambdaLevelNames}))
+		return slog.New(tint.NewTextHandler(w, &tint.Options{Level: level, ReplaceAttr: lambdaLevelNames}))
 	default:
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
