@@ -12,17 +12,19 @@ import (
 	"github.com/awslabs/goformation/v7/cloudformation/cloudwatch"
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/lockmw"
 	"gopkg.in/yaml.v3"
 )
 
-// lockMetrics are the metric names lockcore emits (lockcore.Metric*).
+// lockMetrics are the metric names lockcore and lockmw emit.
 var lockMetrics = []string{
 	lockcore.MetricLockTimeout, lockcore.MetricLongRenewalCall, lockcore.MetricStaleLock,
 	lockcore.MetricLockAcquisitionDuration, lockcore.MetricLockHoldDuration, lockcore.MetricLockRenewal,
 	lockcore.MetricLockReleaseDuration, lockcore.MetricLockAcquisitionSuccess, lockcore.MetricLockAcquisitionFailed,
 	lockcore.MetricLockAcquisitionError, lockcore.MetricLockNotReleased, lockcore.MetricLockAcquisitionWaitTimeout,
 	lockcore.MetricWaitForLock, lockcore.MetricLockAcquisitionWaitDuration, lockcore.MetricLockPollCount,
-	lockcore.MetricTakeover, lockcore.MetricLeaseLost,
+	lockcore.MetricTakeover, lockcore.MetricLeaseLost, lockcore.MetricSharedFailure, lockcore.MetricEpisodeAttempts,
+	lockmw.MetricNotTried, lockmw.MetricLockCoalesced, lockmw.MetricLockCoalescedFallThrough, lockmw.MetricLockCoalescedWait,
 }
 
 // rawNode returns the YAML node at the given keys of template.yaml.
@@ -166,7 +168,7 @@ func TestTemplateAlarms(t *testing.T) {
 		switch {
 		case deref(a.Namespace) == namespace:
 			if !slices.Contains(lockMetrics, deref(a.MetricName)) {
-				t.Errorf("%s watches %s, which lockcore does not emit", name, deref(a.MetricName))
+				t.Errorf("%s watches %s, which neither lockcore nor lockmw emits", name, deref(a.MetricName))
 			}
 			if len(a.Dimensions) != 1 || a.Dimensions[0].Name != "service" || a.Dimensions[0].Value != service {
 				t.Errorf("%s dimensions %+v, want service=%s only, as the EMF lines carry", name, a.Dimensions, service)
@@ -255,7 +257,7 @@ func TestTemplateDashboard(t *testing.T) {
 			}
 			name, _ := m[1].(string)
 			if !slices.Contains(lockMetrics, name) {
-				t.Errorf("dashboard shows %s, which lockcore does not emit", name)
+				t.Errorf("dashboard shows %s, which neither lockcore nor lockmw emits", name)
 			}
 			seen = append(seen, name)
 		}
