@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -57,5 +58,25 @@ func TestParseInterspersed(t *testing.T) {
 	if err != nil || len(pos) != 3 || pos[2] != "--yes" || fs.Lookup("revision").Value.String() != "r" || fs.Lookup("yes").Value.String() != "false" {
 		t.Errorf("parseInterspersed() = %q, %v; revision %v, yes %v; want [g i --yes], revision r, yes false",
 			pos, err, fs.Lookup("revision").Value, fs.Lookup("yes").Value)
+	}
+}
+
+func TestPrintCFN(t *testing.T) {
+	var b strings.Builder
+	if err := writeCFN(&b, "locks", true); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Type: AWS::DynamoDB::Table", "DeletionPolicy: Retain", "UpdateReplacePolicy: Retain", "TableName: locks",
+		"BillingMode: PAY_PER_REQUEST", "- AttributeName: " + lockcore.AttrLockKey + "\n          AttributeType: S",
+		"- AttributeName: " + lockcore.AttrLockKey + "\n          KeyType: HASH", "AttributeName: " + lockcore.AttrTTL + "\n        Enabled: true",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("--print-cfn lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := writeCFN(&b, "locks", false); err != nil || strings.Contains(b.String(), "TimeToLiveSpecification") {
+		t.Errorf("--print-cfn --ttl=false = %v:\n%s; want no TTL", err, b.String())
 	}
 }
