@@ -104,9 +104,9 @@ const maxFlush = 2 * time.Second
 // flushing returns h inside a server span for the invocation, as the
 // semantic conventions for FaaS have it, parented on the invocation's
 // Lambda trace header (a new trace without one), and with its spans
-// exported before it returns: Lambda freezes the sandbox once the handler
-// has answered, so a batch left in memory could wait minutes, or be lost
-// with the sandbox.
+// exported before it returns: on Lambda's default capacity the sandbox may
+// be frozen once the handler has answered, so a batch left in memory could
+// wait minutes, or be lost with the sandbox.
 func flushing(h handler, tp *sdktrace.TracerProvider, logger *slog.Logger) handler {
 	tracer := tp.Tracer("github.com/herdlock/herdlock/examples/lambda-fetch-cache")
 	name := os.Getenv("AWS_LAMBDA_FUNCTION_NAME")

@@ -32,12 +32,34 @@
 //
 // # Deadline
 //
-// Lambda freezes the sandbox when the handler returns and kills it at the
-// deadline, so nothing may be left running. The lock is held, and waited
+// Lambda ends an invocation at its deadline, and on its default capacity
+// may freeze the process once the handler returns, so nothing of an
+// invocation may be left running after it: the lock is released and the
+// metrics flushed before the handler returns. The lock is held, and waited
 // for, until ctx.Deadline() minus the safety margin ([DefaultSafetyMargin],
 // [WithSafetyMargin]); the margin covers the release, the metrics flush,
 // and a waiter's own read and reply. An invocation with no deadline (a
 // local run) uses lockcore's defaults.
+//
+// # Many invocations per process
+//
+// On Lambda Managed Instances one process runs several invocations at once
+// (aws-lambda-go starts AWS_LAMBDA_MAX_CONCURRENCY invocation loops) and is
+// not frozen between them. The wrapped handler is safe for that, and:
+//
+//   - invocations that want the same lock at the same time share one lock
+//     attempt ([WithCoalescing], on by default): the first leads and runs
+//     the protocol on the store; the others wait in the process, each until
+//     its own deadline less the margin, and are RELEASED with the leader's
+//     published success ([Info].Coalesced), or try the lock on their own
+//     when the leader published none;
+//   - each invocation writes its own metrics document, through its own
+//     [emf.Batch]; the handler adds to it with [Metrics] and logs with
+//     [Logger], which carries the request id;
+//   - a handler panic makes aws-lambda-go end the process once its other
+//     running invocations return; the panicking invocation's lock is
+//     released as failure first. [WithPanicAsError] returns the panic as an
+//     error instead, and the process lives on.
 //
 // # Observability
 //
@@ -51,6 +73,8 @@
 // Debug for a routine outcome, Info for a take-over, Warn for a handler
 // error or a lost lock, and Error for a failed release or an invocation
 // that did not try the lock.
+// A handler's own metrics and log lines join the invocation's through
+// [Metrics] and [Logger].
 //
 // # Tracing
 //
