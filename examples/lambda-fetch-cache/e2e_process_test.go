@@ -186,4 +186,3 @@ func startGate(t *testing.T, target string) *gate {
 }
 
 func (g *gate) open() { g.openOnce.Do(func() { close(g.opened) }) }
-

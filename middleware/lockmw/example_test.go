@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/herdlock/herdlock/emf"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
@@ -49,5 +50,24 @@ func Example() {
 	fmt.Println(rate, err)
 	// Output:
 	// ACQUIRED took over: false
+	// 1.0842 <nil>
+}
+
+// A handler's own metrics and log lines join its invocation's: the metric
+// goes out in the invocation's one EMF document, with the lock metrics and
+// the request id, and the log line carries the request id and lock key,
+// however many invocations run at once in the process.
+func ExampleMetrics() {
+	fetch := func(ctx context.Context, q Quote) (string, error) {
+		lockmw.Metrics(ctx).Add("UpstreamCalls", emf.Count, 1)
+		lockmw.Logger(ctx).InfoContext(ctx, "fetching", slog.String("pair", q.Pair))
+		return "1.0842", nil
+	}
+	key := func(ctx context.Context, q Quote) (string, error) { return q.Pair, nil }
+	h := lockmw.Wrap(fetch, lockcore.NewMemoryStore(), key, lockmw.WithRecordAccount(123456789012, 1),
+		lockmw.WithLogger(slog.New(slog.DiscardHandler)), lockmw.WithMetricsWriter(io.Discard))
+	rate, err := h(context.Background(), Quote{Pair: "EUR-USD"})
+	fmt.Println(rate, err)
+	// Output:
 	// 1.0842 <nil>
 }
