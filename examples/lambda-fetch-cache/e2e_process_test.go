@@ -90,7 +90,20 @@ func TestManyInvocationsPerProcess(t *testing.T) {
 		t.Errorf("lock table requests = %v, want %v: one acquire and one release, no poll", lockOps, want)
 	}
 	t.Logf("lock table requests %v, cache table requests %v", lockOps, r.Dynamo.CountsFor(r.CacheTable))
-	checkProcessEMF(t, p.Lines(), invs)
+	// Each invocation printed its document before it answered; wait for
+	// the pipe to deliver them all.
+	lctx, lcancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer lcancel()
+	lines := p.WaitLines(lctx, func(lines []sandbox.Line) bool {
+		n := 0
+		for _, l := range lines {
+			if strings.Contains(l.Text, `"requestId"`) {
+				n++
+			}
+		}
+		return n >= processConcurrency
+	})
+	checkProcessEMF(t, lines, invs)
 }
 
 // checkProcessEMF checks the process's stdout: valid EMF lines only; one
@@ -127,7 +140,12 @@ func checkProcessEMF(t *testing.T, lines []sandbox.Line, invs []sandbox.Invocati
 			t.Errorf("document with requestId %v names %s", doc["requestId"], ids[0])
 		}
 		docsOf[ids[0]]++
-		for _, name := range []string{lockcore.MetricLockAcquisitionSuccess, lockmw.MetricLockCoalesced} {
+		// The handler's own metric is in its invocation's document.
+		own := map[any]string{"ACQUIRED": fetchcache.MetricUpstreamCall, "RELEASED": fetchcache.MetricCacheRead}[doc["lockOutcome"]]
+		if doc[own] != 1.0 {
+			t.Errorf("%v document without its handler's %s: %s", doc["lockOutcome"], own, l.Text)
+		}
+		for _, name := range []string{lockcore.MetricLockAcquisitionSuccess, lockmw.MetricLockCoalesced, fetchcache.MetricUpstreamCall, fetchcache.MetricCacheRead} {
 			if v, ok := doc[name].(float64); ok {
 				sums[name] += v
 			}
@@ -138,7 +156,8 @@ func checkProcessEMF(t *testing.T, lines []sandbox.Line, invs []sandbox.Invocati
 			t.Errorf("request %s: %d documents, want 1", inv.RequestID, docsOf[inv.RequestID])
 		}
 	}
-	want := map[string]float64{lockcore.MetricLockAcquisitionSuccess: 1, lockmw.MetricLockCoalesced: processConcurrency - 1}
+	want := map[string]float64{lockcore.MetricLockAcquisitionSuccess: 1, lockmw.MetricLockCoalesced: processConcurrency - 1,
+		fetchcache.MetricUpstreamCall: 1, fetchcache.MetricCacheRead: processConcurrency - 1}
 	if !maps.Equal(sums, want) {
 		t.Errorf("metric sums over the documents = %v, want %v", sums, want)
 	}

@@ -172,6 +172,27 @@ func (p *Process) Lines() []Line {
 	return append([]Line(nil), p.lines...)
 }
 
+// WaitLines returns the stdout lines once done accepts them, or those
+// printed when ctx ends or the process exits. An invocation's answer can
+// reach the runtime API before the lines it printed reach this process
+// through the pipe: wait for them with this.
+func (p *Process) WaitLines(ctx context.Context, done func([]Line) bool) []Line {
+	delay := time.Millisecond
+	for {
+		lines := p.Lines()
+		if done(lines) || ctx.Err() != nil {
+			return lines
+		}
+		select {
+		case <-p.exited:
+			return p.Lines()
+		case <-ctx.Done():
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 50*time.Millisecond)
+	}
+}
+
 // StderrLines returns the lines the process printed on stderr so far.
 func (p *Process) StderrLines() []Line {
 	p.mu.Lock()

@@ -106,7 +106,7 @@ func TestProcessConcurrency(t *testing.T) {
 	if s := p.API.Stats(); s.MaxInFlight != n {
 		t.Errorf("Stats() = %+v, want %d in flight at most", s, n)
 	}
-	if lines := p.Lines(); len(lines) != 3 {
+	if lines := p.WaitLines(ctx, func(l []Line) bool { return len(l) >= 3 }); len(lines) != 3 {
 		t.Errorf("stdout lines %v, want the 3 answers' lines", lines)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herdlock/herdlock/emf"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
@@ -58,6 +59,13 @@ func Key(_ context.Context, req Request) (string, error) {
 	}
 	return p, nil
 }
+
+// Metrics the handler adds to its invocation's EMF document, next to the
+// lock's (lockmw.Metrics).
+const (
+	MetricUpstreamCall = "UpstreamCall" // Count: the holder called the upstream
+	MetricCacheRead    = "CacheRead"    // Count: a waiter read the holder's result from the cache
+)
 
 // app holds what the handler needs.
 type app struct {
@@ -127,6 +135,7 @@ func (a *app) fetch(ctx context.Context, req Request) (Response, error) {
 		return fromEntry(e, info.Outcome.String(), info), nil
 	}
 	data, err := a.upstream.Fetch(ctx, req.Pair)
+	_ = lockmw.Metrics(ctx).Add(MetricUpstreamCall, emf.Count, 1) // in this invocation's own document
 	if err != nil {
 		return Response{}, err
 	}
@@ -153,6 +162,7 @@ func (a *app) fetch(ctx context.Context, req Request) (Response, error) {
 // read runs when another invocation fetched and published success.
 func (a *app) read(ctx context.Context, req Request) (Response, error) {
 	info, _ := lockmw.FromContext(ctx)
+	_ = lockmw.Metrics(ctx).Add(MetricCacheRead, emf.Count, 1)
 	e, found, err := a.cache.Get(ctx, req.Pair)
 	if err != nil {
 		return Response{}, err
