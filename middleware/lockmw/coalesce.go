@@ -153,7 +153,7 @@ func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (lockcore.Wai
 		res, err := c.acquire(lock)
 		switch res.Outcome {
 		case lockcore.Released:
-			c.landFlight(true, publication{fence: res.Fence, ref: res.ResultRef})
+			c.landFlight(true, publication{fence: res.Fence, ref: res.ResultRef, answer: res.Answer})
 		case lockcore.Failed:
 			c.landFlight(false, publication{})
 		}
@@ -195,7 +195,7 @@ func (c *call) follow(f *flight, margin time.Duration) (lockcore.WaitResult, err
 		c.info.Outcome = lockcore.Failed
 		return lockcore.WaitResult{Outcome: lockcore.Failed, Waited: waited}, err
 	}
-	res := lockcore.WaitResult{Outcome: lockcore.Released, Fence: pub.fence, ResultRef: pub.ref, Waited: waited}
+	res := lockcore.WaitResult{Outcome: lockcore.Released, Fence: pub.fence, ResultRef: pub.ref, Answer: pub.answer, Waited: waited}
 	c.info.Outcome, c.info.Fence, c.info.ResultRef = res.Outcome, res.Fence, res.ResultRef
 	c.info.Waited, c.info.Coalesced = waited, true
 	if c.tr != nil {

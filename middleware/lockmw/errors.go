@@ -10,6 +10,13 @@ var (
 	// lockcore.ErrWaitTimeout.
 	ErrLockFailed = errors.New("lockmw: lock failed")
 
+	// ErrNoAnswer means another invocation published success but no
+	// usable inline answer came with it: the answer was over the
+	// maximum, could not be encoded, or could not be decoded. It is
+	// returned, or passed to Handlers.OnFailed, only with inline answers
+	// (Handlers.OnReleased nil).
+	ErrNoAnswer = errors.New("lockmw: no inline answer")
+
 	// ErrConfig is wrapped in every configuration error: one returned by
 	// [New] or [NewHandlers], or returned on every call by a handler from
 	// [Wrap] or [WrapHandlers].

@@ -49,6 +49,8 @@ func (c *call) level(err error) (slog.Level, string) {
 		return slog.LevelError, "lockmw: invocation done"
 	case c.lockLost():
 		return slog.LevelWarn, "lockmw: the lock ended before the handler returned"
+	case c.answerErr != nil:
+		return slog.LevelWarn, "lockmw: answer not published inline; waiters get no answer"
 	case err != nil:
 		return slog.LevelWarn, "lockmw: invocation done"
 	case c.info.TookOver:
@@ -82,6 +84,9 @@ func (c *call) logOutcome(err error) {
 	}
 	if c.relErr != nil {
 		attrs = append(attrs, slog.Any("releaseError", c.relErr))
+	}
+	if c.answerErr != nil {
+		attrs = append(attrs, slog.Any("answerError", c.answerErr))
 	}
 	c.log.LogAttrs(ctx, level, msg, attrs...)
 }

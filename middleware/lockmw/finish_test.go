@@ -57,7 +57,8 @@ func TestOneDocumentAndOneLogLine(t *testing.T) {
 		wantErr     error // nil: no error
 	}{
 		{"acquired", lockmw.Handlers[event, string]{Fetch: succeeding}, keyOf, time.Minute, false, nil, "ACQUIRED", "DEBUG", nil},
-		{"released", lockmw.Handlers[event, string]{Fetch: succeeding}, keyOf, time.Minute, true, nil, "RELEASED", "DEBUG", nil},
+		{"released", lockmw.Handlers[event, string]{Fetch: succeeding, OnReleased: succeeding}, keyOf, time.Minute, true, nil, "RELEASED", "DEBUG", nil},
+		{"released without an answer", lockmw.Handlers[event, string]{Fetch: succeeding}, keyOf, time.Minute, true, nil, "RELEASED", "WARN", lockmw.ErrNoAnswer},
 		{"failed", lockmw.Handlers[event, string]{Fetch: succeeding}, keyOf, time.Minute, false, errors.New("throttled"), "FAILED", "WARN", lockmw.ErrLockFailed},
 		{"handler error", lockmw.Handlers[event, string]{Fetch: failing}, keyOf, time.Minute, false, nil, "ACQUIRED", "WARN", errors.New("upstream 503")},
 		{"no time left", lockmw.Handlers[event, string]{Fetch: succeeding}, keyOf, time.Second, false, nil, lockmw.OutcomeNotTried, "ERROR", lockmw.ErrNoTimeLeft},

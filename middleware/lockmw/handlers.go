@@ -19,14 +19,32 @@ type Handlers[TIn, TOut any] struct {
 	// OnReleased is the "read" handler: it runs instead of Fetch when the
 	// outcome is RELEASED, that is, another invocation fetched and
 	// published success, and reads what that holder stored (the
-	// reference is in [Info].ResultRef). Default (nil): Fetch runs for
-	// RELEASED too and branches on FromContext(ctx).Outcome.
+	// reference is in [Info].ResultRef). Give Fetch itself to have it run
+	// for RELEASED too, branching on FromContext(ctx).Outcome.
+	//
+	// Default (nil): inline answers. The holder publishes its result,
+	// encoded with Codec, in the lock item with its success release, in
+	// the same conditional write, and every waiter that sees the success
+	// returns it decoded: no cache, no read of anything else. A waiter
+	// accepts only the answer written by the release whose success it
+	// sees. An answer larger than [WithMaxAnswerBytes] allows is not
+	// published inline: the holder's release still succeeds, its log line
+	// says why, and the waiters get an error matching [ErrNoAnswer] (or
+	// OnFailed runs).
+	//
+	// With lockcore.WithFreshSuccess(d) the lock table becomes a
+	// short-lived response cache: an invocation that arrives less than d
+	// after a published success returns the answer from its first, refused,
+	// acquire (one request, the refused write returns the item). That
+	// request is billed on the item's size, which the answer dominates
+	// (see [DefaultMaxAnswerBytes]).
 	OnReleased func(ctx context.Context, event TIn) (TOut, error)
 
 	// OnFailed is the fallback that runs when the outcome is FAILED: the
-	// lock was neither acquired nor released in time, or the store failed.
-	// err matches [ErrLockFailed] and says why. Default (nil): the
-	// invocation returns that error.
+	// lock was neither acquired nor released in time, or the store failed
+	// (err matches [ErrLockFailed] and says why), or, with inline answers,
+	// when the holder's success came without a usable answer (err matches
+	// [ErrNoAnswer]). Default (nil): the invocation returns that error.
 	OnFailed func(ctx context.Context, event TIn, err error) (TOut, error)
 
 	// ResultRef turns a successful Fetch result into the reference
@@ -35,6 +53,12 @@ type Handlers[TIn, TOut any] struct {
 	// reference. If it panics, the lock is released as failure and the
 	// panic goes on.
 	ResultRef func(result TOut) string
+
+	// Codec encodes the inline answers (see OnReleased). Default (nil):
+	// [JSONCodec]; then a result type that encoding/json cannot encode
+	// (a channel, a function) is a configuration error. Only with a nil
+	// OnReleased.
+	Codec Codec[TOut]
 }
 
 // StaticKey returns a key function that gives every invocation the same
@@ -58,5 +82,5 @@ func (hs *Handlers[TIn, TOut]) check() error {
 	if hs.Fetch == nil {
 		return errors.New("nil handler")
 	}
-	return nil
+	return checkCodec(hs)
 }

@@ -13,21 +13,23 @@ import (
 
 // call is the state of one invocation.
 type call struct {
-	start    time.Time
-	log      *slog.Logger // with the request id, and the lock key once known
-	lockLog  *slog.Logger // for lockcore, which adds the key itself
-	rec      *emf.Batch   // the invocation's own metrics document
-	tel      telemetry    // what Metrics(ctx) and Logger(ctx) return
-	flight   *flight      // the in-process lock attempt this invocation leads, if it does
-	tr       *invTrace
-	tctx     context.Context // the invocation's context, with the invocation's span
-	info     Info
-	tried    bool // the lock was tried; false when the invocation returned before
-	hasDL    bool
-	deadline time.Time
-	held     time.Duration
-	lost     error // why the hold ended before the handler returned, if it did
-	relErr   error
+	start     time.Time
+	log       *slog.Logger // with the request id, and the lock key once known
+	lockLog   *slog.Logger // for lockcore, which adds the key itself
+	rec       *emf.Batch   // the invocation's own metrics document
+	tel       telemetry    // what Metrics(ctx) and Logger(ctx) return
+	flight    *flight      // the in-process lock attempt this invocation leads, if it does
+	tr        *invTrace
+	tctx      context.Context // the invocation's context, with the invocation's span
+	info      Info
+	tried     bool // the lock was tried; false when the invocation returned before
+	hasDL     bool
+	deadline  time.Time
+	held      time.Duration
+	lost      error // why the hold ended before the handler returned, if it did
+	relErr    error
+	answer    []byte // the answer the holder published inline, if it did
+	answerErr error  // why the holder's answer was not published inline
 }
 
 // invoke is the wrapped handler. Whatever happens, also a panic, it ends
@@ -93,7 +95,7 @@ func (w *wrapper[TIn, TOut]) run(c *call, in TIn) (TOut, error) {
 	case lockcore.Acquired:
 		return w.hold(c, lock, in)
 	case lockcore.Released:
-		return w.released(c, in)
+		return w.released(c, in, res)
 	default:
 		return w.failed(c, in, lerr)
 	}
@@ -141,31 +143,32 @@ func (w *wrapper[TIn, TOut]) hold(c *call, lock *lockcore.Lock, in TIn) (out TOu
 	if lctx.Err() != nil {
 		c.lost = context.Cause(lctx)
 	}
-	result, ref := w.publication(out, err)
+	result, ref, opts := w.releaseFor(c, out, err)
 	released = true
-	c.release(lock, result, ref)
+	c.release(lock, result, ref, opts...)
 	return out, err
 }
 
-// publication is what the holder publishes for Fetch's result: success
-// with the result reference, or failure.
-func (w *wrapper[TIn, TOut]) publication(out TOut, err error) (lockcore.Result, string) {
+// releaseFor is what the holder publishes for Fetch's result: success
+// with the result reference and the inline answer, or failure.
+func (w *wrapper[TIn, TOut]) releaseFor(c *call, out TOut, err error) (lockcore.Result, string, []lockcore.ReleaseOption) {
 	if err != nil {
-		return lockcore.Failure, ""
+		return lockcore.Failure, "", nil
 	}
-	if w.hs.ResultRef == nil {
-		return lockcore.Success, ""
+	ref := ""
+	if w.hs.ResultRef != nil {
+		ref = w.hs.ResultRef(out)
 	}
-	return lockcore.Success, w.hs.ResultRef(out)
+	return lockcore.Success, ref, w.answerOption(c, out)
 }
 
-func (c *call) release(lock *lockcore.Lock, result lockcore.Result, ref string) {
+func (c *call) release(lock *lockcore.Lock, result lockcore.Result, ref string, opts ...lockcore.ReleaseOption) {
 	rctx, rspan := c.tr.start(c.tctx, SpanRelease)
-	err := lock.Release(rctx, result, ref)
+	err := lock.Release(rctx, result, ref, opts...)
 	c.tr.released(rspan, result, c.info.Fence, err)
 	c.relErr = err
 	// Followers in the process share a published success, nothing else.
-	c.landFlight(result == lockcore.Success && err == nil, publication{fence: c.info.Fence, ref: ref})
+	c.landFlight(result == lockcore.Success && err == nil, publication{fence: c.info.Fence, ref: ref, answer: c.answer})
 }
 
 // handlerContext is ctx with what the handler reads from it: the lock's
@@ -175,13 +178,18 @@ func (c *call) handlerContext(ctx context.Context) context.Context {
 	return withTelemetry(withInfo(ctx, &c.info), &c.tel)
 }
 
-// released runs the read handler, or Fetch, after another holder's success.
-func (w *wrapper[TIn, TOut]) released(c *call, in TIn) (TOut, error) {
+// released returns the holder's inline answer, or runs the read handler,
+// after another holder's success.
+func (w *wrapper[TIn, TOut]) released(c *call, in TIn, res lockcore.WaitResult) (TOut, error) {
 	hctx := c.handlerContext(c.tctx)
 	if w.hs.OnReleased != nil {
 		return w.hs.OnReleased(hctx, in)
 	}
-	return w.hs.Fetch(hctx, in)
+	out, err := w.inlineAnswer(res)
+	if err != nil && w.hs.OnFailed != nil {
+		return w.hs.OnFailed(hctx, in, err)
+	}
+	return out, err
 }
 
 // failed runs the fallback, or returns the lock's failure.

@@ -57,6 +57,7 @@ type options struct {
 
 	panicAsError bool
 	noCoalesce   bool
+	maxAnswer    int
 }
 
 // WithLockGroup sets the lock group, the kind of resource the lock ids name.
@@ -144,6 +145,17 @@ func WithTracer(t Tracer) Option {
 	return func(o *options) { o.tracer = t }
 }
 
+// WithMaxAnswerBytes sets the largest answer that a holder publishes inline
+// (see [Handlers].OnReleased), as stored in the lock item: encoded,
+// compressed when that is smaller, plus one format byte. Default
+// [DefaultMaxAnswerBytes]; at most lockcore.MaxAnswerBytes. A larger answer
+// is not published inline: the holder releases with success and the
+// reference only, says so in its log line, and waiters without a read
+// handler get an error matching [ErrNoAnswer].
+func WithMaxAnswerBytes(n int) Option {
+	return func(o *options) { o.maxAnswer = n }
+}
+
 // check reports the errors of the settings.
 func (o *options) check() error {
 	var errs []error
@@ -167,6 +179,9 @@ func (o *options) check() error {
 	}
 	if o.metricsSet && o.metricsWSet {
 		errs = append(errs, errors.New("WithMetrics and WithMetricsWriter are exclusive"))
+	}
+	if o.maxAnswer < 1 || o.maxAnswer > maxInlineAnswer {
+		errs = append(errs, fmt.Errorf("WithMaxAnswerBytes: %d is not between 1 and %d", o.maxAnswer, maxInlineAnswer))
 	}
 	if o.loggerSet && o.logger == nil {
 		errs = append(errs, errors.New("WithLogger: nil logger"))

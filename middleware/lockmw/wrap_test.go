@@ -119,7 +119,7 @@ func TestReleased(t *testing.T) {
 		wantRead int32
 	}{
 		{"read handler", true, 0, 1},
-		{"main handler branches", false, 1, 0},
+		{"main handler as the read handler", false, 1, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,7 +138,7 @@ func TestReleased(t *testing.T) {
 					got, _ = lockmw.FromContext(ctx)
 					return "read", nil
 				}
-				hs := lockmw.Handlers[event, string]{Fetch: main}
+				hs := lockmw.Handlers[event, string]{Fetch: main, OnReleased: main}
 				if tt.withRead {
 					hs.OnReleased = read
 				}

@@ -17,9 +17,11 @@ import (
 // wrapper is one wrapped handler: its configuration, read-only after
 // newWrapper.
 type wrapper[TIn, TOut any] struct {
-	hs    Handlers[TIn, TOut]
-	store lockcore.Store
-	key   func(context.Context, TIn) (string, error)
+	hs        Handlers[TIn, TOut]
+	store     lockcore.Store
+	key       func(context.Context, TIn) (string, error)
+	codec     Codec[TOut] // nil: a read handler, no inline answers
+	maxAnswer int
 
 	group      string
 	accountID  int64
@@ -62,7 +64,7 @@ func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store,
 
 // collect applies opts over the defaults; a nil option is an error.
 func collect(opts []Option) (options, []error) {
-	o := options{margin: DefaultSafetyMargin}
+	o := options{margin: DefaultSafetyMargin, maxAnswer: DefaultMaxAnswerBytes}
 	var errs []error
 	for i, opt := range opts {
 		if opt == nil {
@@ -115,6 +117,13 @@ func (w *wrapper[TIn, TOut]) apply(o *options) error {
 		w.owner = defaultOwner
 	}
 	w.margin = o.margin
+	w.maxAnswer = o.maxAnswer
+	if w.hs.OnReleased == nil {
+		w.codec = w.hs.Codec
+		if w.codec == nil {
+			w.codec = JSONCodec[TOut]{}
+		}
+	}
 	w.lockOpts = o.lockOpts
 	w.coldStart = o.coldStart
 	w.tracer = o.tracer

@@ -1,0 +1,73 @@
+package lockmw
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// Metrics of the inline answers.
+const (
+	// MetricAnswerBytes (Bytes) is the size of the answer a holder
+	// published inline, as stored in the lock item.
+	MetricAnswerBytes = "LockAnswerBytes"
+	// MetricAnswerNotInline (Count, 1) is a holder whose answer could not
+	// be published inline (too large, or not encodable): it released with
+	// success and the reference only.
+	MetricAnswerNotInline = "LockAnswerNotInline"
+)
+
+// maxInlineAnswer is the largest WithMaxAnswerBytes: what lockcore stores.
+const maxInlineAnswer = lockcore.MaxAnswerBytes
+
+// checkCodec reports whether the inline answers can work: the codec is
+// only for them, and the default JSON codec must be able to encode the
+// result type at all (a channel, a function or a complex number cannot).
+func checkCodec[TIn, TOut any](hs *Handlers[TIn, TOut]) error {
+	if hs.OnReleased != nil {
+		if hs.Codec != nil {
+			return errors.New("Codec is for inline answers, which a read handler (OnReleased) replaces: give one of them")
+		}
+		return nil
+	}
+	if hs.Codec != nil {
+		return nil
+	}
+	var zero TOut
+	if _, err := (JSONCodec[TOut]{}).Encode(zero); err != nil {
+		return fmt.Errorf("the result type %T cannot be encoded as JSON for inline answers (%w): give a read handler (OnReleased) or a Codec", zero, err)
+	}
+	return nil
+}
+
+// answerOption returns the release option that publishes out inline, or
+// none when the wrapper uses a read handler or out cannot be published
+// (then c.answerErr says why).
+func (w *wrapper[TIn, TOut]) answerOption(c *call, out TOut) []lockcore.ReleaseOption {
+	if w.codec == nil {
+		return nil
+	}
+	stored, err := encodeAnswer(w.codec, out, w.maxAnswer)
+	if err != nil {
+		c.answerErr = err
+		c.rec.AddMetric(MetricAnswerNotInline, "Count", 1)
+		return nil
+	}
+	c.answer = stored
+	c.rec.AddMetric(MetricAnswerBytes, "Bytes", float64(len(stored)))
+	return []lockcore.ReleaseOption{lockcore.WithAnswer(stored)}
+}
+
+// inlineAnswer decodes the answer the holder published with its success.
+func (w *wrapper[TIn, TOut]) inlineAnswer(res lockcore.WaitResult) (TOut, error) {
+	if len(res.Answer) == 0 {
+		var zero TOut
+		return zero, fmt.Errorf("%w: the holder with fence %d published success without one (too large or not encodable; its log line says which)", ErrNoAnswer, res.Fence)
+	}
+	out, err := decodeAnswer(w.codec, res.Answer)
+	if err != nil {
+		return out, fmt.Errorf("%w: %w", ErrNoAnswer, err)
+	}
+	return out, nil
+}
