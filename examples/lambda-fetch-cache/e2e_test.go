@@ -25,7 +25,7 @@ const burstSize = 8
 
 // TestEndToEnd runs the real bootstrap under the Lambda Runtime Interface
 // Emulator, one emulator process per sandbox, against dynalite and a
-// rate-limited counting upstream, all on loopback.
+// rate-limited counting upstream, all on loopback, in both answer modes.
 func TestEndToEnd(t *testing.T) {
 	rie, err := sandbox.RIEPath()
 	if err != nil {
@@ -47,119 +47,128 @@ func TestEndToEnd(t *testing.T) {
 		return r
 	}
 
-	t.Run("one key: one upstream call per burst, then again after expiry", func(t *testing.T) {
-		const ttl = 4 * time.Second
-		r := start(t, localrun.Options{N: burstSize, CacheTTL: ttl})
+	// Each burst runs in both answer modes: the cache table, and inline
+	// answers in the lock item.
+	for _, mode := range []string{fetchcache.AnswerCache, fetchcache.AnswerInline} {
+		t.Run("answers="+mode, func(t *testing.T) {
+			t.Run("one key: one upstream call per burst, then again after expiry", func(t *testing.T) {
+				const ttl = 4 * time.Second
+				r := start(t, localrun.Options{N: burstSize, CacheTTL: ttl, AnswerMode: mode})
 
-		first := decodeAll(t, r.Pool.Burst(burstContext(t), localrun.Payloads(localrun.Repeat("EUR-USD", burstSize)...)))
-		if got := r.Upstream.Requests(); got != 1 {
-			t.Fatalf("upstream requests after the first burst = %d, want 1", got)
-		}
-		checkOneFetch(t, first, 1)
-		checkEMF(t, r.Pool.Lines(), map[string]float64{
-			lockcore.MetricLockAcquisitionSuccess: acquired(first, false),
-			lockcore.MetricLockNotReleased:        0,
-			lockcore.MetricLockAcquisitionFailed:  0,
-		})
-
-		// While fresh, a burst reads the cache without locking.
-		fresh := decodeAll(t, r.Pool.Burst(burstContext(t), localrun.Payloads(localrun.Repeat("EUR-USD", burstSize)...)))
-		for _, resp := range fresh {
-			if resp.Outcome != fetchcache.OutcomeNone || resp.Source != fetchcache.SourceCache || !bytes.Equal(resp.Data, first[0].Data) {
-				t.Errorf("burst while fresh: %+v, want outcome NONE from the cache with the first data", resp)
-			}
-		}
-		if got := r.Upstream.Requests(); got != 1 {
-			t.Fatalf("upstream requests after a burst while fresh = %d, want 1", got)
-		}
-
-		// Wait out the freshness the first fetch was given: a known instant
-		// on the wall clock, not a synchronisation.
-		time.Sleep(time.Until(time.UnixMilli(first[0].FetchedAtMs).Add(ttl + 50*time.Millisecond)))
-		second := decodeAll(t, r.Pool.Burst(burstContext(t), localrun.Payloads(localrun.Repeat("EUR-USD", burstSize)...)))
-		if got := r.Upstream.Requests(); got != 2 {
-			t.Fatalf("upstream requests after the burst past expiry = %d, want 2", got)
-		}
-		checkOneFetch(t, second, 2)
-		if second[0].Fence <= first[0].Fence {
-			t.Errorf("fence after expiry = %d, want above the first burst's %d", second[0].Fence, first[0].Fence)
-		}
-		checkEMF(t, r.Pool.Lines(), map[string]float64{lockcore.MetricLockAcquisitionSuccess: acquired(first, false) + acquired(second, false)})
-	})
-
-	t.Run("a holder that outlives its timeout: one take-over, no empty answer", func(t *testing.T) {
-		r := start(t, localrun.Options{N: burstSize})
-		// Warm the burst's sandboxes on another key, so that their cold
-		// starts do not outlast the holder.
-		decodeAll(t, r.Pool.Burst(burstContext(t), localrun.Payloads(localrun.Repeat("WARM-UP", burstSize)...)))
-		warm := r.Upstream.Requests()
-		linesBefore := len(r.Pool.Lines())
-		holderPool, err := r.StartPool(t.Context(), 1, 4*time.Second) // lock held until the deadline minus the 2s margin
-		if err != nil {
-			t.Fatal(err)
-		}
-		arrived := r.Upstream.StallNext(10 * time.Second) // slower than the 4s timeout
-		holderDone := make(chan sandbox.Invocation, 1)
-		go func() {
-			holderDone <- holderPool.Sandboxes[0].Invoke(burstContext(t), localrun.Payloads("EUR-USD")[0])
-		}()
-		select {
-		case <-arrived:
-		case <-time.After(15 * time.Second):
-			t.Fatal("the holder never called the upstream")
-		}
-		invs := r.Pool.Burst(burstContext(t), localrun.Payloads(localrun.Repeat("EUR-USD", burstSize)...))
-		holder := <-holderDone
-
-		if holder.Err != nil || !holder.FunctionError {
-			t.Errorf("holder: err %v, function error %t, body %s; want a function error, not an answer", holder.Err, holder.FunctionError, holder.Body)
-		}
-		if len(bytes.TrimSpace(holder.Body)) == 0 {
-			t.Errorf("holder returned an empty body")
-		}
-		resps := decodeAll(t, invs)
-		var takeovers int
-		for _, resp := range resps {
-			if resp.TookOver {
-				takeovers++
-				if resp.Outcome != "ACQUIRED" || resp.Source != fetchcache.SourceUpstream {
-					t.Errorf("take-over answer %+v, want ACQUIRED from upstream", resp)
+				first := decodeAll(t, r.Pool.Burst(burstContext(t), localrun.Payloads(localrun.Repeat("EUR-USD", burstSize)...)))
+				if got := r.Upstream.Requests(); got != 1 {
+					t.Fatalf("upstream requests after the first burst = %d, want 1", got)
 				}
-			}
-		}
-		if takeovers != 1 {
-			t.Errorf("take-overs = %d, want 1", takeovers)
-		}
-		if got := r.Upstream.Requests() - warm; got != 2 {
-			t.Errorf("upstream requests = %d, want 2 (the stalled holder and the take-over)", got)
-		}
-		checkSameData(t, resps)
-		checkEMF(t, r.Pool.Lines()[linesBefore:], map[string]float64{lockcore.MetricTakeover: 1, lockcore.MetricLockAcquisitionSuccess: acquired(resps, false)})
-	})
+				checkOneFetch(t, mode, first, 1)
+				checkEMF(t, r.Pool.Lines(), map[string]float64{
+					lockcore.MetricLockAcquisitionSuccess: acquiredDocs(mode, first, 1),
+					lockcore.MetricLockNotReleased:        0,
+					lockcore.MetricLockAcquisitionFailed:  0,
+				})
 
-	t.Run("distinct keys: one upstream call per key", func(t *testing.T) {
-		r := start(t, localrun.Options{N: burstSize})
-		keys := []string{"EUR-USD", "GBP-USD", "USD-JPY", "EUR-CHF"}
-		var pairs []string
-		for i := range burstSize {
-			pairs = append(pairs, keys[i%len(keys)])
-		}
-		resps := decodeAll(t, r.Pool.Burst(burstContext(t), localrun.Payloads(pairs...)))
-		byKey := map[string][]fetchcache.Response{}
-		for _, resp := range resps {
-			byKey[resp.Pair] = append(byKey[resp.Pair], resp)
-		}
-		for _, k := range keys {
-			if got := r.Upstream.RequestsFor(k); got != 1 {
-				t.Errorf("upstream requests for %s = %d, want 1", k, got)
-			}
-			checkSameData(t, byKey[k])
-		}
-		if got := r.Upstream.Requests(); got != len(keys) {
-			t.Errorf("upstream requests = %d, want %d", got, len(keys))
-		}
-		checkEMF(t, r.Pool.Lines(), map[string]float64{lockcore.MetricLockAcquisitionSuccess: acquired(resps, false)})
-	})
+				// While fresh, a burst reads the cache without locking, or, with
+				// inline answers, gets the first answer from the lock item.
+				fresh := decodeAll(t, r.Pool.Burst(burstContext(t), localrun.Payloads(localrun.Repeat("EUR-USD", burstSize)...)))
+				for _, resp := range fresh {
+					checkFresh(t, mode, resp, first[0])
+				}
+				if got := r.Upstream.Requests(); got != 1 {
+					t.Fatalf("upstream requests after a burst while fresh = %d, want 1", got)
+				}
+
+				// Wait out the freshness the first fetch was given, in the cache
+				// and in the lock (WithFreshSuccess counts from the release,
+				// after the fetch): a known instant on the wall clock, not a
+				// synchronisation.
+				freshFrom := max(first[0].FetchedAtMs, releasedAtMs(t, db.Endpoint(), r.LockTable, "EUR-USD"))
+				time.Sleep(time.Until(time.UnixMilli(freshFrom).Add(ttl + 50*time.Millisecond)))
+				second := decodeAll(t, r.Pool.Burst(burstContext(t), localrun.Payloads(localrun.Repeat("EUR-USD", burstSize)...)))
+				if got := r.Upstream.Requests(); got != 2 {
+					t.Fatalf("upstream requests after the burst past expiry = %d, want 2", got)
+				}
+				checkOneFetch(t, mode, second, 2)
+				if second[0].Fence <= first[0].Fence {
+					t.Errorf("fence after expiry = %d, want above the first burst's %d", second[0].Fence, first[0].Fence)
+				}
+				checkEMF(t, r.Pool.Lines(), map[string]float64{lockcore.MetricLockAcquisitionSuccess: acquiredDocs(mode, first, 1) + acquiredDocs(mode, second, 1)})
+			})
+
+			t.Run("a holder that outlives its timeout: one take-over, no empty answer", func(t *testing.T) {
+				r := start(t, localrun.Options{N: burstSize, AnswerMode: mode})
+				// Warm the burst's sandboxes on another key, so that their cold
+				// starts do not outlast the holder.
+				decodeAll(t, r.Pool.Burst(burstContext(t), localrun.Payloads(localrun.Repeat("WARM-UP", burstSize)...)))
+				warm := r.Upstream.Requests()
+				linesBefore := len(r.Pool.Lines())
+				holderPool, err := r.StartPool(t.Context(), 1, 4*time.Second) // lock held until the deadline minus the 2s margin
+				if err != nil {
+					t.Fatal(err)
+				}
+				arrived := r.Upstream.StallNext(10 * time.Second) // slower than the 4s timeout
+				holderDone := make(chan sandbox.Invocation, 1)
+				go func() {
+					holderDone <- holderPool.Sandboxes[0].Invoke(burstContext(t), localrun.Payloads("EUR-USD")[0])
+				}()
+				select {
+				case <-arrived:
+				case <-time.After(15 * time.Second):
+					t.Fatal("the holder never called the upstream")
+				}
+				invs := r.Pool.Burst(burstContext(t), localrun.Payloads(localrun.Repeat("EUR-USD", burstSize)...))
+				holder := <-holderDone
+
+				if holder.Err != nil || !holder.FunctionError {
+					t.Errorf("holder: err %v, function error %t, body %s; want a function error, not an answer", holder.Err, holder.FunctionError, holder.Body)
+				}
+				if len(bytes.TrimSpace(holder.Body)) == 0 {
+					t.Errorf("holder returned an empty body")
+				}
+				resps := decodeAll(t, invs)
+				var takeovers int
+				for _, resp := range resps {
+					if resp.TookOver {
+						takeovers++
+						if resp.Outcome != "ACQUIRED" || resp.Source != fetchcache.SourceUpstream {
+							t.Errorf("take-over answer %+v, want ACQUIRED from upstream", resp)
+						}
+					}
+				}
+				// With inline answers every waiter returns the take-over's answer.
+				if want := map[string]int{fetchcache.AnswerCache: 1, fetchcache.AnswerInline: len(resps)}[mode]; takeovers != want {
+					t.Errorf("answers with a take-over = %d, want %d", takeovers, want)
+				}
+				if got := r.Upstream.Requests() - warm; got != 2 {
+					t.Errorf("upstream requests = %d, want 2 (the stalled holder and the take-over)", got)
+				}
+				checkSameData(t, resps)
+				checkEMF(t, r.Pool.Lines()[linesBefore:], map[string]float64{lockcore.MetricTakeover: 1, lockcore.MetricLockAcquisitionSuccess: acquiredDocs(mode, resps, 0)})
+			})
+
+			t.Run("distinct keys: one upstream call per key", func(t *testing.T) {
+				r := start(t, localrun.Options{N: burstSize, AnswerMode: mode})
+				keys := []string{"EUR-USD", "GBP-USD", "USD-JPY", "EUR-CHF"}
+				var pairs []string
+				for i := range burstSize {
+					pairs = append(pairs, keys[i%len(keys)])
+				}
+				resps := decodeAll(t, r.Pool.Burst(burstContext(t), localrun.Payloads(pairs...)))
+				byKey := map[string][]fetchcache.Response{}
+				for _, resp := range resps {
+					byKey[resp.Pair] = append(byKey[resp.Pair], resp)
+				}
+				for _, k := range keys {
+					if got := r.Upstream.RequestsFor(k); got != 1 {
+						t.Errorf("upstream requests for %s = %d, want 1", k, got)
+					}
+					checkSameData(t, byKey[k])
+				}
+				if got := r.Upstream.Requests(); got != len(keys) {
+					t.Errorf("upstream requests = %d, want %d", got, len(keys))
+				}
+				checkEMF(t, r.Pool.Lines(), map[string]float64{lockcore.MetricLockAcquisitionSuccess: acquiredDocs(mode, resps, float64(len(keys)))})
+			})
+		})
+	}
 
 	t.Run("a missing setting stops init with a message", func(t *testing.T) {
 		cmd := exec.CommandContext(t.Context(), boot)
@@ -193,6 +202,20 @@ func TestEndToEnd(t *testing.T) {
 	})
 }
 
+// releasedAtMs reads when the lock on pair was last released.
+func releasedAtMs(t *testing.T, endpoint, table, pair string) int64 {
+	t.Helper()
+	store, err := lockcore.NewDynamoStore(dynalite.NewClient(endpoint), table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, found, err := store.Get(t.Context(), lockcore.Key{Group: "fetch-cache", ID: pair})
+	if err != nil || !found || !it.Released {
+		t.Fatalf("lock item of %s: found %v, %+v, %v; want a released item", pair, found, it, err)
+	}
+	return it.ReleasedAtMs
+}
+
 func burstContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -216,9 +239,15 @@ func decodeAll(t *testing.T, invs []sandbox.Invocation) []fetchcache.Response {
 
 // checkOneFetch checks a burst on one key: one invocation fetched from the
 // upstream (the seq-th upstream request), all answers carry its data and
-// fence, and the others came from the cache.
-func checkOneFetch(t *testing.T, resps []fetchcache.Response, seq int) {
+// fence, and the others came from the cache, or, with inline answers, are
+// the fetcher's answer.
+func checkOneFetch(t *testing.T, mode string, resps []fetchcache.Response, seq int) {
 	t.Helper()
+	if mode == fetchcache.AnswerInline {
+		checkIdentical(t, resps)
+		checkSeq(t, resps[0], seq)
+		return
+	}
 	var fromUpstream, fromCache int
 	for _, r := range resps {
 		switch r.Source {
@@ -235,10 +264,57 @@ func checkOneFetch(t *testing.T, resps []fetchcache.Response, seq int) {
 		t.Errorf("answers from upstream %d, from cache %d; want 1 and %d", fromUpstream, fromCache, len(resps)-1)
 	}
 	checkSameData(t, resps)
+	checkSeq(t, resps[0], seq)
+}
+
+// checkSeq checks that r carries the seq-th upstream answer.
+func checkSeq(t *testing.T, r fetchcache.Response, seq int) {
+	t.Helper()
 	var q sandbox.Quote
-	if err := json.Unmarshal(resps[0].Data, &q); err != nil || q.Seq != seq {
-		t.Errorf("data %s: seq %d (%v), want upstream request %d", resps[0].Data, q.Seq, err, seq)
+	if err := json.Unmarshal(r.Data, &q); err != nil || q.Seq != seq {
+		t.Errorf("data %s: seq %d (%v), want upstream request %d", r.Data, q.Seq, err, seq)
 	}
+}
+
+// checkIdentical checks that every answer of an inline burst is the
+// holder's, byte for byte as the caller sees it: ACQUIRED, from the
+// upstream.
+func checkIdentical(t *testing.T, resps []fetchcache.Response) {
+	t.Helper()
+	first, _ := json.Marshal(resps[0])
+	for _, r := range resps {
+		if b, _ := json.Marshal(r); !bytes.Equal(b, first) {
+			t.Errorf("answer %s differs from %s", b, first)
+		}
+	}
+	if resps[0].Outcome != "ACQUIRED" || resps[0].Source != fetchcache.SourceUpstream {
+		t.Errorf("inline answer %+v, want the holder's: ACQUIRED, from upstream", resps[0])
+	}
+}
+
+// checkFresh checks an answer while the first one is fresh: from the cache
+// without the lock (outcome NONE), or the first answer itself from the lock
+// item.
+func checkFresh(t *testing.T, mode string, resp, first fetchcache.Response) {
+	t.Helper()
+	if mode == fetchcache.AnswerInline {
+		checkIdentical(t, []fetchcache.Response{first, resp})
+		return
+	}
+	if resp.Outcome != fetchcache.OutcomeNone || resp.Source != fetchcache.SourceCache || !bytes.Equal(resp.Data, first.Data) {
+		t.Errorf("burst while fresh: %+v, want outcome NONE from the cache with the first data", resp)
+	}
+}
+
+// acquiredDocs is the number of invocations of a burst that acquired the
+// lock at the first attempt, as the metrics count them: from the answers
+// in the cache mode (see acquired), and inline, where every answer is the
+// holder's, the given number (late arrivals read the fresh answer).
+func acquiredDocs(mode string, resps []fetchcache.Response, inline float64) float64 {
+	if mode == fetchcache.AnswerInline {
+		return inline
+	}
+	return acquired(resps, false)
 }
 
 // acquired counts the answers whose invocation acquired the lock, at the

@@ -75,14 +75,19 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	cache := fetchcache.NewCache(client, cfg.CacheTable, cfg.CacheTTL)
 	up := fetchcache.NewUpstream(cfg.UpstreamURL, &http.Client{Timeout: upstreamTimeout})
-	h, err := fetchcache.NewHandler(store, cfg.LockGroup, cache, up,
+	opts := []lockmw.Option{
 		lockmw.WithMetrics(metrics),
 		lockmw.WithColdStartMetric(),
 		lockmw.WithLogger(logger),
 		lockmw.WithTracer(tr.tracer),
-	)
+	}
+	var h func(context.Context, fetchcache.Request) (fetchcache.Response, error)
+	if cfg.AnswerMode == fetchcache.AnswerInline {
+		h, err = fetchcache.NewInlineHandler(store, cfg.LockGroup, cfg.CacheTTL, up, opts...)
+	} else {
+		h, err = fetchcache.NewHandler(store, cfg.LockGroup, fetchcache.NewCache(client, cfg.CacheTable, cfg.CacheTTL), up, opts...)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,10 @@
 //
 //	go run ./examples/lambda-fetch-cache/demo -n 10 -upstream-latency 300ms
 //
+// With -answer-mode inline the function runs without its cache table: the
+// holder's answer travels in the lock item, and every row shows that one
+// answer.
+//
 // It needs Node.js and `make deps` (dynalite and the emulator); `make demo`
 // does both.
 package main
@@ -36,18 +40,22 @@ func main() {
 	latency := flag.Duration("upstream-latency", 300*time.Millisecond, "how long the upstream takes to answer")
 	pair := flag.String("pair", "EUR-USD", "the item every invocation asks for")
 	verbose := flag.Bool("v", false, "print the sandboxes' output")
+	mode := flag.String("answer-mode", fetchcache.AnswerCache, "the function's ANSWER_MODE: cache or inline")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Stdout, *n, *latency, *pair, *verbose); err != nil {
+	if err := run(ctx, os.Stdout, *n, *latency, *pair, *mode, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out io.Writer, n int, latency time.Duration, pair string, verbose bool) error {
+func run(ctx context.Context, out io.Writer, n int, latency time.Duration, pair, mode string, verbose bool) error {
 	if n < 1 || n > 200 {
 		return fmt.Errorf("-n %d: want 1 to 200", n)
+	}
+	if mode != fetchcache.AnswerCache && mode != fetchcache.AnswerInline {
+		return fmt.Errorf("-answer-mode %q: want %s or %s", mode, fetchcache.AnswerCache, fetchcache.AnswerInline)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 55*time.Second)
 	defer cancel()
@@ -79,8 +87,9 @@ func run(ctx context.Context, out io.Writer, n int, latency time.Duration, pair 
 	fmt.Fprintf(out, "starting dynalite, the upstream (latency %v, 5 requests/s) and %d emulator sandboxes...\n", latency, n)
 	r, err := localrun.Start(ctx, localrun.Options{
 		DynamoEndpoint: db.Endpoint(), RIE: rie, Bootstrap: boot, N: n,
-		Upstream: sandbox.UpstreamConfig{Latency: latency, Limit: 5, Window: time.Second},
-		Output:   sandboxOut,
+		Upstream:   sandbox.UpstreamConfig{Latency: latency, Limit: 5, Window: time.Second},
+		Output:     sandboxOut,
+		AnswerMode: mode,
 	})
 	if err != nil {
 		return err
@@ -109,6 +118,9 @@ func run(ctx context.Context, out io.Writer, n int, latency time.Duration, pair 
 	}
 	slices.Sort(ops)
 	fmt.Fprintf(out, "DynamoDB requests: %d (%s)\n\n", r.Dynamo.Total(), strings.Join(ops, ", "))
+	if mode == fetchcache.AnswerInline {
+		fmt.Fprintf(out, "answer mode inline: every row is the holder's answer, taken from the lock item\n\n")
+	}
 	printTimeline(out, rows)
 	fmt.Fprintf(out, "\ndone in %v; everything started has been stopped.\n", time.Since(began).Round(100*time.Millisecond))
 	return errors.Join(failed...)

@@ -21,6 +21,7 @@ const (
 	EnvLambdaLogLevel   = "AWS_LAMBDA_LOG_LEVEL" // set by Lambda from LoggingConfig; wins over LOG_LEVEL
 	EnvCacheTTL         = "CACHE_TTL"
 	EnvLockGroup        = "LOCK_GROUP"
+	EnvAnswerMode       = "ANSWER_MODE"
 	EnvDynamoDBEndpoint = "DYNAMODB_ENDPOINT" // local runs only: dynalite
 	EnvTracing          = "TRACING"           // xray, otel or off
 
@@ -43,12 +44,23 @@ const (
 // AllEnv lists every variable LoadConfig reads.
 var AllEnv = []string{
 	EnvLockTable, EnvCacheTable, EnvUpstreamURL, EnvServiceName, EnvMetricsNamespace,
-	EnvLogLevel, EnvLambdaLogLevel, EnvCacheTTL, EnvLockGroup, EnvDynamoDBEndpoint, EnvTracing,
+	EnvLogLevel, EnvLambdaLogLevel, EnvCacheTTL, EnvLockGroup, EnvAnswerMode, EnvDynamoDBEndpoint, EnvTracing,
 	EnvOTLPEndpoint, EnvOTLPTracesEndpoint, EnvOTLPProtocol, EnvOTLPTracesProtocol, EnvOTelServiceName,
 }
 
-// RequiredEnv lists the variables without a default.
-var RequiredEnv = []string{EnvLockTable, EnvCacheTable, EnvUpstreamURL, EnvServiceName, EnvMetricsNamespace}
+// RequiredEnv lists the variables without a default. CACHE_TABLE is
+// required too in the cache answer mode, the default.
+var RequiredEnv = []string{EnvLockTable, EnvUpstreamURL, EnvServiceName, EnvMetricsNamespace}
+
+// Answer modes, the values of ANSWER_MODE.
+const (
+	// AnswerCache: the holder stores the item in the cache table and the
+	// waiters read it there ([NewHandler]). The default.
+	AnswerCache = "cache"
+	// AnswerInline: no cache table; the holder's Response travels in the
+	// lock item ([NewInlineHandler]).
+	AnswerInline = "inline"
+)
 
 // Defaults of the optional settings.
 const (
@@ -67,6 +79,7 @@ type Config struct {
 	LogLevel         slog.Level
 	CacheTTL         time.Duration
 	LockGroup        string
+	AnswerMode       string // AnswerCache or AnswerInline
 	DynamoDBEndpoint string // empty: the regional AWS endpoint
 	// Tracing is TracingXRay, TracingOTel or TracingOff. Default: off
 	// with DynamoDBEndpoint (a local run), else xray.
@@ -91,6 +104,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		LogLevel:         defaultLogLevel,
 		CacheTTL:         defaultCacheTTL,
 		LockGroup:        defaultLockGroup,
+		AnswerMode:       AnswerCache,
 	}
 	if s := get(EnvUpstreamURL); s != "" {
 		u, err := parseHTTPURL(s)
@@ -131,6 +145,16 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		c.LockGroup = s
 	}
 	c.Tracing, errs = loadTracing(get, c.DynamoDBEndpoint != "", errs)
+	switch s := get(EnvAnswerMode); s {
+	case "", AnswerCache:
+		if c.CacheTable == "" {
+			errs = append(errs, fmt.Errorf("%s is required", EnvCacheTable))
+		}
+	case AnswerInline:
+		c.AnswerMode = AnswerInline
+	default:
+		errs = append(errs, fmt.Errorf("%s: %q is not %s or %s", EnvAnswerMode, s, AnswerCache, AnswerInline))
+	}
 	if len(errs) > 0 {
 		return Config{}, fmt.Errorf("lambda-fetch-cache: configuration: %w", errors.Join(errs...))
 	}

@@ -1,6 +1,7 @@
 package fetchcache
 
 import (
+	"cmp"
 	"log/slog"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("LoadConfig() = %v", err)
 	}
-	if c.CacheTTL != defaultCacheTTL || c.LockGroup != defaultLockGroup || c.LogLevel != slog.LevelInfo || c.DynamoDBEndpoint != "" {
+	if c.CacheTTL != defaultCacheTTL || c.LockGroup != defaultLockGroup || c.LogLevel != slog.LevelInfo || c.DynamoDBEndpoint != "" || c.AnswerMode != AnswerCache {
 		t.Errorf("LoadConfig() = %+v, want the defaults", c)
 	}
 	if c.UpstreamURL.String() != "https://api.example.com/v1/rates" {
@@ -68,6 +69,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"bad lambda level", EnvLambdaLogLevel, "x", "AWS_LAMBDA_LOG_LEVEL"},
 		{"bad endpoint", EnvDynamoDBEndpoint, "localhost:8000", "DYNAMODB_ENDPOINT"},
 		{"bad tracing", EnvTracing, "jaeger", "TRACING: \"jaeger\" is not one of xray, otel, off"},
+		{"bad answer mode", EnvAnswerMode, "item", `ANSWER_MODE: "item" is not cache or inline`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,6 +78,37 @@ func TestLoadConfigErrors(t *testing.T) {
 			_, err := LoadConfig(env(m))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("LoadConfig() = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadConfigAnswerMode(t *testing.T) {
+	tests := []struct {
+		name       string
+		mode       string
+		cacheTable string
+		want       string // "" when valid
+	}{
+		{"cache", "cache", "cache", ""},
+		{"cache by default", "", "cache", ""},
+		{"cache without a table", "cache", "", "CACHE_TABLE is required"},
+		{"inline", "inline", "", ""},
+		{"inline with a table", "inline", "cache", ""},
+		{"wrong case", "Inline", "", `"Inline" is not cache or inline`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := validEnv()
+			m[EnvAnswerMode], m[EnvCacheTable] = tt.mode, tt.cacheTable
+			c, err := LoadConfig(env(m))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("LoadConfig() = %v, want nil", err)
+			case tt.want == "" && c.AnswerMode != cmp.Or(tt.mode, AnswerCache):
+				t.Errorf("AnswerMode = %q, want %q", c.AnswerMode, cmp.Or(tt.mode, AnswerCache))
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("LoadConfig() = %v, want an error containing %q", err, tt.want)
 			}
 		})
 	}

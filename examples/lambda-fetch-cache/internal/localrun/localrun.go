@@ -46,6 +46,9 @@ type Options struct {
 	Upstream sandbox.UpstreamConfig
 	// LogLevel is the function's AWS_LAMBDA_LOG_LEVEL. Default ERROR.
 	LogLevel string
+	// AnswerMode is the function's ANSWER_MODE: fetchcache.AnswerCache
+	// (the default) or fetchcache.AnswerInline, which has no cache table.
+	AnswerMode string
 	// Output, when set, receives the sandboxes' stdout lines.
 	Output io.Writer
 	// Env is added to the function's environment ("NAME=value"); a later
@@ -59,7 +62,7 @@ type Run struct {
 	Dynamo     *sandbox.CountingProxy
 	Pool       *sandbox.Pool
 	LockTable  string
-	CacheTable string
+	CacheTable string // empty in the inline answer mode
 	opts       Options
 	pools      []*sandbox.Pool
 	procs      []*sandbox.Process
@@ -83,8 +86,14 @@ func Start(ctx context.Context, o Options) (r *Run, err error) {
 	if o.LogLevel == "" {
 		o.LogLevel = "ERROR"
 	}
+	if o.AnswerMode == "" {
+		o.AnswerMode = fetchcache.AnswerCache
+	}
 	suffix := randomSuffix()
-	r = &Run{opts: o, LockTable: "locks-" + suffix, CacheTable: "cache-" + suffix}
+	r = &Run{opts: o, LockTable: "locks-" + suffix}
+	if o.AnswerMode == fetchcache.AnswerCache {
+		r.CacheTable = "cache-" + suffix
+	}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -94,8 +103,10 @@ func Start(ctx context.Context, o Options) (r *Run, err error) {
 	if err := lockcore.CreateTable(ctx, client, r.LockTable); err != nil {
 		return nil, err
 	}
-	if err := fetchcache.CreateCacheTable(ctx, client, r.CacheTable); err != nil {
-		return nil, err
+	if r.CacheTable != "" {
+		if err := fetchcache.CreateCacheTable(ctx, client, r.CacheTable); err != nil {
+			return nil, err
+		}
 	}
 	if r.Dynamo, err = sandbox.StartCountingProxy(o.DynamoEndpoint); err != nil {
 		return nil, err
@@ -152,6 +163,7 @@ func (r *Run) Env() []string {
 	return append([]string{
 		fetchcache.EnvLockTable + "=" + r.LockTable,
 		fetchcache.EnvCacheTable + "=" + r.CacheTable,
+		fetchcache.EnvAnswerMode + "=" + r.opts.AnswerMode,
 		fetchcache.EnvUpstreamURL + "=" + r.Upstream.URL(),
 		fetchcache.EnvServiceName + "=lambda-fetch-cache",
 		fetchcache.EnvMetricsNamespace + "=herdlock-local",
