@@ -1,13 +1,9 @@
 // Package lockmw is the AWS Lambda handler middleware of herdlock: it lets
 // many concurrent invocations that need the same expensive, rate-limited
 // thing agree that exactly one of them fetches it, while the others wait and
-// then read what it stored.
+// then return what it got.
 //
-//	pair := func(ctx context.Context, e Event) (string, error) { return e.Pair, nil }
-//	h := lockmw.WrapHandlers(lockmw.Handlers[Event, Rate]{
-//		Fetch:      fetchAndStore,
-//		OnReleased: readStored,
-//	}, store, pair)
+//	h := lockmw.Wrap(fetchRate, store, func(ctx context.Context, e Event) (string, error) { return e.Pair, nil })
 //	lambda.Start(h)
 //
 // [Wrap] and [WrapHandlers] keep the handler shape of aws-lambda-go,
@@ -18,15 +14,18 @@
 // compile; everything else is an [Option]. Per invocation it builds one
 // [lockcore.Lock] and calls TryAcquireElseWaitForRelease:
 //
-//   - ACQUIRED: the handler fetches and stores, writing with the fence from
-//     [FromContext] so a late holder can never overwrite fresher data. Its
-//     context is the lock's holder context, cancelled with a cause when the
-//     lease is lost or the maximum hold is reached. The lock is released
-//     before the invocation returns: success when the handler returned a nil
-//     error, failure otherwise (and on panic, before the panic goes on).
-//   - RELEASED: another invocation published success; the read handler
-//     (Handlers.OnReleased) runs, or the main handler, which branches on
-//     FromContext(ctx).Outcome.
+//   - ACQUIRED: the handler fetches. Its context is the lock's holder
+//     context, cancelled with a cause when the lease is lost or the maximum
+//     hold is reached; a write to a store of its own carries the fence from
+//     [FromContext], so a late holder can never overwrite fresher data. The
+//     lock is released before the invocation returns: success when the
+//     handler returned a nil error, failure otherwise (and on panic, before
+//     the panic goes on).
+//   - RELEASED: another invocation published success. With no read handler
+//     the invocation returns the holder's result, which came inline, in the
+//     lock item, with the release (see [Handlers].OnReleased for the bounds
+//     and the cost); with Handlers.OnReleased, that runs and reads what the
+//     holder stored.
 //   - FAILED: an error matching [ErrLockFailed], or the Handlers.OnFailed
 //     fallback.
 //
