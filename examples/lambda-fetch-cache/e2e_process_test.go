@@ -75,7 +75,7 @@ func TestManyInvocationsPerProcess(t *testing.T) {
 	if got := r.Upstream.Requests(); got != 1 {
 		t.Errorf("upstream requests = %d, want 1", got)
 	}
-	checkOneFetch(t, resps, 1)
+	checkOneFetch(t, fetchcache.AnswerCache, resps, 1)
 	var coalesced int
 	for _, resp := range resps {
 		if resp.Outcome == "RELEASED" {

@@ -25,9 +25,10 @@ type rate struct {
 	Tags  []string
 }
 
-// herd runs n concurrent invocations of h on one key through store. The
-// holder's Fetch (fetch) waits until every other invocation has been
-// refused once, so all of them wait for its release.
+// herd runs n concurrent invocations of h on one key through store, each
+// making its own lock attempt as if in its own process (no in-process
+// coalescing). The holder's Fetch waits until every other invocation has
+// been refused once, so all of them wait for its release in the store.
 func herd[TOut any](t *testing.T, n int, mem lockcore.Store, hs lockmw.Handlers[event, TOut], opts ...lockmw.Option) ([]TOut, []error, int32) {
 	t.Helper()
 	ws := &watchStore{Store: mem, refused: make(chan struct{}, n)}
@@ -44,7 +45,7 @@ func herd[TOut any](t *testing.T, n int, mem lockcore.Store, hs lockmw.Handlers[
 		}
 		return fetch(ctx, e)
 	}
-	h, err := lockmw.NewHandlers(hs, ws, keyOf, append(options(), opts...)...)
+	h, err := lockmw.NewHandlers(hs, ws, keyOf, append(options(lockmw.WithCoalescing(false)), opts...)...)
 	if err != nil {
 		t.Fatalf("NewHandlers() = %v", err)
 	}
@@ -136,6 +137,40 @@ func (s *callCounter) Renew(ctx context.Context, req lockcore.RenewRequest) (loc
 func (s *callCounter) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
 	s.calls.Add(1)
 	return s.Store.Release(ctx, req)
+}
+
+// TestInlineAnswerCoalesced: invocations in one process that follow the
+// in-process leader get its inline answer too, with no request of their
+// own.
+func TestInlineAnswerCoalesced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 5
+		store := &callCounter{Store: lockcore.NewMemoryStore()}
+		proceed := make(chan struct{})
+		var fetches atomic.Int32
+		h := lockmw.Wrap(func(ctx context.Context, e event) (rate, error) {
+			fetches.Add(1)
+			<-proceed
+			return fetchRate(ctx, e)
+		}, store, keyOf, options()...)
+		outs := make([]rate, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		ctx, cancel := invocationContext(t.Context(), time.Minute, "req")
+		defer cancel()
+		wg.Go(func() { outs[0], errs[0] = h(ctx, event{Key: "EUR-USD"}) })
+		synctest.Wait() // the leader holds the lock
+		for i := 1; i < n; i++ {
+			wg.Go(func() { outs[i], errs[i] = h(ctx, event{Key: "EUR-USD"}) })
+		}
+		synctest.Wait() // the followers wait for it in the process
+		close(proceed)
+		wg.Wait()
+		checkSameAnswers(t, outs, errs, fetches.Load())
+		if got := store.calls.Load(); got != 2 {
+			t.Errorf("store requests = %d, want 2 (the leader's acquire and release)", got)
+		}
+	})
 }
 
 // TestInlineAnswerFreshSuccess: with WithFreshSuccess, an invocation that
