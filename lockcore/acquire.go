@@ -35,6 +35,48 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 	return ok, err
 }
 
+// settle resolves an acquire of req whose outcome is unknown (the store
+// failed with err): the write may have been applied with its response lost.
+// A consistent read, on a short budget of its own (see settleContext) that
+// neither ctx's end nor until cuts short, settles it. It returns the item when our write was
+// applied and we may still hold it. An applied write that we may not hold
+// (until has passed, or ctx ended) is freed with a release, and so is one
+// that stays unknown, so that no acquire is left held by nobody: the
+// release is conditioned on our revision and changes nothing when our
+// write was not applied.
+func (l *Lock) settle(ctx context.Context, req AcquireRequest, until time.Time, err error) (Item, error) {
+	rctx, cancel := l.settleContext(ctx)
+	defer cancel()
+	got, found, gerr := l.store.Get(rctx, l.key)
+	applied := gerr == nil && found && got.Revision == req.Revision
+	late := ctx.Err() != nil || (!until.IsZero() && !time.Now().Before(until))
+	if applied && !late {
+		return got, nil
+	}
+	if gerr != nil || applied {
+		free := ReleaseRequest{Key: l.key, Revision: req.Revision, NowMs: l.nowMs(), Result: Failure}
+		if applied {
+			// Freed, not failed: the episode stays as the item had it.
+			free.Failures, free.NotBeforeMs = got.Failures, got.NotBeforeMs
+			free.FailReason, free.FailRecentUntilMs = got.FailReason, got.FailRecentUntilMs
+		}
+		_, _ = l.store.Release(rctx, free)
+	}
+	l.logAt(slog.LevelWarn, "lock acquire failed", slog.Any("error", err))
+	return Item{}, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
+}
+
+// settleContext returns the context of settle: it survives ctx's
+// cancellation and the wait's end, and lasts max(poll interval, 1s), no
+// longer than a release may take (see releaseContext), but at least 100ms.
+func (l *Lock) settleContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	budget := min(max(l.o.pollInterval, time.Second), l.o.releaseTimeout)
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(dl))
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), max(budget, 100*time.Millisecond))
+}
+
 // attempt qualifies one conditional write of acquire.
 type attempt struct {
 	until    time.Time    // the store call ends then, when not zero
@@ -91,28 +133,9 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 		if errors.As(err, &ce) {
 			return false, ce.Current, nil
 		}
-		// The write may have been applied with its response lost: a
-		// consistent read settles it, even if ctx has just ended, but not
-		// past until.
-		resolveBy := time.Now().Add(max(l.o.pollInterval, time.Second))
-		if !until.IsZero() {
-			resolveBy = minTime(resolveBy, until)
+		if it, err = l.settle(ctx, req, until, err); err != nil {
+			return false, nil, err
 		}
-		rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), resolveBy)
-		defer cancel()
-		got, found, gerr := l.store.Get(rctx, l.key)
-		if gerr != nil || !found || got.Revision != req.Revision {
-			if gerr != nil {
-				// Still unknown: free a ghost hold of ours, if there is
-				// one, so waiters need not wait out its lease. The
-				// release is conditioned on our revision, so it changes
-				// nothing when our write was not applied.
-				_, _ = l.store.Release(rctx, ReleaseRequest{Key: l.key, Revision: req.Revision, NowMs: l.nowMs(), Result: Failure})
-			}
-			l.logAt(slog.LevelWarn, "lock acquire failed", slog.Any("error", err))
-			return false, nil, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
-		}
-		it = got
 	}
 	if it.Revision != req.Revision {
 		return false, &it, nil

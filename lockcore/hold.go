@@ -19,6 +19,7 @@ type hold struct {
 	attempt  int64     // this hold's attempt number in its failure episode, from 1
 	start    time.Time // monotonic: when the acquire was sent
 	deadline time.Time // monotonic: the hard maximum, less ρ·maxHold so a slow clock still stops before expiresAt
+	expMs    int64     // wall clock: the stored hard maximum (ExpiresAtMs), which no renewal's lease may pass
 
 	parent context.Context // the context given to Acquire
 	ctx    context.Context // the holder's context
@@ -36,16 +37,15 @@ type hold struct {
 
 	mu         sync.Mutex // guards the fields below
 	ended      error      // why the lock ended the hold by itself, before Release
-	validUntil time.Time  // monotonic: send time of the last applied renewal + lease - margin
+	validUntil time.Time  // monotonic: min(send time of the last applied renewal + lease - margin, deadline)
 	renewOn    bool
-	timeoutOn  bool
 	renewals   int
 }
 
 func (h *hold) valid(now time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return now.Before(h.validUntil) && now.Before(h.deadline)
+	return now.Before(h.validUntil)
 }
 
 // end records the first reason the hold ended without a Release call.
@@ -88,8 +88,11 @@ func (h *hold) wake() {
 	}
 }
 
-// extend moves validity to sent+lease-margin if that is later.
+// extend moves validity to until, capped at the hard maximum, if that is
+// later: whatever renewals succeed, the holder never outlasts the
+// ExpiresAtMs the item shows others.
 func (h *hold) extend(until time.Time) {
+	until = minTime(until, h.deadline)
 	h.mu.Lock()
 	if until.After(h.validUntil) {
 		h.validUntil = until
@@ -109,22 +112,23 @@ func (h *hold) stopKeeper() {
 // starts its keeper.
 func (l *Lock) begin(ctx context.Context, it Item, sent time.Time, maxHold time.Duration, tookOver bool) *hold {
 	hctx, cancel := context.WithCancelCause(ctx)
+	deadline := sent.Add(maxHold - time.Duration(float64(maxHold)*l.o.drift))
 	h := &hold{
 		revision:   it.Revision,
 		fence:      it.Fence,
 		tookOver:   tookOver,
 		attempt:    episodeAttempt(it),
 		start:      sent,
-		deadline:   sent.Add(maxHold - time.Duration(float64(maxHold)*l.o.drift)),
+		deadline:   deadline,
+		expMs:      it.ExpiresAtMs,
 		parent:     ctx,
 		ctx:        hctx,
 		cancel:     cancel,
 		stop:       make(chan struct{}),
 		poke:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
-		validUntil: sent.Add(l.o.lease - l.validityMargin()),
+		validUntil: minTime(sent.Add(l.o.lease-l.validityMargin()), deadline),
 		renewOn:    true,
-		timeoutOn:  true,
 	}
 	l.mu.Lock()
 	l.hold, l.last = h, h
@@ -143,10 +147,11 @@ func episodeAttempt(it Item) int64 {
 	return 1
 }
 
-// keep is the keeper goroutine of h. It renews every renewInterval, cancels
-// the holder's context when validity or the hard maximum runs out (whatever
-// the network says), and releases the lock when it ends that way or when the
-// context given to Acquire ends.
+// keep is the keeper goroutine of h. It renews every renewInterval while a
+// renewal can still extend the hold's validity, cancels the holder's
+// context when validity (which never passes the hard maximum) runs out,
+// whatever the network says, and releases the lock when it ends that way
+// or when the context given to Acquire ends.
 func (l *Lock) keep(h *hold) {
 	defer close(h.done)
 	interval := l.renewInterval()
@@ -155,49 +160,26 @@ func (l *Lock) keep(h *hold) {
 	for {
 		now := time.Now()
 		h.mu.Lock()
-		validUntil, renewOn, timeoutOn := h.validUntil, h.renewOn, h.timeoutOn
+		validUntil, renewOn := h.validUntil, h.renewOn
 		h.mu.Unlock()
 
-		if timeoutOn && !now.Before(h.deadline) {
-			l.count(MetricLockTimeout, 1)
-			l.logAt(slog.LevelWarn, "lock maximum hold reached", slog.Int64("fence", h.fence))
-			l.abandon(h, ErrMaxHoldReached)
-			return
-		}
 		if !now.Before(validUntil) {
-			l.count(MetricLeaseLost, 1)
-			l.logAt(slog.LevelWarn, "lock lease ran out before a renewal succeeded", slog.Int64("fence", h.fence))
-			l.abandon(h, ErrLeaseLost)
+			l.expire(h, now)
 			return
 		}
+		// A renewal extends validity to at most the hard maximum: once
+		// validity reaches it, renewing would only write to the item.
+		renewOn = renewOn && validUntil.Before(h.deadline)
 		if renewOn && !now.Before(renewAt) {
-			sent := time.Now()
-			err := l.renew(h, validUntil)
-			took := time.Since(sent)
-			if took > interval {
-				l.count(MetricLongRenewalCall, 1)
-				l.logAt(slog.LevelWarn, "lock renewal took longer than the renewal interval",
-					slog.Duration("took", took), slog.Duration("interval", interval))
-			}
-			switch {
-			case err == nil:
-				renewAt = sent.Add(interval)
-			case errors.Is(err, ErrLeaseLost):
-				return // renew dropped the hold and counted it
-			case h.ctx.Err() != nil && errors.Is(context.Cause(h.ctx), ErrReleased):
+			next, stop := l.renewTurn(h, validUntil, interval)
+			if stop {
 				return
-			default:
-				l.logAt(slog.LevelWarn, "lock renewal failed, retrying", slog.Any("error", err))
-				// Retry soon, but leave validity to the timer below.
-				renewAt = time.Now().Add(min(interval, max(l.o.renewFloor/4, 10*time.Millisecond)))
 			}
+			renewAt = next
 			continue
 		}
 
 		wakeAt := validUntil
-		if timeoutOn && h.deadline.Before(wakeAt) {
-			wakeAt = h.deadline
-		}
 		if renewOn && renewAt.Before(wakeAt) {
 			wakeAt = renewAt
 		}
@@ -217,6 +199,44 @@ func (l *Lock) keep(h *hold) {
 		case <-h.poke:
 		case <-timer.C:
 		}
+	}
+}
+
+// expire ends h when its validity ran out at now: at the hard maximum, or
+// earlier because no renewal succeeded in time.
+func (l *Lock) expire(h *hold, now time.Time) {
+	if !now.Before(h.deadline) {
+		l.count(MetricLockTimeout, 1)
+		l.logAt(slog.LevelWarn, "lock maximum hold reached", slog.Int64("fence", h.fence))
+		l.abandon(h, ErrMaxHoldReached)
+		return
+	}
+	l.count(MetricLeaseLost, 1)
+	l.logAt(slog.LevelWarn, "lock lease ran out before a renewal succeeded", slog.Int64("fence", h.fence))
+	l.abandon(h, ErrLeaseLost)
+}
+
+// renewTurn makes one renewal of the keeper and returns when the next one
+// is due, or stop when the hold ended.
+func (l *Lock) renewTurn(h *hold, validUntil time.Time, interval time.Duration) (next time.Time, stop bool) {
+	sent := time.Now()
+	err := l.renew(h, validUntil)
+	if took := time.Since(sent); took > interval {
+		l.count(MetricLongRenewalCall, 1)
+		l.logAt(slog.LevelWarn, "lock renewal took longer than the renewal interval",
+			slog.Duration("took", took), slog.Duration("interval", interval))
+	}
+	switch {
+	case err == nil:
+		return sent.Add(interval), false
+	case errors.Is(err, ErrLeaseLost):
+		return time.Time{}, true // renew dropped the hold and counted it
+	case h.ctx.Err() != nil && errors.Is(context.Cause(h.ctx), ErrReleased):
+		return time.Time{}, true
+	default:
+		l.logAt(slog.LevelWarn, "lock renewal failed, retrying", slog.Any("error", err))
+		// Retry soon, but leave validity to the timer.
+		return time.Now().Add(min(interval, max(l.o.renewFloor/4, 10*time.Millisecond))), false
 	}
 }
 
@@ -264,9 +284,10 @@ func (l *Lock) renew(h *hold, validUntil time.Time) error {
 }
 
 func (l *Lock) renewWith(ctx context.Context, h *hold) error {
-	now := l.o.clock.Now()
-	nowMs := now.UnixMilli()
-	leaseUntil := min(nowMs+l.o.lease.Milliseconds(), nowMs+time.Until(h.deadline).Milliseconds())
+	nowMs := l.nowMs()
+	// The lease never ends past the stored hard maximum, so the item never
+	// tells others the holder is valid longer than it is.
+	leaseUntil := min(nowMs+l.o.lease.Milliseconds(), h.expMs)
 	sent := time.Now()
 	_, err := l.store.Renew(ctx, RenewRequest{Key: l.key, Revision: h.revision, NowMs: nowMs, LeaseUntilMs: leaseUntil})
 	if err == nil {
@@ -277,12 +298,6 @@ func (l *Lock) renewWith(ctx context.Context, h *hold) error {
 	if errors.As(err, &ce) {
 		if ce.Current != nil && ce.Current.Revision == h.revision && ce.Current.Released {
 			return fmt.Errorf("lockcore: renew: %w", ErrReleased)
-		}
-		if ce.Current != nil && ce.Current.Revision == h.revision {
-			// Still ours, but the stored lease ends later than this one
-			// would (our wall clock stepped back): not extended, not lost.
-			return fmt.Errorf("lockcore: renew: not extended: stored lease ends at %d, later than %d: %w",
-				ce.Current.LeaseUntilMs, leaseUntil, err)
 		}
 		l.count(MetricLeaseLost, 1)
 		l.logAt(slog.LevelWarn, "lock taken by another holder", slog.Int64("fence", h.fence))

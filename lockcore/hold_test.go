@@ -171,21 +171,6 @@ func TestMaximumHold(t *testing.T) {
 	}
 }
 
-func TestCancelTimeoutKeepsHolding(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		store := lockcore.NewMemoryStore()
-		l := newLock(t, store, "a", lockcore.WithMaxHold(3*time.Second), lockcore.WithLease(time.Second))
-		mustAcquire(t, l)
-		l.CancelTimeout()
-		time.Sleep(10 * time.Second)
-		synctest.Wait()
-		if !l.HasLock() || l.Context().Err() != nil {
-			t.Errorf("after CancelTimeout and 10s: HasLock %v ctx %v, want held", l.HasLock(), l.Context().Err())
-		}
-		mustRelease(t, l, lockcore.Success, "")
-	})
-}
-
 func TestCancelAllLetsTheLeaseLapse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := lockcore.NewMemoryStore()

@@ -189,13 +189,15 @@ func (l *Lock) Context() context.Context {
 	return h.ctx
 }
 
-// CancelTimeout stops the maximum-hold timer without releasing the lock.
-// Lease validity is still enforced.
-func (l *Lock) CancelTimeout() {
-	if h := l.current(); h != nil {
-		h.setFlags(func(h *hold) { h.timeoutOn = false })
-	}
-}
+// CancelTimeout does nothing. It once stopped the maximum-hold timer, but a
+// holder past the hard maximum is one that others may take over (the item
+// tells them the hold ended at ExpiresAtMs), so the holder's validity now
+// ends at the hard maximum whatever is cancelled, and its context is
+// cancelled with [ErrMaxHoldReached] then.
+//
+// Deprecated: the hard maximum cannot be lifted; choose it with
+// [WithMaxHold] and Params.RemainingTime.
+func (l *Lock) CancelTimeout() {}
 
 // CancelAutoRenewal stops renewing without releasing the lock. The holder's
 // context is still cancelled when the lease it has runs out.
@@ -205,12 +207,9 @@ func (l *Lock) CancelAutoRenewal() {
 	}
 }
 
-// CancelAll stops both the maximum-hold timer and auto-renewal.
-func (l *Lock) CancelAll() {
-	if h := l.current(); h != nil {
-		h.setFlags(func(h *hold) { h.timeoutOn, h.renewOn = false, false })
-	}
-}
+// CancelAll stops auto-renewal (see [Lock.CancelAutoRenewal]); the hard
+// maximum, as for [Lock.CancelTimeout], still holds.
+func (l *Lock) CancelAll() { l.CancelAutoRenewal() }
 
 // TriggerAbort cancels the holder's context with [ErrAborted]. It does not
 // release the lock: call Release for that.

@@ -68,6 +68,12 @@ type WaitResult struct {
 //     Params.RemainingTime, ctx ended, or the store failed. err says which:
 //     it matches [ErrWaitTimeout], ctx's cause, or is an *[AcquireError].
 //
+// An acquire whose answer does not come by the limit may still have been
+// applied: it is settled (a consistent read, and a release when it was
+// applied) on a budget of its own of up to a second, within ctx's deadline,
+// so that no applied acquire is left held by nobody; the call may return
+// that much after the limit.
+//
 // An abandoned lock is never reported as Released: waiters race one
 // conditional write and exactly one of them acquires it. Waiters read with
 // strongly consistent reads every poll interval (±20% jitter); nothing about
