@@ -1,0 +1,150 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/truora/minidyn/server"
+
+	"github.com/herdlock/herdlock/internal/allold"
+	"github.com/herdlock/herdlock/internal/dynalite"
+	"github.com/herdlock/herdlock/internal/dynalite/dynalitetest"
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// conditionCounter wraps a DynamoAPI and counts failed conditions that came
+// with the item (ALL_OLD) and without one.
+type conditionCounter struct {
+	lockcore.DynamoAPI
+	withItem, withoutItem atomic.Int64
+}
+
+func (c *conditionCounter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	out, err := c.DynamoAPI.UpdateItem(ctx, in, optFns...)
+	if ccf := (*types.ConditionalCheckFailedException)(nil); errors.As(err, &ccf) {
+		if len(ccf.Item) > 0 {
+			c.withItem.Add(1)
+		} else {
+			c.withoutItem.Add(1)
+		}
+	}
+	return out, err
+}
+
+// dynamoStore returns a DynamoStore on a new table through client, and the
+// counter of its failed conditions.
+func dynamoStore(t *testing.T, client *dynamodb.Client) (*lockcore.DynamoStore, *conditionCounter) {
+	t.Helper()
+	if err := lockcore.CreateTable(t.Context(), client, "diff"); err != nil {
+		t.Fatalf("CreateTable() = %v", err)
+	}
+	counter := &conditionCounter{DynamoAPI: client}
+	s, err := lockcore.NewDynamoStore(counter, "diff")
+	if err != nil {
+		t.Fatalf("NewDynamoStore() = %v", err)
+	}
+	return s, counter
+}
+
+func TestDiffMinidyn(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(server.NewServer())
+	t.Cleanup(srv.Close)
+	client := dynalite.NewClient(srv.URL, func(o *dynamodb.Options) {
+		// minidyn sends no X-Amz-Crc32.
+		o.DisableValidateResponseChecksum = true
+	})
+	s, counter := dynamoStore(t, client)
+	t.Run("cases", func(t *testing.T) { runCases(t, s, MinidynModel()) })
+	rep := Diff(t, lockcore.NewMemoryStore(), s, diffOptions(MinidynModel()))
+	reproduce(t, rep)
+	if counter.withItem.Load() == 0 {
+		t.Errorf("failed conditions with the item = 0, want some (minidyn returns ALL_OLD)")
+	}
+}
+
+// TestDiffDynalite runs against dynalite behind the ALL_OLD-filling proxy,
+// so every failed condition on an existing item carries the item, as on
+// DynamoDB, and DynamoStore's GetItem fallback is not what is compared.
+func TestDiffDynalite(t *testing.T) {
+	t.Parallel()
+	srv := dynalitetest.Start(t)
+	p, err := allold.New(srv.Endpoint(), nil)
+	if err != nil {
+		t.Fatalf("allold.New() = %v", err)
+	}
+	front := httptest.NewServer(p)
+	t.Cleanup(front.Close)
+	s, counter := dynamoStore(t, dynalite.NewClient(front.URL))
+	t.Run("cases", func(t *testing.T) { runCases(t, s, ExactModel()) })
+	rep := Diff(t, lockcore.NewMemoryStore(), s, diffOptions(ExactModel()))
+	reproduce(t, rep)
+	with, without := counter.withItem.Load(), counter.withoutItem.Load()
+	t.Logf("failed conditions: %d with the item (%d filled by the proxy), %d without (absent items)", with, p.Filled(), without)
+	if with == 0 || p.Filled() != with {
+		t.Errorf("failed conditions with the item = %d, filled by the proxy = %d; want equal and not 0", with, p.Filled())
+	}
+	if rep.Coverage["renew/absent"]+rep.Coverage["release/refused-revision"] > 0 && without == 0 && rep.Failure == nil {
+		t.Errorf("failed conditions without an item = 0, want some (renewals of absent keys)")
+	}
+}
+
+// Fixed sequences that once showed a difference between the stores.
+var diffCases = []struct {
+	name string
+	ops  []op
+}{
+	// A fresh success must keep every branch of Acquire's condition from
+	// admitting a newcomer: here the wall-clock branch, the lease having
+	// lapsed long before the release.
+	{"FreshSuccessWallClock", []op{
+		acquireOp(lockcore.AcquireRequest{Revision: "a", NowMs: baseMs, Lease: lease, LeaseUntilMs: baseMs + 1_000, ExpiresAtMs: baseMs + 2_000}),
+		releaseOp("a", baseMs+5_000, lockcore.Success),
+		acquireOp(lockcore.AcquireRequest{Revision: "b", NowMs: baseMs + 10_000, Lease: lease, LeaseUntilMs: baseMs + 20_000, ExpiresAtMs: baseMs + 70_000,
+			UseWallClock: true, ClockAllowance: allowance, FreshSuccessSinceMs: baseMs + 4_000}),
+	}},
+	// ... and the clock-free branch: the observed revision and beat are
+	// unchanged, because the holder released instead of renewing.
+	{"FreshSuccessObserved", []op{
+		acquireOp(lockcore.AcquireRequest{Revision: "a", NowMs: baseMs, Lease: lease, LeaseUntilMs: baseMs + 10_000, ExpiresAtMs: baseMs + 60_000}),
+		releaseOp("a", baseMs+5_000, lockcore.Success),
+		acquireOp(lockcore.AcquireRequest{Revision: "b", NowMs: baseMs + 6_000, Lease: lease, LeaseUntilMs: baseMs + 16_000, ExpiresAtMs: baseMs + 66_000,
+			Observed: &lockcore.Observation{Revision: "a", Beat: 0}, FreshSuccessSinceMs: baseMs + 4_000}),
+	}},
+}
+
+func acquireOp(r lockcore.AcquireRequest) op {
+	r.Owner, r.RecordAccount = "owner-"+r.Revision, account
+	return op{kind: opAcquire, acquire: r}
+}
+
+func releaseOp(rev string, nowMs int64, res lockcore.Result) op {
+	return op{kind: opRelease, release: lockcore.ReleaseRequest{Revision: rev, NowMs: nowMs, Result: res, ResultRef: "ref-" + rev}}
+}
+
+// runCases replays every fixed case on sut against a MemoryStore and fails
+// t at the first step whose answers differ.
+func runCases(t *testing.T, sut lockcore.Store, m ServerModel) {
+	t.Helper()
+	for _, tt := range diffCases {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &runner{ref: lockcore.NewMemoryStore(), sut: sut, opts: DiffOptions{Model: m}.withDefaults(), prefix: "case-" + randomHex(6)}
+			s := r.newStepper(0)
+			for i, o := range tt.ops {
+				ref, got, diffs, err := s.step(t.Context(), o)
+				if err != nil {
+					t.Fatalf("step %d: %v", i+1, err)
+				}
+				if len(diffs) > 0 {
+					t.Fatalf("step %d %s:\nreference: %s\nstore under test: %s\n  %s", i+1, o, ref, got, strings.Join(diffs, "\n  "))
+				}
+			}
+		})
+	}
+}
