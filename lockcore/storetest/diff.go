@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,6 +59,7 @@ type DiffReport struct {
 	Seed     uint64
 	Steps    int            // store calls made on each store, before any shrinking
 	Coverage map[string]int // steps by what the reference did (see categories)
+	Modelled int            // steps whose expected answer the server model changed
 	Failure  *DiffFailure   // nil when the stores agreed at every step
 }
 
@@ -108,8 +110,8 @@ func Diff(t *testing.T, ref, sut lockcore.Store, opts DiffOptions) *DiffReport {
 	if err != nil {
 		t.Fatalf("RunDiff() = %v", err)
 	}
-	t.Logf("differential run against %s: seed %d, %d steps, %s; coverage %v",
-		opts.Model.Name(), rep.Seed, rep.Steps, time.Since(start).Round(time.Millisecond), rep.Coverage)
+	t.Logf("differential run against %s: seed %d, %d steps, %s; %d steps expected as the model says; coverage %v",
+		opts.Model.Name(), rep.Seed, rep.Steps, time.Since(start).Round(time.Millisecond), rep.Modelled, rep.Coverage)
 	if rep.Failure != nil {
 		t.Errorf("stores disagree (seed %d, %d steps, model %s); %s", rep.Seed, rep.Steps, opts.Model.Name(), rep.Failure)
 		return rep
@@ -146,6 +148,7 @@ func RunDiff(ctx context.Context, ref, sut lockcore.Store, opts DiffOptions) (*D
 			return nil, res.err
 		}
 		rep.Steps += len(res.ops)
+		rep.Modelled += res.modelled
 		for c, n := range res.coverage {
 			rep.Coverage[c] += n
 		}
@@ -166,10 +169,11 @@ func RunDiff(ctx context.Context, ref, sut lockcore.Store, opts DiffOptions) (*D
 // categories are the kinds of step a run of a few thousand steps must
 // contain, named by what the reference did.
 var categories = []string{
-	"acquire/absent", "acquire/released", "acquire/wall-clock", "acquire/observed", "acquire/own-write",
-	"acquire/refused-fresh-success", "acquire/refused-held",
-	"renew/ok", "renew/kept-later-lease", "renew/refused-revision", "renew/refused-released", "renew/absent",
-	"release/ok", "release/retried", "release/refused-result", "release/refused-revision",
+	"acquire/absent", "acquire/released", "acquire/after-failure", "acquire/wall-clock", "acquire/observed",
+	"acquire/own-write", "acquire/refused-fresh-success", "acquire/refused-held-back-failure", "acquire/refused-held",
+	"renew/ok", "renew/beat-only", "renew/refused-revision", "renew/refused-released", "renew/absent",
+	"release/success", "release/answer", "release/failure", "release/retried", "release/own-publication",
+	"release/refused-result", "release/refused-revision",
 	"get/found", "get/absent", "invalid",
 }
 
@@ -192,6 +196,8 @@ type runner struct {
 
 	mu      sync.Mutex // guards attempt
 	attempt int        // key namespaces handed out
+
+	failed atomic.Bool // a lane has found a difference: the others stop
 }
 
 // laneResult is one lane's generated sequence: ops up to and including the
@@ -201,6 +207,7 @@ type laneResult struct {
 	ops      []op
 	failAt   int
 	coverage map[string]int
+	modelled int
 	err      error
 }
 
@@ -229,38 +236,55 @@ func (r *runner) newStepper(lane int) *stepper {
 // step applies o to the reference and then to the store under test, and
 // returns both answers and their differences.
 func (s *stepper) step(ctx context.Context, o op) (ref, got outcome, diffs []string, err error) {
+	ref, got, _, diffs, err = s.stepModelled(ctx, o)
+	return ref, got, diffs, err
+}
+
+// stepModelled is step that also reports whether the server model changed
+// the expected answer.
+func (s *stepper) stepModelled(ctx context.Context, o op) (ref, got outcome, modelled bool, diffs []string, err error) {
 	k := lockcore.Key{Group: s.group, ID: fmt.Sprintf("k%d", o.key)}
 	ref = o.apply(ctx, s.r.ref, k)
 	got = o.apply(ctx, s.r.sut, k)
 	if err := ctx.Err(); err != nil {
-		return ref, got, nil, fmt.Errorf("storetest: differential run: %w", context.Cause(ctx))
+		return ref, got, false, nil, fmt.Errorf("storetest: differential run: %w", context.Cause(ctx))
 	}
 	prev := s.prev[o.key]
 	want := s.model.expect(o, prev, ref)
 	if ref.class != classError && ref.item != nil {
 		s.prev[o.key] = ref.item
 	}
-	return ref, got, differences(got, want), nil
+	modelled = len(differences(want, ref)) > 0
+	return ref, got, modelled, differences(got, want), nil
 }
 
 // generate draws and applies up to n steps of one lane, stopping at the
-// first disagreement.
+// first disagreement, or when another lane has found one (the run is
+// reported from the first lane to fail; each lane's sequence depends on the
+// seed alone, so the seed reproduces it).
 func (r *runner) generate(ctx context.Context, lane, n int) laneResult {
 	res := laneResult{lane: lane, failAt: -1, coverage: make(map[string]int)}
 	g := newGenerator(r.opts.Seed, lane, r.opts.Keys)
 	s := r.newStepper(lane)
 	for i := range n {
+		if r.failed.Load() {
+			return res
+		}
 		o := g.next()
 		prev := s.prev[o.key]
-		ref, _, diffs, err := s.step(ctx, o)
+		ref, _, modelled, diffs, err := s.stepModelled(ctx, o)
 		if err != nil {
 			res.err = err
 			return res
 		}
 		res.ops = append(res.ops, o)
 		res.coverage[category(o, prev, ref)]++
+		if modelled {
+			res.modelled++
+		}
 		if len(diffs) > 0 {
 			res.failAt = i
+			r.failed.Store(true)
 			return res
 		}
 		g.observe(o, ref)
@@ -299,6 +323,8 @@ func category(o op, prev *lockcore.Item, ref outcome) string {
 			return "acquire/absent"
 		case ok && !acquireApplied(prev, ref):
 			return "acquire/own-write"
+		case ok && prev.Released && prev.Result == lockcore.Failure && r.MaxAttempts > 0:
+			return "acquire/after-failure"
 		case ok && prev.Released:
 			return "acquire/released"
 		case ok && r.UseWallClock && (prev.ExpiresAtMs < limit || prev.LeaseUntilMs < limit):
@@ -307,13 +333,16 @@ func category(o op, prev *lockcore.Item, ref outcome) string {
 			return "acquire/observed"
 		case prev.Released && prev.Result == lockcore.Success && r.FreshSuccessSinceMs != 0 && prev.ReleasedAtMs >= r.FreshSuccessSinceMs:
 			return "acquire/refused-fresh-success"
+		case prev.Released && prev.Result == lockcore.Failure && r.MaxAttempts > 0 && prev.FailRecentUntilMs > r.NowMs &&
+			(prev.NotBeforeMs > r.NowMs || prev.Failures >= r.MaxAttempts):
+			return "acquire/refused-held-back-failure"
 		default:
 			return "acquire/refused-held"
 		}
 	case opRenew:
 		switch {
-		case ok && prev.LeaseUntilMs > o.renew.LeaseUntilMs:
-			return "renew/kept-later-lease"
+		case ok && o.renew.LeaseUntilMs < prev.LeaseUntilMs:
+			return "renew/beat-only"
 		case ok:
 			return "renew/ok"
 		case prev == nil:
@@ -324,12 +353,19 @@ func category(o op, prev *lockcore.Item, ref outcome) string {
 			return "renew/refused-released"
 		}
 	case opRelease:
+		r := o.release
 		switch {
+		case ok && prev.Revision != r.Revision:
+			return "release/own-publication"
 		case ok && prev.Released:
 			return "release/retried"
+		case ok && r.Result == lockcore.Failure:
+			return "release/failure"
+		case ok && len(r.Answer) > 0:
+			return "release/answer"
 		case ok:
-			return "release/ok"
-		case prev != nil && prev.Revision == o.release.Revision:
+			return "release/success"
+		case prev != nil && prev.Revision == r.Revision:
 			return "release/refused-result"
 		default:
 			return "release/refused-revision"

@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
@@ -90,17 +91,20 @@ func (g *generator) next() op {
 	k := g.slots[slot]
 	o := op{key: k}
 	switch n := g.rng.IntN(100); {
-	case n < 38:
+	case n < 40:
 		o.kind, o.acquire = opAcquire, g.acquire(k)
-	case n < 60:
+	case n < 62:
 		o.kind, o.renew = opRenew, g.renew(k)
 	case n < 90:
 		o.kind, o.release = opRelease, g.release(k)
 	default:
 		o.kind = opGet
 	}
-	if g.chance(0.01) {
-		g.invalidate(&o)
+	if g.chance(0.015) && g.invalidate(&o) {
+		// An item over the size limit is the key's last step: servers
+		// without the limit store it, and the run goes on without it.
+		g.slots[slot] = len(g.keys)
+		g.keys = append(g.keys, keyState{})
 	}
 	return o
 }
@@ -172,14 +176,29 @@ func (g *generator) acquire(k int) lockcore.AcquireRequest {
 		Owner:         "owner-" + rev,
 		Revision:      rev,
 		Lease:         lease,
-		RecordAccount: pick(g, account, "act:210987654321/app:9"),
+		RecordAccount: pick(g, account, account, "act:210987654321/app:9", ""),
+	}
+	if g.chance(0.05) {
+		r.Owner = "" // DynamoDB stores empty strings outside keys
 	}
 	if g.chance(0.5) {
 		r.UseWallClock = true
 		r.ClockAllowance = pick(g, allowances...)
 	}
 	r.NowMs = g.now()
-	if cur != nil && r.UseWallClock && g.chance(0.6) {
+	if g.chance(0.5) {
+		r.MaxAttempts = pick[int64](g, 1, 2, 3)
+	}
+	switch {
+	case cur != nil && cur.Released && cur.Result == lockcore.Failure && r.MaxAttempts > 0 && g.chance(0.6):
+		// The held-back guard compares now with the failure's
+		// not-before and recent-until times: aim at either.
+		end := cur.FailRecentUntilMs
+		if cur.NotBeforeMs != 0 && g.chance(0.5) {
+			end = cur.NotBeforeMs
+		}
+		r.NowMs = g.near(end, 2_000)
+	case cur != nil && r.UseWallClock && g.chance(0.6):
 		// The wall-clock branch admits when an end is below now - allowance:
 		// aim at either end, one millisecond either side.
 		end := cur.LeaseUntilMs
@@ -212,12 +231,14 @@ func (g *generator) observation(k int) *lockcore.Observation {
 		return &lockcore.Observation{Revision: g.otherRev(k), Beat: g.rng.Int64N(3)}
 	}
 	o := &lockcore.Observation{Revision: cur.Revision, Beat: cur.Beat}
-	switch n := g.rng.IntN(10); {
-	case n < 5:
-	case n < 8:
+	switch n := g.rng.IntN(20); {
+	case n < 10:
+	case n < 16:
 		o.Beat += pick[int64](g, -1, 1)
-	default:
+	case n < 19:
 		o.Revision = g.otherRev(k)
+	default:
+		o.Revision = ""
 	}
 	return o
 }
@@ -251,28 +272,92 @@ func (g *generator) renew(k int) lockcore.RenewRequest {
 func (g *generator) release(k int) lockcore.ReleaseRequest {
 	r := lockcore.ReleaseRequest{Revision: g.holderRev(k), NowMs: g.now()}
 	r.Result = pick(g, lockcore.Success, lockcore.Success, lockcore.Failure)
-	if cur := g.keys[k].item; cur != nil && cur.Released && g.chance(0.5) {
+	cur := g.keys[k].item
+	switch {
+	case cur != nil && cur.Released && g.chance(0.5):
 		r.Result = cur.Result // the SDK's retry of an applied release
+	case cur != nil && cur.PrevRevision != "" && g.chance(0.1):
+		// The retry of a release that was applied before a newcomer
+		// acquired (or, with the other result, one that was not).
+		r.Revision, r.Result = cur.PrevRevision, cur.PrevResult
+		if r.Result == "" || g.chance(0.2) {
+			r.Result = pick(g, lockcore.Success, lockcore.Failure)
+		}
 	}
 	if g.chance(0.9) {
 		r.ResultRef = "ref-" + r.Revision
 	}
+	if r.Result == lockcore.Success {
+		if g.chance(0.5) {
+			r.Answer = g.bytes(pick(g, 0, 1, 16, 700))
+		}
+		return r
+	}
+	r.Failures = g.rng.Int64N(4)
+	if cur != nil && g.chance(0.5) {
+		r.Failures = cur.Failures + 1
+	}
+	if g.chance(0.5) {
+		r.NotBeforeMs = r.NowMs + pick[int64](g, 0, 1, 500, 2_000, 10_000)
+	}
+	r.FailReason = pick(g, "unspecified", "handler_error", "upstream_429", "lease_lost", "")
+	r.FailRecentUntilMs = max(r.NotBeforeMs, r.NowMs) + pick(g, leases...).Milliseconds()
+	if g.chance(0.1) {
+		r.FailRecentUntilMs = r.NowMs - g.rng.Int64N(1_000) // a window already over
+	}
 	return r
 }
 
-// invalidate makes o a request every store must refuse before any
-// condition: an empty revision, or a release with an unknown result.
-func (g *generator) invalidate(o *op) {
+// bytes returns n random bytes.
+func (g *generator) bytes(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(g.rng.Uint32())
+	}
+	return b
+}
+
+// invalidate makes o a request every store must refuse, before any
+// condition or with DynamoDB's validation error: an empty revision, a
+// string that is not UTF-8, a release with an unknown result, an answer
+// with a failure or over the limit, an item over DynamoDB's size limit. It
+// reports whether o is the last (the item would be too large).
+func (g *generator) invalidate(o *op) (oversized bool) {
+	const notUTF8 = "bad\xff"
 	switch o.kind {
 	case opAcquire:
-		o.acquire.Revision = ""
+		switch g.rng.IntN(3) {
+		case 0:
+			o.acquire.Revision = ""
+		case 1:
+			o.acquire.Owner = notUTF8
+		default:
+			o.acquire.RecordAccount = notUTF8
+		}
 	case opRenew:
 		o.renew.Revision = ""
 	case opRelease:
-		if g.chance(0.5) {
-			o.release.Revision = ""
-		} else {
-			o.release.Result = "maybe"
+		r := &o.release
+		switch g.rng.IntN(7) {
+		case 0:
+			r.Revision = ""
+		case 1:
+			r.Result = "maybe"
+		case 2:
+			r.ResultRef = notUTF8
+		case 3:
+			r.Result, r.FailReason = lockcore.Failure, notUTF8
+		case 4:
+			r.Result, r.Answer = lockcore.Failure, []byte("answer")
+		case 5:
+			r.Result, r.Answer = lockcore.Success, make([]byte, lockcore.MaxAnswerBytes+1)
+		default:
+			// An answer within its own limit, and a reference that takes
+			// the item past DynamoDB's 400 KB.
+			r.Result, r.Answer = lockcore.Success, make([]byte, lockcore.MaxAnswerBytes)
+			r.ResultRef = strings.Repeat("r", lockcore.MaxItemBytes-lockcore.MaxAnswerBytes+1_000)
+			return true
 		}
 	}
+	return false
 }

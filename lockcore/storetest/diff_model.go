@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"reflect"
 
 	"github.com/herdlock/herdlock/lockcore"
@@ -51,20 +52,37 @@ type exactState struct{}
 func (exactState) expect(_ op, _ *lockcore.Item, ref outcome) outcome { return ref }
 
 // MinidynModel expects the answers of a [lockcore.DynamoStore] on
-// github.com/truora/minidyn v0.8.2, whose UpdateItem applies only the SET
-// part of an expression that has both SET and REMOVE: an applied Acquire
-// (SET ... REMOVE result attributes, and the TTL when the request has none)
-// leaves the removed attributes as they were, and they stay until a later
-// write sets them. The model carries those kept attributes forward per key
-// and lays them over the reference's items.
+// github.com/truora/minidyn v0.8.2, which differs from DynamoDB in these
+// ways (see also lockcore's notes on its expressions):
 //
-// It expects the same outcome class as the reference everywhere: the kept
-// attributes (Result, ResultRef, ResultFence, ReleasedAtMs, TTL) sit on an
-// item that is not released, and every condition that reads them is
-// guarded by "released" (Acquire's fresh-success test, Release's
-// same-result test). Should a condition ever read them on an unreleased
-// item, minidyn's outcome differs and the run fails: the model is then out
-// of date, not the store.
+//   - UpdateItem applies only the SET part of an expression that has both
+//     SET and REMOVE. An applied Acquire (SET ..., REMOVE the result
+//     attributes, the answer, and the TTL when the request has none)
+//     therefore leaves the removed attributes as they were, and they stay
+//     until a later write sets them. The model carries those kept
+//     attributes forward per key and lays them over the reference's items.
+//     Two consequences follow and are expected too: the next Acquire copies
+//     a kept result into PrevResult (if_not_exists(#result, ...) finds
+//     one), and a Release whose condition failed on an item whose
+//     PrevRevision and PrevResult then name it is taken for its own earlier
+//     publication and succeeds with that item.
+//   - There is no item size limit: a Release that DynamoDB refuses because
+//     the item would exceed 400 KB (the reference's [lockcore.ErrItemTooLarge])
+//     is applied. The model expects it applied, as the Store contract
+//     describes a Release, to the server's item; the generator makes such
+//     a write the last step on its key.
+//   - A SET operand is evaluated after the earlier assignments of the same
+//     SET. Acquire's SET copies #rev and #result before it assigns #rev, so
+//     this does not show; the model expects nothing of it, and a reordered
+//     expression fails the run.
+//
+// Everything else is expected exactly as the reference answers: the guards
+// that read the result attributes (fresh success, held-back failure, a
+// retried release) all test "released" as well, kept result attributes sit
+// only on items that are not released, and no condition reads the answer
+// (a kept one does survive a later Release without an answer). What this
+// model takes on trust, the run on dynalite, which has none of these gaps,
+// checks exactly.
 func MinidynModel() ServerModel {
 	return ServerModel{name: "minidyn v0.8.2", newState: func() modelState {
 		return &minidynState{kept: make(map[int]map[string]reflect.Value), last: make(map[int]*lockcore.Item)}
@@ -76,12 +94,12 @@ func MinidynModel() ServerModel {
 // only when the request carries none.
 var acquireRemoves = []string{"Result", "ResultRef", "ResultFence", "ReleasedAtMs", "Answer"}
 
-// releaseSets are the Item fields of the attributes Release's update always
-// SETs that Acquire removes; it sets Answer only when the request has one.
+// releaseSets are the Item fields among acquireRemoves that every Release
+// SETs; it sets Answer only when the request has one.
 var releaseSets = []string{"Result", "ResultRef", "ResultFence", "ReleasedAtMs"}
 
 type minidynState struct {
-	kept map[int]map[string]reflect.Value // per key: fields minidyn kept that DynamoDB removed
+	kept map[int]map[string]reflect.Value // per key: fields whose value minidyn has and DynamoDB has not
 	last map[int]*lockcore.Item           // per key: the server's item, as expected
 }
 
@@ -91,31 +109,21 @@ func (m *minidynState) expect(o op, prevRef *lockcore.Item, ref outcome) outcome
 		kept = make(map[string]reflect.Value)
 		m.kept[o.key] = kept
 	}
+	last := m.last[o.key]
 	if ref.class == classOK {
 		switch o.kind {
 		case opAcquire:
 			if acquireApplied(prevRef, ref) {
-				removed := acquireRemoves
-				if o.acquire.TTL == 0 {
-					removed = append(removed[:len(removed):len(removed)], "TTL")
-				} else {
-					delete(kept, "TTL")
-				}
-				if last := m.last[o.key]; last != nil {
-					lv := reflect.ValueOf(*last)
-					for _, f := range removed {
-						if v := lv.FieldByName(f); !v.IsZero() {
-							kept[f] = v
-						}
-					}
-				}
+				m.acquired(kept, last, o.acquire, ref.item)
 			}
 		case opRelease:
-			for _, f := range releaseSets {
-				delete(kept, f)
-			}
-			if len(o.release.Answer) > 0 {
-				delete(kept, "Answer")
+			if prevRef == nil || prevRef.Revision == o.release.Revision {
+				for _, f := range releaseSets {
+					delete(kept, f)
+				}
+				if len(o.release.Answer) > 0 {
+					delete(kept, "Answer")
+				}
 			}
 		}
 	}
@@ -126,16 +134,58 @@ func (m *minidynState) expect(o op, prevRef *lockcore.Item, ref outcome) outcome
 		for f, v := range kept {
 			iv.FieldByName(f).Set(v)
 		}
-		// Acquire copies the server's result, kept or not, as PrevResult.
-		if last := m.last[o.key]; o.kind == opAcquire && ref.class == classOK && acquireApplied(prevRef, ref) && last != nil {
-			it.PrevResult = last.Result
-		}
 		want.item = &it
+	}
+	if o.kind == opRelease && ref.class == classError && errors.Is(ref.err, lockcore.ErrItemTooLarge) && last != nil {
+		want = outcome{class: classOK, item: releasedItem(*last, o.release)}
+	}
+	if r := o.release; o.kind == opRelease && ref.class == classCondition && want.item != nil &&
+		want.item.Revision != r.Revision && want.item.PrevRevision == r.Revision && want.item.PrevResult == r.Result {
+		want = outcome{class: classOK, item: want.item}
 	}
 	if want.class != classError && want.item != nil {
 		m.last[o.key] = want.item
 	}
 	return want
+}
+
+// acquired updates kept for an applied Acquire of req over last, the
+// server's item before it; written is the reference's new item.
+func (m *minidynState) acquired(kept map[string]reflect.Value, last *lockcore.Item, req lockcore.AcquireRequest, written *lockcore.Item) {
+	delete(kept, "PrevResult")
+	if last == nil {
+		return
+	}
+	if last.Result != written.PrevResult {
+		kept["PrevResult"] = reflect.ValueOf(last.Result)
+	}
+	removed := acquireRemoves
+	if req.TTL == 0 {
+		removed = append(removed[:len(removed):len(removed)], "TTL")
+	} else {
+		delete(kept, "TTL")
+	}
+	lv := reflect.ValueOf(*last)
+	for _, f := range removed {
+		if v := lv.FieldByName(f); !v.IsZero() {
+			kept[f] = v
+		}
+	}
+}
+
+// releasedItem returns it as an applied Release of req leaves it, by the
+// Store contract.
+func releasedItem(it lockcore.Item, req lockcore.ReleaseRequest) *lockcore.Item {
+	it.Released, it.ReleasedAtMs, it.Result, it.ResultRef, it.ResultFence = true, req.NowMs, req.Result, req.ResultRef, it.Fence
+	if req.Result == lockcore.Success {
+		if len(req.Answer) > 0 {
+			it.Answer = req.Answer
+		}
+		it.Failures, it.NotBeforeMs, it.FailReason, it.FailRecentUntilMs = 0, 0, "", 0
+		return &it
+	}
+	it.Failures, it.NotBeforeMs, it.FailReason, it.FailRecentUntilMs = req.Failures, req.NotBeforeMs, req.FailReason, req.FailRecentUntilMs
+	return &it
 }
 
 // acquireApplied reports whether a successful Acquire wrote the item, as

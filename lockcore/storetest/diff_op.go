@@ -129,7 +129,8 @@ func differences(got, want outcome) []string {
 		g, w := reflect.ValueOf(*got.item), reflect.ValueOf(*want.item)
 		for i := range g.NumField() {
 			if !sameField(g.Field(i), w.Field(i)) {
-				d = append(d, fmt.Sprintf("item.%s = %v, want %v", g.Type().Field(i).Name, g.Field(i), w.Field(i)))
+				name := g.Type().Field(i).Name
+				d = append(d, fmt.Sprintf("item.%s = %s, want %s", name, fieldString(name, g.Field(i)), fieldString(name, w.Field(i))))
 			}
 		}
 	}
@@ -163,12 +164,22 @@ func (o op) String() string {
 		if r.FreshSuccessSinceMs != 0 {
 			fmt.Fprintf(&b, " freshSuccessSince=%s", ms(r.FreshSuccessSinceMs))
 		}
+		if r.MaxAttempts != 0 {
+			fmt.Fprintf(&b, " maxAttempts=%d", r.MaxAttempts)
+		}
 	case opRenew:
 		r := o.renew
 		fmt.Fprintf(&b, " rev=%q now=%s until=%s", r.Revision, ms(r.NowMs), ms(r.LeaseUntilMs))
 	case opRelease:
 		r := o.release
-		fmt.Fprintf(&b, " rev=%q now=%s result=%q ref=%q", r.Revision, ms(r.NowMs), r.Result, r.ResultRef)
+		fmt.Fprintf(&b, " rev=%q now=%s result=%q ref=%s", r.Revision, ms(r.NowMs), r.Result, short(r.ResultRef))
+		if r.Answer != nil {
+			fmt.Fprintf(&b, " answer=%s", short(string(r.Answer)))
+		}
+		if r.Failures != 0 || r.NotBeforeMs != 0 || r.FailReason != "" || r.FailRecentUntilMs != 0 {
+			fmt.Fprintf(&b, " failures=%d notBefore=%s failReason=%q failRecentUntil=%s",
+				r.Failures, ms(r.NotBeforeMs), r.FailReason, ms(r.FailRecentUntilMs))
+		}
 	}
 	return b.String()
 }
@@ -194,26 +205,30 @@ func itemString(it *lockcore.Item) string {
 		if f.IsZero() || name == "Key" {
 			continue
 		}
-		var s string
-		switch x := f.Interface().(type) {
-		case int64:
-			if strings.HasSuffix(name, "Ms") {
-				s = ms(x)
-			} else {
-				s = fmt.Sprint(x)
-			}
-		case time.Duration:
-			s = x.String()
-		case []byte:
-			s = fmt.Sprintf("%q", x)
-		case string, lockcore.Result:
-			s = fmt.Sprintf("%q", x)
-		default:
-			s = fmt.Sprint(x)
-		}
-		parts = append(parts, name+"="+s)
+		parts = append(parts, name+"="+fieldString(name, f))
 	}
 	return "{" + strings.Join(parts, " ") + "}"
+}
+
+// fieldString prints the value f of the Item field name.
+func fieldString(name string, f reflect.Value) string {
+	switch x := f.Interface().(type) {
+	case int64:
+		if strings.HasSuffix(name, "Ms") {
+			return ms(x)
+		}
+		return fmt.Sprint(x)
+	case time.Duration:
+		return x.String()
+	case []byte:
+		return short(string(x))
+	case string:
+		return short(x)
+	case lockcore.Result:
+		return fmt.Sprintf("%q", x)
+	default:
+		return fmt.Sprint(x)
+	}
 }
 
 // ms prints an epoch-milliseconds value relative to baseMs.
@@ -222,4 +237,12 @@ func ms(v int64) string {
 		return "0"
 	}
 	return fmt.Sprintf("t%+d", v-baseMs)
+}
+
+// short quotes v, or only its length and head when it is long.
+func short(v string) string {
+	if len(v) <= 40 {
+		return fmt.Sprintf("%q", v)
+	}
+	return fmt.Sprintf("%q...(%d bytes)", v[:16], len(v))
 }

@@ -43,6 +43,18 @@ func (s freshIgnoredOnWallClock) Acquire(ctx context.Context, req lockcore.Acqui
 	return s.MemoryStore.Acquire(ctx, req)
 }
 
+// kinderRelease is a store kinder than DynamoDB: a release retried with
+// the other result, over its own published release, succeeds (and changes
+// nothing) instead of failing its condition.
+type kinderRelease struct{ *lockcore.MemoryStore }
+
+func (s kinderRelease) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+	if cur, found, err := s.Get(ctx, req.Key); err == nil && found && cur.Revision == req.Revision && cur.Released && req.Result.Valid() {
+		return cur, nil
+	}
+	return s.MemoryStore.Release(ctx, req)
+}
+
 // kinderRenew is a store kinder than DynamoDB: a renewal of a released item
 // by its last holder succeeds (returning the item unchanged) instead of
 // failing its condition.
@@ -70,6 +82,8 @@ func TestDiffSelfTest(t *testing.T) {
 		// Acquire, release with success, wall-clock acquire past the lease
 		// with a fresh-success bound at or before the release.
 		{"FreshSuccessIgnoredOnWallClockBranch", freshIgnoredOnWallClock{lockcore.NewMemoryStore()}, 3, "Acquire"},
+		// Acquire, release, release with the other result.
+		{"KinderRelease", kinderRelease{lockcore.NewMemoryStore()}, 3, "Release"},
 		// Acquire, release, renewal of the released item.
 		{"KinderRenew", kinderRenew{lockcore.NewMemoryStore()}, 3, "Renew"},
 	}
