@@ -50,7 +50,10 @@ func invocation(t *testing.T, timeout time.Duration, reqID string) context.Conte
 
 func wrap(t *testing.T, store lockcore.Store, tr lockmw.Tracer, fetch func(context.Context, string) (string, error), opts ...lockmw.Option) func(context.Context, string) (string, error) {
 	t.Helper()
-	h, err := lockmw.New(fetch, store, func(_ context.Context, key string) (string, error) { return key, nil },
+	// The reference path (OnReleased): the other holders in these tests are
+	// plain locks, which publish no inline answer.
+	h, err := lockmw.NewHandlers(lockmw.Handlers[string, string]{Fetch: fetch, OnReleased: fetch}, store,
+		func(_ context.Context, key string) (string, error) { return key, nil },
 		append([]lockmw.Option{
 			lockmw.WithLockGroup(group),
 			lockmw.WithLogger(slog.New(slog.DiscardHandler)),
@@ -58,7 +61,7 @@ func wrap(t *testing.T, store lockcore.Store, tr lockmw.Tracer, fetch func(conte
 			lockmw.WithTracer(tr),
 		}, opts...)...)
 	if err != nil {
-		t.Fatalf("lockmw.New() = %v", err)
+		t.Fatalf("lockmw.NewHandlers() = %v", err)
 	}
 	return h
 }
