@@ -379,3 +379,55 @@ func TestPanicAsError(t *testing.T) {
 var errEndOfInput = errors.New("unexpected end of input")
 
 func logJSON(t *testing.T, s string) []map[string]any { return emfDocs(t, s) }
+
+// TestCoalescedLeaderWaits: when another process holds the lock, only the
+// leader polls the store; when that holder publishes success, the leader
+// and its followers are all RELEASED with its fence and reference.
+func TestCoalescedLeaderWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &opCounter{Store: lockcore.NewMemoryStore()}
+		other := holdElsewhere(t, t.Context(), store, "EUR-USD")
+		store.acquires.Store(0)
+		var reads atomic.Int32
+		infos := make([]lockmw.Info, 8)
+		h := mustNewHandlers(t, lockmw.Handlers[event, string]{
+			Fetch: func(context.Context, event) (string, error) { return "", errors.New("fetched, but another holder has it") },
+			OnReleased: func(ctx context.Context, e event) (string, error) {
+				reads.Add(1)
+				infos[e.N], _ = lockmw.FromContext(ctx)
+				return "read", nil
+			},
+		}, store, options()...)
+		var wg sync.WaitGroup
+		for i := range infos {
+			ctx, cancel := invocationContext(t.Context(), time.Minute, "req-"+strconv.Itoa(i))
+			defer cancel()
+			wg.Go(func() {
+				if _, err := h(ctx, event{Key: "EUR-USD", N: i}); err != nil {
+					t.Errorf("invocation %d: %v", i, err)
+				}
+			})
+		}
+		time.Sleep(2 * time.Second)
+		fence := other.Fence()
+		if err := other.Release(t.Context(), lockcore.Success, "ref-other"); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		if a := store.acquires.Load(); a != 1 {
+			t.Errorf("acquire attempts = %d, want 1: the leader's", a)
+		}
+		coalesced := 0
+		for i, info := range infos {
+			if info.Outcome != lockcore.Released || info.ResultRef != "ref-other" || info.Fence != fence {
+				t.Errorf("invocation %d: %+v, want RELEASED with the other holder's fence %d and reference", i, info, fence)
+			}
+			if info.Coalesced {
+				coalesced++
+			}
+		}
+		if coalesced != len(infos)-1 || reads.Load() != int32(len(infos)) {
+			t.Errorf("coalesced %d, reads %d; want %d and %d", coalesced, reads.Load(), len(infos)-1, len(infos))
+		}
+	})
+}
