@@ -124,6 +124,11 @@ func (l *Lock) RecordAccount() string { return l.recordAccount }
 // Lease returns the effective lease length.
 func (l *Lock) Lease() time.Duration { return l.o.lease }
 
+// MaxWait returns the longest TryAcquireElseWaitForRelease waits
+// ([WithMaxWait]), before ctx's deadline and Params.RemainingTime shorten
+// it.
+func (l *Lock) MaxWait() time.Duration { return l.o.maxWait }
+
 // HasLock reports whether the lock is held: acquired, and neither released
 // nor lost.
 func (l *Lock) HasLock() bool { return l.current() != nil }

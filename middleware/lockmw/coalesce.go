@@ -127,8 +127,9 @@ func (f *flight) wait(ctx context.Context, until time.Time) (publication, error)
 // one process (AWS_LAMBDA_MAX_CONCURRENCY above 1, as on Lambda Managed
 // Instances) and want the same lock share one lock attempt: the first, the
 // leader, runs the lock protocol on the store; the others wait for it in
-// the process, each until its own deadline less the safety margin, and
-// make no lock request of their own. When the leader publishes success,
+// the process, each until its own deadline less the safety margin and at
+// most the lock's maximum wait (lockcore.WithMaxWait), as a waiter on the
+// store would, and make no lock request of their own. When the leader publishes success,
 // or finds another holder's success published, they are RELEASED with
 // that holder's fence, result reference and answer, and
 // [Handlers].OnReleased runs for them as for any waiter; [Info].Coalesced
@@ -160,23 +161,24 @@ func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (lockcore.Wai
 		// Acquired: the release lands the flight.
 		return res, err
 	}
-	res, err := c.follow(f, w.margin)
+	res, err := c.follow(f, w.margin, lock.MaxWait())
 	if !errors.Is(err, errFallThrough) {
 		return res, err
 	}
 	return c.acquire(lock)
 }
 
-// follow waits for the leader of f, until the invocation's deadline less
-// margin. With the leader's published success it fills c.info as RELEASED;
-// with errFallThrough the caller tries the lock itself.
-func (c *call) follow(f *flight, margin time.Duration) (lockcore.WaitResult, error) {
-	var until time.Time
+// follow waits for the leader of f, as a waiter on the store would: until
+// the invocation's deadline less margin, and at most maxWait. With the
+// leader's published success it fills c.info as RELEASED; with
+// errFallThrough the caller tries the lock itself.
+func (c *call) follow(f *flight, margin, maxWait time.Duration) (lockcore.WaitResult, error) {
+	start := time.Now()
+	until := start.Add(maxWait)
 	if c.hasDL {
-		until = c.deadline.Add(-margin)
+		until = minTime(until, c.deadline.Add(-margin))
 	}
 	c.log.DebugContext(c.tctx, logFollowing)
-	start := time.Now()
 	pub, err := f.wait(c.tctx, until)
 	waited := time.Since(start)
 	c.rec.AddMetric(MetricLockCoalescedWait, "Milliseconds", float64(waited)/float64(time.Millisecond))
@@ -217,4 +219,11 @@ func boolCount(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

@@ -319,6 +319,20 @@ func TestCoalescedDeadlines(t *testing.T) {
 			}
 		})
 	})
+	t.Run("maximum wait", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			start := time.Now()
+			hd := &coalescedHerd{n: 2, work: 20 * time.Second,
+				opts: []lockmw.Option{lockmw.WithLockOptions(lockcore.WithMaxWait(5 * time.Second))}}
+			hd.run(t)
+			if err := hd.errs[1]; !errors.Is(err, lockcore.ErrWaitTimeout) || hd.ends[1].Sub(start) != 5*time.Second {
+				t.Errorf("follower: %v after %v, want ErrWaitTimeout after the 5s maximum wait", err, hd.ends[1].Sub(start))
+			}
+			if hd.errs[0] != nil {
+				t.Errorf("leader: %v", hd.errs[0])
+			}
+		})
+	})
 	t.Run("leader's deadline first", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			var calls atomic.Int32
