@@ -405,7 +405,9 @@ func TestCoalescedLeaderWaits(t *testing.T) {
 		var reads atomic.Int32
 		infos := make([]lockmw.Info, 8)
 		h := mustNewHandlers(t, lockmw.Handlers[event, string]{
-			Fetch: func(context.Context, event) (string, error) { return "", errors.New("fetched, but another holder has it") },
+			Fetch: func(context.Context, event) (string, error) {
+				return "", errors.New("fetched, but another holder has it")
+			},
 			OnReleased: func(ctx context.Context, e event) (string, error) {
 				reads.Add(1)
 				infos[e.N], _ = lockmw.FromContext(ctx)
