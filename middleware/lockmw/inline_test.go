@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,8 +14,13 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/herdlock/herdlock/internal/allold"
+	"github.com/herdlock/herdlock/internal/dynalite"
+	"github.com/herdlock/herdlock/internal/dynalite/dynalitetest"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/lockmw"
+	"github.com/truora/minidyn/server"
 )
 
 // rate is a typed answer.
@@ -417,4 +423,66 @@ func TestDynaliteInlineHerd(t *testing.T) {
 	store, _ := startDynalite(t)
 	outs, errs, fetches := herd(t, n, store, lockmw.Handlers[event, rate]{Fetch: fetchRate})
 	checkSameAnswers(t, outs, errs, fetches)
+}
+
+// TestInlineAnswerEveryStore: the inline publication through Wrap on the
+// memory store, DynamoStore on minidyn, and DynamoStore on dynalite behind
+// the proxy that answers refused writes with the item as DynamoDB does:
+// waiters get the holder's answer, and a newcomer within the fresh-success
+// window gets it from its one refused acquire.
+func TestInlineAnswerEveryStore(t *testing.T) {
+	stores := []struct {
+		name string
+		new  func(t *testing.T) lockcore.Store
+	}{
+		{"memory", func(*testing.T) lockcore.Store { return lockcore.NewMemoryStore() }},
+		{"minidyn", func(t *testing.T) lockcore.Store {
+			srv := httptest.NewServer(server.NewServer())
+			t.Cleanup(srv.Close)
+			return lockTable(t, dynalite.NewClient(srv.URL, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true }))
+		}},
+		{"dynalite", func(t *testing.T) lockcore.Store {
+			p, err := allold.New(dynalitetest.Start(t).Endpoint(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(p)
+			t.Cleanup(srv.Close)
+			return lockTable(t, dynalite.NewClient(srv.URL))
+		}},
+	}
+	fresh := lockmw.WithLockOptions(lockcore.WithFreshSuccess(time.Minute))
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) {
+			store := &callCounter{Store: st.new(t)}
+			outs, errs, fetches := herd(t, 5, store, lockmw.Handlers[event, rate]{Fetch: fetchRate}, fresh)
+			checkSameAnswers(t, outs, errs, fetches)
+
+			h := lockmw.Wrap(func(context.Context, event) (rate, error) { return rate{}, errors.New("fetched again") },
+				store, keyOf, options(fresh)...)
+			ctx, cancel := invocationContext(t.Context(), time.Minute, "newcomer")
+			defer cancel()
+			before := store.calls.Load()
+			got, err := h(ctx, event{Key: "EUR-USD"})
+			if err != nil || got.Fence != outs[0].Fence || got.Bid != outs[0].Bid {
+				t.Errorf("newcomer = %+v, %v; want the holder's answer %+v", got, err, outs[0])
+			}
+			if n := store.calls.Load() - before; n != 1 {
+				t.Errorf("newcomer made %d store requests, want 1 (the refused acquire)", n)
+			}
+		})
+	}
+}
+
+// lockTable creates the lock table through client and returns its store.
+func lockTable(t *testing.T, client *dynamodb.Client) lockcore.Store {
+	t.Helper()
+	if err := lockcore.CreateTable(t.Context(), client, "locks"); err != nil {
+		t.Fatalf("CreateTable() = %v", err)
+	}
+	s, err := lockcore.NewDynamoStore(client, "locks")
+	if err != nil {
+		t.Fatalf("NewDynamoStore() = %v", err)
+	}
+	return s
 }
