@@ -364,3 +364,66 @@ func TestNewNilProvider(t *testing.T) {
 }
 
 var _ trace.TracerProvider = (*sdktrace.TracerProvider)(nil)
+
+// TestCoalescedSpans runs two invocations of one key at once in this
+// process: the follower shares the leader's attempt, so its herdlock span
+// says coalesced and RELEASED with the leader's fence, and it has no
+// acquire span of its own.
+func TestCoalescedSpans(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr, _, rec := recording(t)
+		release := make(chan struct{})
+		fetch := func(ctx context.Context, key string) (string, error) {
+			if info, _ := lockmw.FromContext(ctx); info.Outcome == lockcore.Acquired {
+				<-release
+			}
+			return "ok", nil
+		}
+		h := wrap(t, lockcore.NewMemoryStore(), tr, fetch)
+		leader := make(chan error)
+		go func() {
+			_, err := h(invocation(t, 10*time.Second, "req-leader"), "k")
+			leader <- err
+		}()
+		synctest.Wait() // the leader holds the lock, in fetch
+		follower := make(chan error)
+		go func() {
+			_, err := h(invocation(t, 10*time.Second, "req-follower"), "k")
+			follower <- err
+		}()
+		synctest.Wait() // the follower waits for the leader
+		close(release)
+		if err := <-leader; err != nil {
+			t.Fatalf("leader h() = %v", err)
+		}
+		if err := <-follower; err != nil {
+			t.Fatalf("follower h() = %v", err)
+		}
+		var roots []sdktrace.ReadOnlySpan
+		acquires := 0
+		for _, s := range rec.Ended() {
+			switch s.Name() {
+			case lockmw.SpanInvocation:
+				roots = append(roots, s)
+			case lockmw.SpanAcquire:
+				acquires++
+			}
+		}
+		if len(roots) != 2 || acquires != 1 {
+			t.Fatalf("%d herdlock and %d lock.acquire spans, want 2 and 1 (the leader's)", len(roots), acquires)
+		}
+		byID := map[string]sdktrace.ReadOnlySpan{}
+		for _, r := range roots {
+			byID[attrs(r)[lockmw.AttrInvocationID].AsString()] = r
+		}
+		lead, fol := byID["req-leader"], byID["req-follower"]
+		if lead == nil || fol == nil {
+			t.Fatalf("herdlock spans by invocation id %v", byID)
+		}
+		fence := attrs(lead)[lockmw.AttrFence].AsInt64()
+		checkAttrs(t, fol, map[string]any{lockmw.AttrOutcome: "RELEASED", lockmw.AttrCoalesced: true, lockmw.AttrFence: fence})
+		if _, has := attrs(lead)[lockmw.AttrCoalesced]; has {
+			t.Errorf("leader's herdlock span has %s, want it only on the follower", lockmw.AttrCoalesced)
+		}
+	})
+}
