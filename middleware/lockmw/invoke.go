@@ -136,7 +136,7 @@ func (w *wrapper[TIn, TOut]) hold(c *call, lock *lockcore.Lock, in TIn) (out TOu
 		if c.held == 0 {
 			c.held = time.Since(acquiredAt)
 		}
-		c.release(lock, lockcore.Failure, "")
+		c.release(lock, lockcore.Failure, "", failureOptions(nil, time.Now())...)
 	}()
 	out, err = w.hs.Fetch(c.handlerContext(lctx), in)
 	c.held = time.Since(acquiredAt)
@@ -150,10 +150,11 @@ func (w *wrapper[TIn, TOut]) hold(c *call, lock *lockcore.Lock, in TIn) (out TOu
 }
 
 // releaseFor is what the holder publishes for Fetch's result: success
-// with the result reference and the inline answer, or failure.
+// with the result reference and the inline answer, or failure with the
+// error's retry hints.
 func (w *wrapper[TIn, TOut]) releaseFor(c *call, out TOut, err error) (lockcore.Result, string, []lockcore.ReleaseOption) {
 	if err != nil {
-		return lockcore.Failure, "", nil
+		return lockcore.Failure, "", failureOptions(err, time.Now())
 	}
 	ref := ""
 	if w.hs.ResultRef != nil {
