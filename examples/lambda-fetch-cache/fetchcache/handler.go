@@ -83,6 +83,11 @@ type app struct {
 //     fetches from the upstream only if it is still not fresh, and writes
 //     the cache conditioned on its fence; waiters that see the holder's
 //     success (RELEASED) read the cache.
+//  3. when the upstream fails, the holder answers an [*UnavailableError]
+//     whose retry hints the lock publishes with its failure release; the
+//     waiters that the lock then ends with the shared failure
+//     (lockcore.ErrHolderFailed) answer an [*UnavailableError] too, with
+//     the published reason and not-before.
 //
 // opts come after the handler's own options (group, lock options), so they
 // can add metrics, logging and tracing. The handler is safe for concurrent
@@ -98,6 +103,7 @@ func NewHandler(store lockcore.Store, group string, cache *Cache, up *Upstream, 
 	locked, err := lockmw.NewHandlers(lockmw.Handlers[Request, Response]{
 		Fetch:      a.fetch,
 		OnReleased: a.read,
+		OnFailed:   a.onFailed,
 		ResultRef:  resultRef,
 	}, store, Key, append(base, opts...)...)
 	if err != nil {
@@ -137,7 +143,7 @@ func (a *app) fetch(ctx context.Context, req Request) (Response, error) {
 	data, err := a.upstream.Fetch(ctx, req.Pair)
 	_ = lockmw.Metrics(ctx).Add(MetricUpstreamCall, emf.Count, 1) // in this invocation's own document
 	if err != nil {
-		return Response{}, err
+		return Response{}, ownFailure(req.Pair, err, a.now())
 	}
 	e, err = a.cache.Put(ctx, req.Pair, data, info.Fence)
 	if errors.Is(err, ErrStaleFence) {
