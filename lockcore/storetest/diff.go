@@ -227,7 +227,7 @@ func (r *runner) newStepper(lane int) *stepper {
 	r.mu.Unlock()
 	return &stepper{
 		r:     r,
-		group: fmt.Sprintf("%s/l%d/a%d", r.prefix, lane, a),
+		group: fmt.Sprintf("%s/l%d/a%06d", r.prefix, lane, a), // one length, so one item size
 		model: r.opts.Model.state(),
 		prev:  make(map[int]*lockcore.Item),
 	}

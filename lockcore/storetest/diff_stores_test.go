@@ -63,6 +63,7 @@ func TestDiffMinidyn(t *testing.T) {
 	})
 	s, counter := dynamoStore(t, client)
 	t.Run("cases", func(t *testing.T) { runCases(t, s, MinidynModel()) })
+	t.Run("size-limit-edge", func(t *testing.T) { runSizeEdge(t, s, MinidynModel()) })
 	rep := Diff(t, lockcore.NewMemoryStore(), s, diffOptions(MinidynModel()))
 	reproduce(t, rep)
 	if counter.withItem.Load() == 0 {
@@ -101,6 +102,7 @@ func TestDiffDynalite(t *testing.T) {
 		proxies, counters = append(proxies, p), append(counters, counter)
 	}
 	t.Run("cases", func(t *testing.T) { runCases(t, sharded, ExactModel()) })
+	t.Run("size-limit-edge", func(t *testing.T) { runSizeEdge(t, sharded, ExactModel()) })
 	rep := Diff(t, lockcore.NewMemoryStore(), sharded, diffOptions(ExactModel()))
 	reproduce(t, rep)
 	if rep.Modelled != 0 {
@@ -210,5 +212,60 @@ func runCases(t *testing.T, sut lockcore.Store, m ServerModel) {
 				}
 			}
 		})
+	}
+}
+
+// sizeEdge returns a Release, after the Acquire of acquireOp's request "a",
+// whose item holds a full answer and a reference of n bytes.
+func sizeEdge(n int) []op {
+	return []op{
+		acquireOp(lockcore.AcquireRequest{Revision: "a", NowMs: baseMs, Lease: lease, LeaseUntilMs: baseMs + 10_000, ExpiresAtMs: baseMs + 60_000}),
+		{kind: opRelease, release: lockcore.ReleaseRequest{Revision: "a", NowMs: baseMs + 5_000, Result: lockcore.Success,
+			ResultRef: strings.Repeat("r", n), Answer: make([]byte, lockcore.MaxAnswerBytes)}},
+	}
+}
+
+// runSizeEdge checks DynamoDB's 400 KB item limit to the byte: it finds the
+// largest item the reference accepts (a Release with a full answer and the
+// longest reference that fits), and requires sut to give the same answers to
+// that release and to one a byte longer. The item's numbers (times like
+// baseMs, with trailing zeros) are where a size rule is most easily wrong.
+func runSizeEdge(t *testing.T, sut lockcore.Store, m ServerModel) {
+	r := &runner{ref: lockcore.NewMemoryStore(), sut: lockcore.NewMemoryStore(), opts: DiffOptions{Model: m}.withDefaults(), prefix: "edge-" + randomHex(6)}
+	fits := func(n int) bool {
+		s := r.newStepper(0)
+		var ref outcome
+		for _, o := range sizeEdge(n) {
+			var err error
+			if ref, _, _, err = s.step(t.Context(), o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return ref.class == classOK
+	}
+	lo, hi := 0, lockcore.MaxItemBytes // fits(lo), !fits(hi)
+	if !fits(lo) || fits(hi) {
+		t.Fatalf("reference: a full answer with no reference fits %t, with a 400 KB one %t; want true, false", fits(lo), fits(hi))
+	}
+	for lo+1 < hi {
+		if mid := (lo + hi) / 2; fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	r.sut = sut
+	for _, n := range []int{lo, hi} {
+		s := r.newStepper(0)
+		for i, o := range sizeEdge(n) {
+			ref, got, diffs, err := s.step(t.Context(), o)
+			if err != nil {
+				t.Fatalf("reference of %d bytes, step %d: %v", n, i+1, err)
+			}
+			if len(diffs) > 0 {
+				t.Errorf("reference of %d bytes (the reference store's limit is %d), step %d:\nreference: %s\nstore under test: %s (%v)\n  %s",
+					n, lo, i+1, ref.class, got.class, got.err, strings.Join(diffs, "\n  "))
+			}
+		}
 	}
 }
