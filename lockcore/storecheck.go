@@ -125,14 +125,21 @@ func itemSize(it Item) int {
 }
 
 // numberSize is DynamoDB's size of a number: 1 byte per two significant
-// digits (leading and trailing zeros trimmed), plus 1, plus 1 for a negative
-// number.
+// digits (leading and trailing zeros trimmed), with the digits paired from
+// the decimal point, plus 1, plus 1 for a negative number.
 func numberSize(v int64) int {
 	if v == 0 {
 		return 1
 	}
-	digits := strings.TrimRight(strings.TrimPrefix(strconv.FormatInt(v, 10), "-"), "0")
+	all := strings.TrimPrefix(strconv.FormatInt(v, 10), "-")
+	digits := strings.TrimRight(all, "0")
 	n := 1 + (len(digits)+1)/2
+	if len(all)%2 == 1 && len(digits)%2 == 0 {
+		// DynamoDB stores base-100 digits aligned on the decimal point:
+		// with an odd number of digits the leading byte holds one digit,
+		// and an even count of significant digits then spans one more.
+		n++
+	}
 	if v < 0 {
 		n++
 	}
