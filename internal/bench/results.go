@@ -11,6 +11,7 @@ type Results struct {
 	Uncontended Uncontended       `json:"uncontended"`
 	BaselineAR  BaselineUncont    `json:"baselineUncontended"`
 	Herds       []HerdResult      `json:"herds"`
+	Hot         []HotResult       `json:"hotKey"`
 	Abandoned   []AbandonedResult `json:"abandoned"`
 	ColdStart   ColdStart         `json:"coldStart"`
 	CPU         CPU               `json:"cpu"`

@@ -5,6 +5,9 @@
 //
 //	go run ./internal/bench/cmd/bench -out bench.out/results.json
 //
+// -figures 8 runs only the hot-key herds (with the uncontended figure, which
+// always runs), -hot-n chooses their sizes.
+//
 // Run it from the repository root: the cold-start and CPU figures build and
 // test packages of the module. It needs Node.js with the dynalite package
 // and bin/aws-lambda-rie (make deps; HERDLOCK_RIE names the emulator).
@@ -24,6 +27,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/internal/bench"
+	"github.com/herdlock/herdlock/internal/capacity"
 	"github.com/herdlock/herdlock/internal/seedlock"
 	"github.com/herdlock/herdlock/lockcore"
 )
@@ -35,7 +39,8 @@ func main() {
 	coldTrials := flag.Int("cold-trials", 5, "cold starts per binary")
 	benchtime := flag.String("benchtime", "300ms", "-benchtime of the CPU benchmarks")
 	readCap := flag.Float64("read-cap", 500, "the peak reads per second on the item that the herd rows check against")
-	figures := flag.String("figures", "1,2,3,4,5,6,7", "the figures to run, comma-separated")
+	figures := flag.String("figures", "1,2,3,4,5,6,7,8", "the figures to run, comma-separated")
+	hotN := flag.String("hot-n", "200,1000,3000", "herd sizes of the hot-key figure (8), comma-separated")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("bench: ")
@@ -44,12 +49,12 @@ func main() {
 	for _, f := range strings.Split(*figures, ",") {
 		only[strings.TrimSpace(f)] = true
 	}
-	if err := run(*out, *rounds, *trials, *coldTrials, *benchtime, *readCap, only); err != nil {
+	if err := run(*out, *rounds, *trials, *coldTrials, *benchtime, *readCap, only, *hotN); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(out string, rounds, trials, coldTrials int, benchtime string, readCap float64, only map[string]bool) error {
+func run(out string, rounds, trials, coldTrials int, benchtime string, readCap float64, only map[string]bool, hotN string) error {
 	ctx := context.Background()
 	start := time.Now()
 	root, err := moduleRoot()
@@ -159,6 +164,13 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 		}
 	}
 
+	if only["8"] {
+		step("8 hot-key herds through the capacity model")
+		if r.Hot, err = bench.RunHotFigure(ctx, root, hotN); err != nil {
+			return err
+		}
+	}
+
 	r.WallSeconds = time.Since(start).Seconds()
 	r.Machine.LoadAvgEnd = loadavg()
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
@@ -185,6 +197,13 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 	}
 	fmt.Printf("\nherds: poll %v, lease %v, peak-read check %.0f/s, holder works %v; baseline polls every %v.\n",
 		lockcore.DefaultPollInterval, lockcore.DefaultLease, readCap, bench.HerdWork, max(seedlock.DefaultPollInterval, seedlock.DefaultLease/2))
+	if len(r.Hot) > 0 {
+		fmt.Printf("\nhot key: herds arriving evenly over %v, holder works %v, through the capacity model at %.0f WCU/s and %.0f RCU/s per item (burst 1 s):\n\n",
+			bench.HotArrival, bench.HerdWork, capacity.DefaultWriteUnits, capacity.DefaultReadUnits)
+		if err := bench.WriteHotTable(os.Stdout, r.Hot, bench.DefaultHotTargets(lockcore.DefaultPollInterval)); err != nil {
+			return err
+		}
+	}
 	fmt.Printf("abandoned: lease %v, %d waiters, holder dies 1-%.1f s after acquiring.\nraw numbers: %s\n",
 		abandonLease, abandonWaiters, 1+renewEvery.Seconds(), out)
 	return nil

@@ -1,0 +1,192 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/herdlock/herdlock/internal/capacity"
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// Hot-key herd settings: DynamoDB's per-item limits, arrivals spread over
+// one second, the holder working HerdWork, a Lambda timeout per invocation.
+const (
+	HotArrival  = time.Second
+	HotDeadline = 15 * time.Second
+	HotMargin   = time.Second // kept from the deadline for release and flush, as lockmw does
+)
+
+// HotMode is one way of running the herd: its name and the lock options.
+type HotMode struct {
+	Name string
+	Opts []lockcore.Option
+}
+
+// HotResult is one hot-key herd: N invocations on one key arriving evenly
+// over HotArrival, each with its own lockcore.Lock and SDK client, through
+// the capacity model.
+type HotResult struct {
+	Mode      string          `json:"mode"`
+	N         int             `json:"n"`
+	Outcomes  map[Outcome]int `json:"outcomes"`
+	Fetches   int             `json:"upstreamFetches"`
+	LeaseLost int             `json:"leaseLost"` // holders whose lease ended before they released
+	// Lock-item figures from the capacity model.
+	WCU       float64        `json:"wcu"`
+	RCU       float64        `json:"rcu"`
+	Writes    int            `json:"writes"` // write requests on the item, throttled ones included
+	Reads     int            `json:"reads"`
+	Throttles map[string]int `json:"throttles"` // by operation
+	// WritesPerInvocation is Writes / N.
+	WritesPerInvocation float64 `json:"writesPerInvocation"`
+	// Latency is, per Released invocation, the time from the later of
+	// the holder's release call and the invocation's start to its return.
+	Latency Summary  `json:"releaseToReturn"`
+	WallMs  float64  `json:"wallMs"`
+	Errors  []string `json:"errors,omitempty"` // distinct error texts, at most 5
+}
+
+// HotTargets are the targets of a hot-key herd.
+type HotTargets struct {
+	MaxWritesPerInvocation float64
+	MaxP99                 time.Duration
+}
+
+// DefaultHotTargets returns the targets at poll interval poll: at most 1.05
+// writes per invocation, and a release-to-return p99 of 2 polls + 100 ms.
+func DefaultHotTargets(poll time.Duration) HotTargets {
+	return HotTargets{MaxWritesPerInvocation: 1.05, MaxP99: 2*poll + 100*time.Millisecond}
+}
+
+// Verdicts returns the verdict of each target, in the order of the table.
+func (r HotResult) Verdicts(t HotTargets) []HotVerdict {
+	return []HotVerdict{
+		{"0 FAILED", r.Outcomes[Failed] == 0},
+		{"1 fetch", r.Fetches == 1},
+		{"0 lease lost", r.LeaseLost == 0},
+		{fmt.Sprintf("<= %.2f writes/inv", t.MaxWritesPerInvocation), r.WritesPerInvocation <= t.MaxWritesPerInvocation},
+		{fmt.Sprintf("p99 <= %v", t.MaxP99), r.Latency.N > 0 && r.Latency.P99 <= ms(t.MaxP99)},
+	}
+}
+
+// HotVerdict is one target and whether it was met.
+type HotVerdict struct {
+	Target string
+	Met    bool
+}
+
+// RunHot runs one herd of n invocations in mode on a fresh key. Call it in
+// the synctest bubble of env.
+func RunHot(ctx context.Context, env *HotEnv, mode HotMode, n int) HotResult {
+	key := keyName(fmt.Sprintf("hot-%s-%d", mode.Name, n))
+	itemKey := capacity.ItemKey(LockTable, lockcore.AttrLockKey, lockcore.PartitionKey(lockcore.Key{Group: "bench", ID: key}))
+	var (
+		fetches   atomic.Int64
+		leaseLost atomic.Int64
+		relMu     sync.Mutex
+		relAt     []time.Time
+	)
+	type ret struct {
+		outcome Outcome
+		start   time.Time
+		end     time.Time
+		err     error
+	}
+	rets := make([]ret, n)
+	begin := time.Now()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			at := begin.Add(time.Duration(i) * HotArrival / time.Duration(n))
+			time.Sleep(time.Until(at))
+			start := time.Now()
+			ictx, cancel := context.WithDeadline(ctx, start.Add(HotDeadline))
+			defer cancel()
+			client := env.NewClient()
+			store, err := lockcore.NewDynamoStore(client, LockTable)
+			if err != nil {
+				rets[i] = ret{outcome: Failed, start: start, end: time.Now(), err: err}
+				return
+			}
+			l, err := lockcore.New(store, lockcore.Params{
+				LockID: key, LockGroup: "bench", OwnerName: fmt.Sprintf("invocation-%d", i), AccountID: 1, AppID: 1,
+				RemainingTime: func() time.Duration { return time.Until(start.Add(HotDeadline - HotMargin)) },
+			}, append([]lockcore.Option{lockcore.WithLogger(discard)}, mode.Opts...)...)
+			if err != nil {
+				rets[i] = ret{outcome: Failed, start: start, end: time.Now(), err: err}
+				return
+			}
+			res, err := l.TryAcquireElseWaitForRelease(ictx)
+			r := ret{start: start, err: err}
+			switch res.Outcome {
+			case lockcore.Released:
+				r.outcome = Released
+			case lockcore.Acquired:
+				r.outcome = Acquired
+				if res.TookOver {
+					r.outcome = TookOver
+				}
+				fetches.Add(1)
+				time.Sleep(HerdWork)
+				hctx := l.Context()
+				if hctx.Err() != nil && !errors.Is(context.Cause(hctx), lockcore.ErrReleased) {
+					leaseLost.Add(1)
+				}
+				relMu.Lock()
+				relAt = append(relAt, time.Now())
+				relMu.Unlock()
+				if rerr := l.Release(ictx, lockcore.Success, key); rerr != nil {
+					if errors.Is(rerr, lockcore.ErrLeaseLost) && hctx.Err() == nil {
+						leaseLost.Add(1)
+					}
+					r.err = rerr
+				}
+			default:
+				r.outcome = Failed
+			}
+			r.end = time.Now()
+			rets[i] = r
+		}()
+	}
+	wg.Wait()
+
+	s := env.Proxy.Item(itemKey)
+	r := HotResult{Mode: mode.Name, N: n, Outcomes: map[Outcome]int{}, Fetches: int(fetches.Load()),
+		LeaseLost: int(leaseLost.Load()), WCU: s.WriteUnits, RCU: s.ReadUnits, Writes: s.Writes(),
+		Reads: s.Ops["GetItem"].Requests, Throttles: map[string]int{}, WallMs: ms(time.Since(begin))}
+	for op, o := range s.Ops {
+		if o.Throttled > 0 {
+			r.Throttles[op] = o.Throttled
+		}
+	}
+	r.WritesPerInvocation = float64(r.Writes) / float64(n)
+	seen := map[string]bool{}
+	var lat []float64
+	for _, rt := range rets {
+		r.Outcomes[rt.outcome]++
+		if rt.err != nil && !seen[rt.err.Error()] && len(seen) < 5 {
+			seen[rt.err.Error()] = true
+			r.Errors = append(r.Errors, rt.err.Error())
+		}
+		if rt.outcome != Released {
+			continue
+		}
+		if rel, ok := lastBefore(relAt, rt.end); ok {
+			from := rel
+			if rt.start.After(from) {
+				from = rt.start
+			}
+			lat = append(lat, ms(rt.end.Sub(from)))
+		}
+	}
+	sort.Strings(r.Errors)
+	r.Latency = Summarize(lat)
+	return r
+}

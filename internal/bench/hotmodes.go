@@ -1,0 +1,91 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/herdlock/herdlock/internal/capacity"
+)
+
+// HotModes returns the modes of the hot-key herds.
+func HotModes() []HotMode {
+	return []HotMode{{Name: "default"}}
+}
+
+// Environment of TestHotKeyFigure, which runs the figure in a synctest
+// bubble for cmd/bench: where to write the results, and the herd sizes.
+const (
+	HotFigureOutEnv   = "HERDLOCK_HOT_FIGURE_OUT"
+	HotFigureSizesEnv = "HERDLOCK_HOT_FIGURE_SIZES"
+)
+
+// HotSettle is the (virtual) pause between two herds.
+const HotSettle = time.Second
+
+// ParseSizes reads comma-separated herd sizes.
+func ParseSizes(s string) ([]int, error) {
+	var ns []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bench: bad herd size %q", f)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
+}
+
+// RunHotHerds runs every mode at each size in ns through one capacity model
+// at DynamoDB's limits; each herd has a fresh key, whose buckets start
+// full. Call it in a synctest bubble.
+func RunHotHerds(ctx context.Context, ns []int) ([]HotResult, error) {
+	env, err := StartHotEnv(ctx, capacity.Config{})
+	if err != nil {
+		return nil, err
+	}
+	var rs []HotResult
+	for _, mode := range HotModes() {
+		for _, n := range ns {
+			rs = append(rs, RunHot(ctx, env, mode, n))
+			time.Sleep(HotSettle)
+		}
+	}
+	return rs, nil
+}
+
+// RunHotFigure runs the hot-key herds of cmd/bench at the given sizes:
+// `go test -run TestHotKeyFigure` on this package in the module at root,
+// because testing/synctest needs a test.
+func RunHotFigure(ctx context.Context, root, sizes string) ([]HotResult, error) {
+	if _, err := ParseSizes(sizes); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "herdlock-hot-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "hot.json")
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^TestHotKeyFigure$", "-count", "1", "-timeout", "30m", "./internal/bench")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), HotFigureOutEnv+"="+out, HotFigureSizesEnv+"="+sizes)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("bench: hot-key figure: %v: %s", err, lastLines(b, 8))
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		return nil, err
+	}
+	var rs []HotResult
+	if err := json.Unmarshal(raw, &rs); err != nil {
+		return nil, fmt.Errorf("bench: hot-key figure: %w", err)
+	}
+	return rs, nil
+}

@@ -1,0 +1,50 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteHotTable prints the hot-key herds, one row per herd, with the
+// verdict of each target.
+func WriteHotTable(w io.Writer, rs []HotResult, t HotTargets) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "mode\tN\tACQ/REL/FAIL\tfetches\tlease lost\tWCU\tRCU\twrites/inv\tthrottles\trelease-to-return p50/p99/max ms\tverdicts")
+	for _, r := range rs {
+		var vs []string
+		for _, v := range r.Verdicts(t) {
+			vs = append(vs, v.Target+": "+Verdict(v.Met))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d/%d/%d\t%d\t%s\t%.0f\t%.0f\t%.3f\t%s\t%.0f/%.0f/%.0f\t%s\n",
+			r.Mode, r.N, r.Outcomes[Acquired]+r.Outcomes[TookOver], r.Outcomes[Released], r.Outcomes[Failed],
+			r.Fetches, yesNo(r.LeaseLost > 0), r.WCU, r.RCU, r.WritesPerInvocation, throttleText(r.Throttles),
+			r.Latency.P50, r.Latency.P99, r.Latency.Max, strings.Join(vs, ", "))
+	}
+	return tw.Flush()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func throttleText(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var ops []string
+	for op := range m {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	var parts []string
+	for _, op := range ops {
+		parts = append(parts, fmt.Sprintf("%s %d", op, m[op]))
+	}
+	return strings.Join(parts, ", ")
+}
