@@ -3,6 +3,7 @@ package lockcore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 )
@@ -132,6 +133,13 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 		var ce *ConditionError
 		if errors.As(err, &ce) {
 			return false, ce.Current, nil
+		}
+		if isThrottled(err) {
+			// A throttled request was refused before it was applied:
+			// nothing to settle, and no read or write to add to the
+			// herd's load.
+			l.count(MetricLockThrottled, 1)
+			return false, nil, &AcquireError{Reason: ReasonThrottled, Cause: fmt.Errorf("lock %s/%s: %w", l.key.Group, l.key.ID, err)}
 		}
 		if it, err = l.settle(ctx, req, until, err); err != nil {
 			return false, nil, err

@@ -38,6 +38,52 @@
 // [MemoryStore] keeps the same semantics in process for tests and local
 // runs. Package storetest checks any Store against the contract.
 //
+// # A hot key, and the DynamoDB client
+//
+// One lock item is one DynamoDB partition: at most 1000 write and 3000 read
+// capacity units per second, whatever the table's capacity mode, and a lock
+// item costs one unit per request (a failed conditional write included). In
+// a herd each invocation writes once, its first conditional acquire;
+// waiters then only read, every poll interval. When the item's capacity is
+// spent, DynamoDB throttles, and the lock reads a throttle as a herd, not
+// as a failure ([ErrThrottled]): a throttled acquire or poll waits and
+// polls less often (the interval doubles per throttled poll in a row, up to
+// four times), a throttled renewal or release is retried within
+// milliseconds, and only a wait that runs out of time ends Failed, with an
+// error naming the throttling and the key. [WithReadFirst] trades one round
+// trip on a free lock for about one write per holder instead of one per
+// invocation.
+//
+// [DynamoStore] sets the retry behaviour of every lock call itself, through
+// the call's option functions, whatever the client's retryer is: throttles
+// are not retried by the SDK (the lock paces itself, and no SDK backoff
+// sleeps away a lease), there is no client-side retry quota (so a throttle
+// storm cannot leave the release without retries), and renewals and
+// releases make one attempt per call, each bounded by [WithAttemptTimeout]
+// and retried by the lock within the lease's validity or the release
+// timeout. What the lock expects of the client is therefore little, and
+// the example does this:
+//
+//   - one client per process, shared by the lock and the handler;
+//
+//   - the response checksum validation left on (the default);
+//
+//   - an HTTP client whose timeouts do not end attempts sooner than the
+//     attempt timeout (the default HTTP client's do not);
+//
+//   - for the handler's own calls on the same client, a retryer without
+//     the retry quota and with a short maximum backoff, so that they do not
+//     sleep past the invocation's deadline either.
+//
+// The last one, as the example configures it:
+//
+//	awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryer(func() aws.Retryer {
+//		return retry.NewStandard(func(o *retry.StandardOptions) {
+//			o.RateLimiter = ratelimit.None
+//			o.MaxBackoff = time.Second
+//		})
+//	}))
+//
 // What the fence guarantees: a holder paused past its lease (GC, Lambda
 // freeze, network delay) can still act late; no lease prevents that. A
 // resource that refuses writes whose fence is below the highest it has

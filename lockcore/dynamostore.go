@@ -66,14 +66,20 @@ var _ DynamoAPI = (*dynamodb.Client)(nil)
 // ALL_OLD), or, from servers that return none (dynalite), the item read with
 // one consistent GetItem.
 //
-// Configure the client's retryer explicitly: the store is safe under
-// retried writes (an Acquire whose first attempt was applied recognises its
-// own revision), but how long a call may take is the retryer's choice.
+// Every call sets its own retryer through the call's option functions, so
+// the client's retryer and its retry quota do not apply to lock calls:
+// throttling errors come back at once, marked [ErrThrottled], for the lock
+// to pace itself; other transient errors of Acquire and Get are retried
+// once after at most 50 ms; Renew and Release make one attempt, which the
+// lock retries with its own timeout per attempt. An Acquire retried after
+// its first attempt was applied recognises its own revision. See the
+// package documentation for the client configuration the lock expects.
 //
 // DynamoStore is safe for concurrent use.
 type DynamoStore struct {
 	api   DynamoAPI
 	table string
+	retry retryers
 }
 
 var _ Store = (*DynamoStore)(nil)
@@ -91,7 +97,7 @@ func NewDynamoStore(client DynamoAPI, table string) (*DynamoStore, error) {
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("lockcore: dynamodb store: %s", strings.Join(problems, ", "))
 	}
-	return &DynamoStore{api: client, table: table}, nil
+	return &DynamoStore{api: client, table: table, retry: newRetryers()}, nil
 }
 
 // Table returns the name of the store's table.
@@ -358,7 +364,7 @@ func (s *DynamoStore) Get(ctx context.Context, key Key) (Item, bool, error) {
 	}
 	it, found, err := s.get(ctx, key)
 	if err != nil {
-		return Item{}, false, fmt.Errorf("lockcore: dynamodb get: %w", err)
+		return Item{}, false, storeError("get", err)
 	}
 	return it, found, nil
 }
@@ -368,7 +374,7 @@ func (s *DynamoStore) get(ctx context.Context, key Key) (Item, bool, error) {
 		TableName:      aws.String(s.table),
 		Key:            s.keyOf(key),
 		ConsistentRead: aws.Bool(true),
-	})
+	}, s.retry.optFns("get")...)
 	if err != nil {
 		return Item{}, false, err
 	}
@@ -387,7 +393,7 @@ func (s *DynamoStore) get(ctx context.Context, key Key) (Item, bool, error) {
 // exception, or else one read with a consistent GetItem. DynamoDB's refusal
 // of an oversized item matches [ErrItemTooLarge].
 func (s *DynamoStore) update(ctx context.Context, op string, key Key, in *dynamodb.UpdateItemInput) (Item, error) {
-	out, err := s.api.UpdateItem(ctx, in)
+	out, err := s.api.UpdateItem(ctx, in, s.retry.optFns(op)...)
 	if err == nil {
 		if len(out.Attributes) == 0 {
 			return Item{}, fmt.Errorf("lockcore: dynamodb %s: no item in the response", op)
@@ -403,7 +409,7 @@ func (s *DynamoStore) update(ctx context.Context, op string, key Key, in *dynamo
 		if tooLarge(err) {
 			return Item{}, fmt.Errorf("lockcore: dynamodb %s: %w: %w", op, ErrItemTooLarge, err)
 		}
-		return Item{}, fmt.Errorf("lockcore: dynamodb %s: %w", op, err)
+		return Item{}, storeError(op, err)
 	}
 	if len(ccf.Item) > 0 {
 		it, err := decodeItem(ccf.Item)
@@ -414,6 +420,9 @@ func (s *DynamoStore) update(ctx context.Context, op string, key Key, in *dynamo
 	}
 	it, found, err := s.get(ctx, key)
 	if err != nil {
+		if isDynamoThrottle(err) {
+			err = fmt.Errorf("%w: %w", ErrThrottled, err)
+		}
 		return Item{}, fmt.Errorf("lockcore: dynamodb %s: condition failed, then reading the item: %w", op, err)
 	}
 	if !found {

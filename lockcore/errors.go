@@ -134,3 +134,14 @@ func (e *AcquireError) Error() string {
 }
 
 func (e *AcquireError) Unwrap() error { return e.Cause }
+
+// ErrThrottled is matched by a store error when the store throttled the
+// request (DynamoDB's ProvisionedThroughputExceededException,
+// ThrottlingException or RequestLimitExceeded). On a lock item it is
+// evidence of a herd: a waiter keeps waiting and polls less often, a holder
+// retries its renewal or release soon, and a wait that runs out of time
+// while throttled ends with an error naming the throttling and the key.
+var ErrThrottled = errors.New("lockcore: throttled")
+
+// ReasonThrottled: the store throttled the acquire (see [ErrThrottled]).
+const ReasonThrottled Reason = "throttled"

@@ -156,6 +156,7 @@ func (l *Lock) keep(h *hold) {
 	defer close(h.done)
 	interval := l.renewInterval()
 	renewAt := h.start.Add(interval)
+	failures := 0 // renewal attempts in a row that failed
 	var timer *time.Timer
 	for {
 		now := time.Now()
@@ -171,7 +172,7 @@ func (l *Lock) keep(h *hold) {
 		// validity reaches it, renewing would only write to the item.
 		renewOn = renewOn && validUntil.Before(h.deadline)
 		if renewOn && !now.Before(renewAt) {
-			next, stop := l.renewTurn(h, validUntil, interval)
+			next, stop := l.renewTurn(h, validUntil, interval, &failures)
 			if stop {
 				return
 			}
@@ -218,7 +219,8 @@ func (l *Lock) expire(h *hold, now time.Time) {
 
 // renewTurn makes one renewal of the keeper and returns when the next one
 // is due, or stop when the hold ended.
-func (l *Lock) renewTurn(h *hold, validUntil time.Time, interval time.Duration) (next time.Time, stop bool) {
+// failures counts the renewal attempts in a row that failed.
+func (l *Lock) renewTurn(h *hold, validUntil time.Time, interval time.Duration, failures *int) (next time.Time, stop bool) {
 	sent := time.Now()
 	err := l.renew(h, validUntil)
 	if took := time.Since(sent); took > interval {
@@ -228,15 +230,24 @@ func (l *Lock) renewTurn(h *hold, validUntil time.Time, interval time.Duration) 
 	}
 	switch {
 	case err == nil:
+		*failures = 0
 		return sent.Add(interval), false
 	case errors.Is(err, ErrLeaseLost):
 		return time.Time{}, true // renew dropped the hold and counted it
 	case h.ctx.Err() != nil && errors.Is(context.Cause(h.ctx), ErrReleased):
 		return time.Time{}, true
 	default:
-		l.logAt(slog.LevelWarn, "lock renewal failed, retrying", slog.Any("error", err))
+		*failures++
+		if isThrottled(err) {
+			// Our own herd fills the item's write capacity: a renewal
+			// gets through as soon as a unit is free.
+			l.count(MetricLockThrottled, 1)
+			l.logAt(slog.LevelDebug, "lock renewal throttled, retrying", slog.Int("attempt", *failures))
+		} else {
+			l.logAt(slog.LevelWarn, "lock renewal failed, retrying", slog.Any("error", err))
+		}
 		// Retry soon, but leave validity to the timer.
-		return time.Now().Add(min(interval, max(l.o.renewFloor/4, 10*time.Millisecond))), false
+		return time.Now().Add(min(interval, holderRetryDelay(*failures))), false
 	}
 }
 
@@ -267,10 +278,10 @@ func (l *Lock) Renew(ctx context.Context) error {
 	return l.renewWith(rctx, h)
 }
 
-// renew is the keeper's renewal: one attempt bounded by validity, and
-// cancelled by Release.
+// renew is the keeper's renewal: one attempt bounded by validity and by
+// the attempt timeout, and cancelled by Release.
 func (l *Lock) renew(h *hold, validUntil time.Time) error {
-	ctx, cancel := context.WithDeadline(context.WithoutCancel(h.ctx), validUntil)
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(h.ctx), minTime(validUntil, time.Now().Add(l.o.attemptTimeout)))
 	defer cancel()
 	go func() { // Release stops the keeper mid-renewal
 

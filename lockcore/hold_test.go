@@ -239,7 +239,8 @@ func TestRenewalTimeIsMeasuredFromSend(t *testing.T) {
 			time.Sleep(1200 * time.Millisecond)
 			return mem.Renew(ctx, req)
 		}}
-		l := newLock(t, store, "a", lockcore.WithLease(3*time.Second), lockcore.WithMetrics(m))
+		// The attempt timeout must let a 1.2s answer in.
+		l := newLock(t, store, "a", lockcore.WithLease(3*time.Second), lockcore.WithMetrics(m), lockcore.WithAttemptTimeout(1500*time.Millisecond))
 		mustAcquire(t, l)
 		time.Sleep(10 * time.Second)
 		if !l.HasLock() {

@@ -31,6 +31,7 @@ const (
 	MetricLeaseLost                   = "LockLeaseLost"               // Count: the holder lost its lease
 	MetricSharedFailure               = "LockSharedFailure"           // Count: a waiter ended with ErrHolderFailed
 	MetricEpisodeAttempts             = "LockEpisodeAttempts"         // Count: the attempt number, from 1, of a new holder in its failure episode
+	MetricLockThrottled               = "LockThrottled"               // Count: store calls the store throttled
 )
 
 const (

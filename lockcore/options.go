@@ -42,6 +42,10 @@ const (
 	// DefaultReleaseTimeout bounds one release, all attempts included; the
 	// context's deadline bounds it further.
 	DefaultReleaseTimeout = 10 * time.Second
+	// DefaultAttemptTimeout bounds one attempt of a renewal, a release or
+	// a poll; the lock retries a renewal until its validity ends and a
+	// release until its budget ends.
+	DefaultAttemptTimeout = 500 * time.Millisecond
 	// DefaultTTL is how long after acquisition the item's TTL attribute
 	// lets DynamoDB delete an idle lock item. It is clean-up only: expiry
 	// never depends on it.
@@ -65,6 +69,8 @@ type options struct {
 	releaseTimeout    time.Duration
 	ttl               time.Duration
 	freshSuccess      time.Duration
+	readFirst         bool
+	attemptTimeout    time.Duration
 	logger            *slog.Logger
 	metrics           Metrics
 	clock             Clock
@@ -86,6 +92,7 @@ func defaultOptions() options {
 		releaseMaxBackoff: DefaultReleaseMaxBackoff,
 		releaseTimeout:    DefaultReleaseTimeout,
 		ttl:               DefaultTTL,
+		attemptTimeout:    DefaultAttemptTimeout,
 		metrics:           noMetrics{},
 		clock:             systemClock{},
 	}
@@ -175,6 +182,24 @@ func WithReleaseTimeout(d time.Duration) Option { return func(o *options) { o.re
 // acquirable. Acquire ignores it.
 func WithFreshSuccess(d time.Duration) Option { return func(o *options) { o.freshSuccess = d } }
 
+// WithReadFirst makes TryAcquireElseWaitForRelease read the item before it
+// writes: a held lock is then waited for without a write, and a fresh
+// success (see [WithFreshSuccess]) is read in one request. Only an absent,
+// released or lapsed item is acquired. A herd on one key then writes the
+// item about once per holder instead of once per invocation, at the price
+// of one more round trip when the lock is free: an uncontended acquire
+// costs a strongly consistent GetItem (1 RCU for a lock item) and the
+// conditional UpdateItem (1 WCU), two requests instead of one. Use it when
+// herds are the normal case, as for a response cache. Default: off, one
+// conditional write first. Acquire ignores it.
+func WithReadFirst() Option { return func(o *options) { o.readFirst = true } }
+
+// WithAttemptTimeout bounds one attempt of a renewal, a release or a poll.
+// A renewal is retried until the lease's validity ends and a release until
+// its timeout ([WithReleaseTimeout]) ends, so one hung request never costs
+// the lease. Default [DefaultAttemptTimeout].
+func WithAttemptTimeout(d time.Duration) Option { return func(o *options) { o.attemptTimeout = d } }
+
 // WithTTL sets how long after acquisition the item may be deleted by
 // DynamoDB's TTL. Default [DefaultTTL]; 0 writes no TTL attribute.
 func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
@@ -196,7 +221,7 @@ func (o *options) validate() error {
 		{"lease", o.lease}, {"minimum lease", o.minLease}, {"maximum hold", o.maxHold},
 		{"renewal floor", o.renewFloor}, {"poll interval", o.pollInterval},
 		{"maximum wait", o.maxWait}, {"clock allowance", o.clockAllowance},
-		{"release backoff", o.releaseMaxBackoff}, {"release timeout", o.releaseTimeout}, {"ttl", o.ttl}, {"fresh success", o.freshSuccess},
+		{"release backoff", o.releaseMaxBackoff}, {"release timeout", o.releaseTimeout}, {"ttl", o.ttl}, {"fresh success", o.freshSuccess}, {"attempt timeout", o.attemptTimeout},
 		{"failure window", o.failureWindow},
 	}
 	for _, d := range durations {
@@ -215,6 +240,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("lockcore: drift must be in [0, 1), got %v", o.drift)
 	case o.maxAttempts < 1:
 		return fmt.Errorf("lockcore: maximum attempts must be at least 1, got %d", o.maxAttempts)
+	case o.attemptTimeout == 0:
+		return fmt.Errorf("lockcore: attempt timeout must be positive")
 	case o.releaseTimeout == 0:
 		return fmt.Errorf("lockcore: release timeout must be positive")
 	case o.releaseAttempts < 1:

@@ -11,7 +11,9 @@ import (
 
 // Release stops renewal, then publishes result and ref on the item and frees
 // the lock, retrying with capped exponential backoff and jitter within the
-// time the invocation has left. Publish [Success] only after the data that
+// time the invocation has left, each attempt bounded by the attempt
+// timeout; throttled attempts are retried sooner and do not count against
+// the release attempts (the release timeout bounds them). Publish [Success] only after the data that
 // waiters will read is stored, or with that data itself ([WithAnswer]):
 // waiters that see it read it instead of fetching again. [Failure] lets one
 // waiter take over, not before the time given with [WithNotBefore], and
@@ -81,14 +83,24 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 
 	req := l.releaseRequest(h, result, ref, o, l.nowMs())
 	var lastErr error
-	for attempt := range l.o.releaseAttempts {
+	failures, throttles := 0, 0 // attempts that failed, and of those, throttled ones
+	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
-			if err := sleepCtx(ctx, l.releaseBackoff(attempt-1)); err != nil {
+			// A throttle means our own herd fills the item's write
+			// capacity: retry soon, and without using up the attempts
+			// meant for failures of the store.
+			wait := holderRetryDelay(throttles)
+			if failures > throttles {
+				wait = max(wait, l.releaseBackoff(failures-throttles-1))
+			}
+			if err := sleepCtx(ctx, wait); err != nil {
 				break
 			}
 			req.NowMs = l.nowMs()
 		}
-		_, err := l.store.Release(ctx, req)
+		actx, cancelAttempt := context.WithTimeout(ctx, l.o.attemptTimeout)
+		_, err := l.store.Release(actx, req)
+		cancelAttempt()
 		if err == nil {
 			l.millis(MetricLockHoldDuration, time.Since(h.start))
 			l.logAt(slog.LevelDebug, "lock released", slog.Int64("fence", h.fence), slog.String("result", string(result)))
@@ -100,8 +112,13 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 			return l.releaseRefused(h, ce, err)
 		}
 		lastErr = err
+		failures++
+		if isThrottled(err) {
+			throttles++
+			l.count(MetricLockThrottled, 1)
+		}
 		l.logAt(slog.LevelDebug, "lock release attempt failed", slog.Int("attempt", attempt+1), slog.Any("error", err))
-		if ctx.Err() != nil || errors.Is(err, ErrItemTooLarge) {
+		if ctx.Err() != nil || errors.Is(err, ErrItemTooLarge) || failures-throttles >= l.o.releaseAttempts {
 			break
 		}
 	}

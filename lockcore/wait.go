@@ -74,6 +74,11 @@ type WaitResult struct {
 // so that no applied acquire is left held by nobody; the call may return
 // that much after the limit.
 //
+// A throttled first acquire or poll is not a failure: the store throttles
+// when a herd fills the item's capacity, so the invocation waits, polling
+// less often while throttled; if the wait runs out meanwhile, err matches
+// both [ErrWaitTimeout] and [ErrThrottled] and names the key.
+//
 // An abandoned lock is never reported as Released: waiters race one
 // conditional write and exactly one of them acquires it. Waiters read with
 // strongly consistent reads every poll interval (±20% jitter); nothing about
@@ -98,20 +103,29 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		}
 		return WaitResult{Outcome: Acquired, Fence: h.fence, TookOver: h.tookOver}, nil
 	}
-	acquired, cur, err := l.acquire(ctx, attempt{until: limit, herd: true})
-	if err != nil {
-		l.count(MetricLockAcquisitionError, 1)
-		l.count(MetricLockAcquisitionFailed, 1)
-		return WaitResult{Outcome: Failed}, err
+	step, cur, err := stepAcquire, (*Item)(nil), error(nil)
+	if l.o.readFirst {
+		step, cur, err = l.readFirst(ctx, limit)
 	}
-	if acquired {
-		l.count(MetricLockAcquisitionFailed, 0)
-		l.count(MetricLockAcquisitionSuccess, 1)
-		l.count(MetricLockAcquisitionError, 0)
-		return WaitResult{Outcome: Acquired, Fence: cur.Fence}, nil
+	if step == stepAcquire {
+		var acquired bool
+		acquired, cur, err = l.acquire(ctx, attempt{until: limit, herd: true})
+		switch {
+		case err != nil && !isThrottled(err):
+			l.count(MetricLockAcquisitionError, 1)
+			l.count(MetricLockAcquisitionFailed, 1)
+			return WaitResult{Outcome: Failed}, err
+		case acquired:
+			l.count(MetricLockAcquisitionFailed, 0)
+			l.count(MetricLockAcquisitionSuccess, 1)
+			l.count(MetricLockAcquisitionError, 0)
+			return WaitResult{Outcome: Acquired, Fence: cur.Fence}, nil
+		case cur != nil && cur.Released && cur.Result == Success: // fresh: see WithFreshSuccess
+			step = stepReleased
+		}
 	}
 	l.count(MetricLockAcquisitionSuccess, 0)
-	if cur != nil && cur.Released && cur.Result == Success { // fresh: see WithFreshSuccess
+	if step == stepReleased {
 		l.count(MetricLockAcquisitionFailed, 0)
 		l.count(MetricLockAcquisitionError, 0)
 		l.count(MetricLockAcquisitionWaitTimeout, 0)
@@ -122,6 +136,9 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 	callCtx, cancel := context.WithDeadline(ctx, deadline) // every read ends by the deadline
 	defer cancel()
 	w := &waiter{l: l, ctx: ctx, callCtx: callCtx, deadline: deadline, start: time.Now()}
+	if err != nil { // throttled: a herd is on the item, and its holder may be about to publish
+		w.lastErr, w.throttles = err, 1
+	}
 	defer func() {
 		res.Polls, res.Waited = w.polls, time.Since(w.start)
 		l.count(MetricWaitForLock, 1)
@@ -148,6 +165,9 @@ type waiter struct {
 	obsAt    time.Time    // monotonic: when obs was first seen
 	obsLease time.Duration
 	lastErr  error
+
+	throttles int // store calls of this wait that were throttled
+	pace      int // throttled polls in a row: each doubles the interval, up to 2^maxPaceShift
 }
 
 func (w *waiter) run(cur *Item) (WaitResult, error) {
@@ -156,19 +176,15 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 	for {
 		now := time.Now()
 		if !now.Before(w.deadline) {
-			l.logAt(slog.LevelWarn, "lock wait timed out", slog.Int("polls", w.polls), slog.Duration("waited", now.Sub(w.start)))
-			if w.lastErr != nil {
-				return WaitResult{Outcome: Failed}, fmt.Errorf("%w: last error: %w", ErrWaitTimeout, w.lastErr)
-			}
-			return WaitResult{Outcome: Failed}, ErrWaitTimeout
+			l.logAt(slog.LevelWarn, "lock wait timed out", slog.Int("polls", w.polls), slog.Duration("waited", now.Sub(w.start)),
+				slog.Int("throttled", w.throttles))
+			return WaitResult{Outcome: Failed}, w.timeoutError()
 		}
 		if err := sleepCtx(w.ctx, min(w.interval(), w.deadline.Sub(now))); err != nil {
 			return WaitResult{Outcome: Failed}, fmt.Errorf("lockcore: wait: %w", err)
 		}
-		it, found, err := l.store.Get(w.callCtx, l.key)
-		w.polls++
+		it, found, err := w.poll()
 		if err != nil {
-			w.lastErr = err
 			continue
 		}
 		var take bool
@@ -199,6 +215,9 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 			return WaitResult{Outcome: Failed}, err
 		case err != nil:
 			w.lastErr = err
+			if isThrottled(err) {
+				w.throttles++
+			}
 		case acquired:
 			l.count(MetricTakeover, 1)
 			l.logAt(slog.LevelInfo, "took over an abandoned lock", slog.Int64("fence", cur.Fence))
@@ -234,14 +253,13 @@ func (w *waiter) staleAfter() time.Duration {
 	return time.Duration(float64(lease)*(1+w.l.o.drift)) + w.l.o.pollInterval
 }
 
-func (w *waiter) lapsedByWallClock(it Item) bool {
-	limit := w.l.nowMs() - w.l.o.clockAllowance.Milliseconds()
-	return it.LeaseUntilMs < limit || it.ExpiresAtMs < limit
-}
+func (w *waiter) lapsedByWallClock(it Item) bool { return w.l.lapsed(it) }
 
-// interval is the next sleep: the poll interval with ±20% jitter.
+// interval is the next sleep: the poll interval, doubled for each
+// throttled poll in a row (up to 2^maxPaceShift times), with ±20% jitter.
 func (w *waiter) interval() time.Duration {
-	return time.Duration(float64(w.l.o.pollInterval) * (0.8 + 0.4*rand.Float64()))
+	d := w.l.o.pollInterval << min(w.pace, maxPaceShift)
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
 }
 
 // releasedResult is the result of a wait that saw it released with Success. The
@@ -252,6 +270,42 @@ func releasedResult(it Item) WaitResult {
 		res.Answer = it.Answer
 	}
 	return res
+}
+
+// poll reads the item once, within one attempt timeout, and keeps the
+// pace: a throttled read stretches the next interval, a served one resets
+// it.
+func (w *waiter) poll() (Item, bool, error) {
+	ctx, cancel := context.WithTimeout(w.callCtx, w.l.o.attemptTimeout)
+	defer cancel()
+	it, found, err := w.l.store.Get(ctx, w.l.key)
+	w.polls++
+	switch {
+	case err == nil:
+		w.pace = 0
+	case isThrottled(err):
+		w.throttles++
+		w.pace++
+		w.l.count(MetricLockThrottled, 1)
+	}
+	if err != nil {
+		w.lastErr = err
+	}
+	return it, found, err
+}
+
+// timeoutError is the error of a wait that reached its deadline: it names
+// the key and, when the store throttled the wait, the throttling.
+func (w *waiter) timeoutError() error {
+	k := w.l.key
+	switch {
+	case w.throttles > 0:
+		return fmt.Errorf("%w: lock %s/%s: the store throttled %d of this wait's calls (a hot key): last error: %w",
+			ErrWaitTimeout, k.Group, k.ID, w.throttles, w.lastErr)
+	case w.lastErr != nil:
+		return fmt.Errorf("%w: lock %s/%s: last error: %w", ErrWaitTimeout, k.Group, k.ID, w.lastErr)
+	}
+	return fmt.Errorf("%w: lock %s/%s", ErrWaitTimeout, k.Group, k.ID)
 }
 
 func boolMetric(b bool) float64 {

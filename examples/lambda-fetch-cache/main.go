@@ -22,6 +22,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/herdlock/herdlock/emf"
@@ -51,7 +53,15 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 		return nil, err
 	}
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	// The lock sets its own retries per call; the handler's calls on the
+	// same client get no retry quota and a short backoff, as package
+	// lockcore recommends.
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryer(func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.RateLimiter = ratelimit.None
+			o.MaxBackoff = time.Second
+		})
+	}))
 	if err != nil {
 		return nil, fmt.Errorf("aws config: %w", err)
 	}

@@ -67,13 +67,17 @@ func (w *wrapper[TIn, TOut]) params(c *call, id string, acct, app int64) lockcor
 	return p
 }
 
-// lockOptions are the configured lock options plus the invocation's
+// lockOptions are the middleware's default fresh-success window, the
+// configured lock options (which may override it), and the invocation's
 // logger, metrics and release budget.
 func (w *wrapper[TIn, TOut]) lockOptions(c *call) []lockcore.Option {
+	opts := make([]lockcore.Option, 0, len(w.lockOpts)+4)
+	opts = append(opts, lockcore.WithFreshSuccess(DefaultFreshSuccess))
+	opts = append(opts, w.lockOpts...)
 	// Release, also the one the lock makes by itself at the maximum hold,
 	// may use three quarters of the margin; the last quarter is the
 	// metrics flush's.
-	return append(w.lockOpts[:len(w.lockOpts):len(w.lockOpts)], lockcore.WithLogger(c.lockLog), lockcore.WithMetrics(c.rec),
+	return append(opts, lockcore.WithLogger(c.lockLog), lockcore.WithMetrics(c.rec),
 		lockcore.WithReleaseTimeout(max(w.margin*3/4, time.Millisecond)))
 }
 

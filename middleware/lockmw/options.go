@@ -20,6 +20,16 @@ import (
 // [WithSafetyMargin].
 const DefaultSafetyMargin = 2 * time.Second
 
+// DefaultFreshSuccess is how long after a holder published success a new
+// invocation of the same key reads that result instead of acquiring the
+// lock and fetching again (lockcore.WithFreshSuccess), unless
+// [WithLockOptions] sets another window. It covers the tail of one burst:
+// invocations whose first request lands after the holder released, which
+// would otherwise each fetch again. Set it to how long a fetched result
+// stays fresh (the example sets its cache TTL); WithFreshSuccess(0) turns
+// it off.
+const DefaultFreshSuccess = 10 * time.Second
+
 // DefaultLockGroup is the lock group when [WithLockGroup] is not given and
 // AWS_LAMBDA_FUNCTION_NAME is not set.
 const DefaultLockGroup = "herdlock"
@@ -95,7 +105,8 @@ func WithSafetyMargin(d time.Duration) Option {
 }
 
 // WithLockOptions passes options to every [lockcore.New]: lease, poll
-// interval, maximum wait and so on. Default: lockcore's defaults. The
+// interval, maximum wait and so on. Default: lockcore's defaults, except a
+// fresh-success window of [DefaultFreshSuccess]. The
 // middleware adds its own logger and metrics after them, and the maximum
 // hold and wait are further capped by the invocation's deadline.
 func WithLockOptions(opts ...lockcore.Option) Option {

@@ -1,0 +1,60 @@
+package lockcore
+
+import (
+	"context"
+	"time"
+)
+
+// firstStep is what TryAcquireElseWaitForRelease does after its first
+// request.
+type firstStep int
+
+const (
+	stepAcquire  firstStep = iota // make the conditional write
+	stepWait                      // wait: the lock is held, or the store throttled us
+	stepReleased                  // read the fresh success
+)
+
+// readFirst is the first request of [WithReadFirst]: one strongly
+// consistent read, ending by until (when not zero) and within one attempt
+// timeout. A lock held by a live holder is waited
+// for without a write, a fresh success is returned, and a throttled read
+// (a herd is on the item) leads to waiting too; anything else (absent,
+// released, lapsed, or a store error) goes on to the conditional write,
+// which decides on the item as it then is.
+func (l *Lock) readFirst(ctx context.Context, until time.Time) (firstStep, *Item, error) {
+	by := time.Now().Add(l.o.attemptTimeout)
+	if !until.IsZero() {
+		by = minTime(by, until)
+	}
+	rctx, cancel := context.WithDeadline(ctx, by)
+	defer cancel()
+	it, found, err := l.store.Get(rctx, l.key)
+	switch {
+	case err != nil && isThrottled(err):
+		l.count(MetricLockThrottled, 1)
+		return stepWait, nil, err
+	case err != nil || !found:
+		return stepAcquire, nil, nil
+	case it.Released && it.Result == Success && l.freshSuccess(it):
+		return stepReleased, &it, nil
+	case it.Released:
+		return stepAcquire, nil, nil
+	case l.o.useWallClock && l.lapsed(it):
+		return stepAcquire, nil, nil
+	}
+	return stepWait, &it, nil
+}
+
+// freshSuccess reports whether it, released with Success, is fresh by
+// [WithFreshSuccess].
+func (l *Lock) freshSuccess(it Item) bool {
+	return l.o.freshSuccess > 0 && it.ReleasedAtMs >= l.nowMs()-l.o.freshSuccess.Milliseconds()
+}
+
+// lapsed reports whether it's lease or hard maximum ended more than the
+// clock allowance ago, by this host's wall clock.
+func (l *Lock) lapsed(it Item) bool {
+	limit := l.nowMs() - l.o.clockAllowance.Milliseconds()
+	return it.LeaseUntilMs < limit || it.ExpiresAtMs < limit
+}

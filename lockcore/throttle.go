@@ -1,0 +1,28 @@
+package lockcore
+
+import (
+	"errors"
+	"math/rand/v2"
+	"time"
+)
+
+// Pacing under throttling.
+const (
+	// maxPaceShift bounds how far throttled polls stretch the poll
+	// interval: at most 2^maxPaceShift times.
+	maxPaceShift = 2
+	// retryBase and retryCap bound the short, jittered wait before a
+	// holder retries a throttled or failed renewal or release attempt.
+	retryBase = 10 * time.Millisecond
+	retryCap  = 100 * time.Millisecond
+)
+
+func isThrottled(err error) bool { return errors.Is(err, ErrThrottled) }
+
+// holderRetryDelay is the wait before a holder's retry after n failed
+// attempts in a row (from 1): capped exponential from retryBase, times
+// U(0.5, 1.5).
+func holderRetryDelay(n int) time.Duration {
+	d := min(retryBase<<min(max(n-1, 0), 10), retryCap)
+	return time.Duration(float64(d) * (0.5 + rand.Float64()))
+}
