@@ -37,6 +37,12 @@ const (
 	// Herd: rounds of all workers on one cold key; only small delays and
 	// the kills of the rounds that kill their holder.
 	Herd PhaseKind = "herd"
+	// Throttled: small delays only, and the capacity model between the
+	// workers and dynalite cut down to Config.Throttle per item, so that
+	// the workers' own load keeps the contended items at their capacity
+	// and the store throttles acquires, polls, renewals and releases.
+	// Everything asserted.
+	Throttled PhaseKind = "throttle"
 )
 
 // Phase is one stretch of a run. Start and End are Mono nanoseconds, set by
@@ -118,8 +124,10 @@ type Config struct {
 	LongWorkMax time.Duration
 
 	Faults Faults
-	SkewA  SkewRange // clean, A and herd phases
-	SkewB  SkewRange // B phases
+	// Throttle is the item capacity of throttle phases.
+	Throttle ThrottleLimits
+	SkewA    SkewRange // clean, A, herd and throttle phases
+	SkewB    SkewRange // B phases
 
 	// RTT and Slack enter the liveness bound (check 3).
 	RTT   time.Duration
@@ -136,18 +144,19 @@ type Config struct {
 	Progress io.Writer
 }
 
-// CIConfig returns the configuration of the CI-sized run: about 90 s of
-// phases (clean 5 s, A 35 s, B 30 s, herd 5 rounds), 8 workers, 3 contended
-// keys, the defaults of PROTOCOL.md §3.5.
+// CIConfig returns the configuration of the CI-sized run: about 95 s of
+// phases (clean 5 s, A 35 s, B 30 s, herd 5 rounds, throttle 6 s), 8
+// workers, 3 contended keys, the defaults of PROTOCOL.md §3.5.
 func CIConfig(seed int64) Config {
 	c := baseConfig(seed)
 	c.Phases = []Phase{{Kind: Clean, Dur: 5 * time.Second}, {Kind: SmallSkew, Dur: 35 * time.Second},
-		{Kind: LargeSkew, Dur: 30 * time.Second}, {Kind: Herd}}
+		{Kind: LargeSkew, Dur: 30 * time.Second}, {Kind: Herd}, {Kind: Throttled, Dur: 6 * time.Second}}
 	return c
 }
 
 // LongConfig returns the configuration of `make chaos`: a clean start, then
-// blocks of A (40 s), B (40 s) and herd (5 rounds) until d has passed. The
+// blocks of A (40 s), B (40 s), herd (5 rounds) and throttle (10 s) until d
+// has passed. The
 // work is shorter than in CI and there are more workers (12) and keys (12),
 // so that a 10-minute run completes over 10,000 lock cycles.
 func LongConfig(seed int64, d time.Duration) Config {
@@ -161,7 +170,8 @@ func LongConfig(seed int64, d time.Duration) Config {
 	total := 10 * time.Second
 	herd := c.herdDur()
 	for total < d {
-		for _, p := range []Phase{{Kind: SmallSkew, Dur: 40 * time.Second}, {Kind: LargeSkew, Dur: 40 * time.Second}, {Kind: Herd}} {
+		for _, p := range []Phase{{Kind: SmallSkew, Dur: 40 * time.Second}, {Kind: LargeSkew, Dur: 40 * time.Second}, {Kind: Herd},
+			{Kind: Throttled, Dur: 10 * time.Second}} {
 			if total >= d {
 				break
 			}
@@ -208,6 +218,9 @@ func baseConfig(seed int64) Config {
 			FreezeAfterReturnP: 0.01, FreezeAfterReturnMin: 2 * time.Second, FreezeAfterReturnMax: 6 * time.Second,
 			KillEvery: 15 * time.Second, RespawnAfter: time.Second,
 		},
+		// About a third of what the workers ask of a contended item in
+		// the clean phase: the item stays at its capacity.
+		Throttle:   ThrottleLimits{WriteUnits: 4, ReadUnits: 12},
 		SkewA:      SkewRange{OffsetMs: 100, DriftPPM: 200},
 		SkewB:      SkewRange{OffsetMs: 3000, DriftPPM: 200, StepMs: 2000, Steps: 2},
 		RTT:        100 * time.Millisecond,
@@ -240,6 +253,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("chaos: no phases")
 	case len(c.WorkerCommand) == 0:
 		return fmt.Errorf("chaos: no worker command")
+	case c.Throttle.WriteUnits <= 0 || c.Throttle.ReadUnits <= 0:
+		return fmt.Errorf("chaos: throttle phase capacity must be positive, got %+v", c.Throttle)
 	}
 	switch c.Variant {
 	case VariantLockcore, VariantSeed, VariantNoRevision:

@@ -48,6 +48,9 @@ type Report struct {
 	MutexAmbiguous int // holder acts inside the next grant's apply window
 
 	Faults map[string]int
+	// CapacityThrottled counts the requests the capacity model throttled
+	// (throttle phases), apart from the proxies' injected throttles.
+	CapacityThrottled int
 
 	LivenessChecked int
 	Liveness        []time.Duration
@@ -115,6 +118,7 @@ func (r *Report) Print(w io.Writer) {
 	for _, k := range kinds {
 		fmt.Fprintf(tw, "  %s\t%d\n", k, r.Faults[k])
 	}
+	fmt.Fprintf(tw, "capacity model\t%d requests throttled at the item's capacity\n", r.CapacityThrottled)
 	fmt.Fprintf(tw, "liveness\t%d stops checked; p50 %v, p99 %v, max %v (bound %v)\n", r.LivenessChecked,
 		percentile(r.Liveness, 0.5).Round(time.Millisecond), percentile(r.Liveness, 0.99).Round(time.Millisecond),
 		percentile(r.Liveness, 1).Round(time.Millisecond), r.Bound.Round(time.Millisecond))

@@ -31,12 +31,13 @@ type proc struct {
 
 // parent is the state of a run in the parent process.
 type parent struct {
-	cfg   Config
-	rec   *recorder
-	res   *resource
-	prox  []*proxy
-	specs workerSpec // template; Slot and Inc set per spawn
-	end   int64
+	cfg      Config
+	rec      *recorder
+	res      *resource
+	prox     []*proxy
+	capacity *capacityModel // between the proxies and dynalite
+	specs    workerSpec     // template; Slot and Inc set per spawn
+	end      int64
 
 	mu      sync.Mutex // guards the fields below
 	rng     *rand.Rand
@@ -81,7 +82,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 
-	p := &parent{cfg: cfg, rec: rec, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0xc4a05)),
+	capModel, err := startCapacity(dyn.Endpoint())
+	if err != nil {
+		return nil, err
+	}
+	defer capModel.close()
+
+	p := &parent{cfg: cfg, rec: rec, capacity: capModel, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0xc4a05)),
 		holding: map[int]string{}, killed: map[string]bool{}}
 	p.res, err = newResource(rec)
 	if err != nil {
@@ -91,7 +98,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	p.res.onFetch = p.onFetch
 	p.res.onFreeze = p.onFreeze
 	for slot := range cfg.Workers {
-		px, err := newProxy(slot, cfg.Seed, dyn.Endpoint(), rec, cfg.Faults, cfg.AttemptTimeout+100*time.Millisecond)
+		px, err := newProxy(slot, cfg.Seed, capModel.URL(), rec, cfg.Faults, cfg.AttemptTimeout+100*time.Millisecond)
 		if err != nil {
 			return nil, err
 		}
@@ -125,6 +132,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	p.progress("run finished; checking %d store operations, %d events", len(rec.ops), len(rec.events))
 	rep := check(&p.cfg, rec, p.killed)
 	rep.LogPath = cfg.LogPath
+	rep.CapacityThrottled = throttledOps(rec.ops)
 	return rep, nil
 }
 
@@ -361,10 +369,11 @@ func (p *parent) schedule(ctx context.Context) {
 				switch p.cfg.Phases[idx].Kind {
 				case SmallSkew, LargeSkew:
 					mode = modeFull
-				case Herd:
+				case Herd, Throttled:
 					mode = modeLight
 				}
 				ph := p.cfg.Phases[idx]
+				p.capacity.setPhase(ph.Kind, p.cfg.Throttle)
 				p.progress("phase %d (%s, %v) begins", idx, ph.Kind, ph.Dur)
 				p.rec.note("phase", map[string]any{"i": idx, "kind": ph.Kind, "t": now})
 			}
