@@ -11,6 +11,9 @@
 //
 // The pieces:
 //   - proxy.go: one fault proxy per worker slot (loopback listener);
+//   - throttle.go: the capacity model (package internal/capacity) between
+//     the fault proxies and dynalite, which throttles each item at its
+//     capacity in throttle phases ([Throttled]);
 //   - worker.go: the worker process ([WorkerMain]), which the parent starts
 //     by re-executing a binary with [WorkerEnv] set;
 //   - resource.go: the fenced resource, the counted upstream and the freeze
