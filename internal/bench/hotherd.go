@@ -31,8 +31,11 @@ type HotMode struct {
 // over HotArrival, each with its own lockcore.Lock and SDK client, through
 // the capacity model.
 type HotResult struct {
-	Mode      string          `json:"mode"`
-	N         int             `json:"n"`
+	Mode      string  `json:"mode"`
+	N         int     `json:"n"`
+	ArrivalMs float64 `json:"arrivalMs"` // arrivals spread evenly over this
+	WorkMs    float64 `json:"workMs"`    // the holder's work
+
 	Outcomes  map[Outcome]int `json:"outcomes"`
 	Fetches   int             `json:"upstreamFetches"`
 	LeaseLost int             `json:"leaseLost"` // holders whose lease ended before they released
@@ -80,9 +83,25 @@ type HotVerdict struct {
 	Met    bool
 }
 
-// RunHot runs one herd of n invocations in mode on a fresh key. Call it in
-// the synctest bubble of env.
+// HotScenario is one herd's shape: N invocations arriving evenly over
+// Arrival, the holder working Work.
+type HotScenario struct {
+	N       int
+	Arrival time.Duration
+	Work    time.Duration
+}
+
+// RunHot runs one herd of n invocations in mode on a fresh key, arriving
+// over HotArrival, the holder working HerdWork. Call it in the synctest
+// bubble of env.
 func RunHot(ctx context.Context, env *HotEnv, mode HotMode, n int) HotResult {
+	return RunHotScenario(ctx, env, mode, HotScenario{N: n, Arrival: HotArrival, Work: HerdWork})
+}
+
+// RunHotScenario runs one herd of shape sc in mode on a fresh key. Call it
+// in the synctest bubble of env.
+func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenario) HotResult {
+	n := sc.N
 	key := keyName(fmt.Sprintf("hot-%s-%d", mode.Name, n))
 	itemKey := capacity.ItemKey(LockTable, lockcore.AttrLockKey, lockcore.PartitionKey(lockcore.Key{Group: "bench", ID: key}))
 	var (
@@ -104,7 +123,7 @@ func RunHot(ctx context.Context, env *HotEnv, mode HotMode, n int) HotResult {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			at := begin.Add(time.Duration(i) * HotArrival / time.Duration(n))
+			at := begin.Add(time.Duration(i) * sc.Arrival / time.Duration(n))
 			time.Sleep(time.Until(at))
 			start := time.Now()
 			ictx, cancel := context.WithDeadline(ctx, start.Add(HotDeadline))
@@ -134,7 +153,7 @@ func RunHot(ctx context.Context, env *HotEnv, mode HotMode, n int) HotResult {
 					r.outcome = TookOver
 				}
 				fetches.Add(1)
-				time.Sleep(HerdWork)
+				time.Sleep(sc.Work)
 				hctx := l.Context()
 				if hctx.Err() != nil && !errors.Is(context.Cause(hctx), lockcore.ErrReleased) {
 					leaseLost.Add(1)
@@ -158,7 +177,7 @@ func RunHot(ctx context.Context, env *HotEnv, mode HotMode, n int) HotResult {
 	wg.Wait()
 
 	s := env.Proxy.Item(itemKey)
-	r := HotResult{Mode: mode.Name, N: n, Outcomes: map[Outcome]int{}, Fetches: int(fetches.Load()),
+	r := HotResult{Mode: mode.Name, N: n, ArrivalMs: ms(sc.Arrival), WorkMs: ms(sc.Work), Outcomes: map[Outcome]int{}, Fetches: int(fetches.Load()),
 		LeaseLost: int(leaseLost.Load()), WCU: s.WriteUnits, RCU: s.ReadUnits, Writes: s.Writes(),
 		Reads: s.Ops["GetItem"].Requests, Throttles: map[string]int{}, WallMs: ms(time.Since(begin))}
 	for op, o := range s.Ops {

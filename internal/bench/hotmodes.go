@@ -12,11 +12,19 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/internal/capacity"
+	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
-// HotModes returns the modes of the hot-key herds.
+// HotModes returns the modes of the hot-key herds: lockcore with the
+// fresh-success window lockmw sets by default, writing first (the default)
+// or reading first (lockcore.WithReadFirst).
 func HotModes() []HotMode {
-	return []HotMode{{Name: "default"}}
+	fresh := lockcore.WithFreshSuccess(lockmw.DefaultFreshSuccess)
+	return []HotMode{
+		{Name: "default", Opts: []lockcore.Option{fresh}},
+		{Name: "read-first", Opts: []lockcore.Option{fresh, lockcore.WithReadFirst()}},
+	}
 }
 
 // Environment of TestHotKeyFigure, which runs the figure in a synctest
@@ -42,9 +50,9 @@ func ParseSizes(s string) ([]int, error) {
 	return ns, nil
 }
 
-// RunHotHerds runs every mode at each size in ns through one capacity model
-// at DynamoDB's limits; each herd has a fresh key, whose buckets start
-// full. Call it in a synctest bubble.
+// RunHotHerds runs every mode at each size in ns, then [HotStress],
+// through one capacity model at DynamoDB's limits; each herd has a fresh
+// key, whose buckets start full. Call it in a synctest bubble.
 func RunHotHerds(ctx context.Context, ns []int) ([]HotResult, error) {
 	env, err := StartHotEnv(ctx, capacity.Config{})
 	if err != nil {
@@ -56,9 +64,16 @@ func RunHotHerds(ctx context.Context, ns []int) ([]HotResult, error) {
 			rs = append(rs, RunHot(ctx, env, mode, n))
 			time.Sleep(HotSettle)
 		}
+		rs = append(rs, RunHotScenario(ctx, env, mode, HotStress))
+		time.Sleep(HotSettle)
 	}
 	return rs, nil
 }
+
+// HotStress is the extra herd of the figure: 3000 invocations arriving
+// within 200 ms while the holder works 3 s, so that the waiters' polls alone
+// ask for five times the item's read capacity.
+var HotStress = HotScenario{N: 3000, Arrival: 200 * time.Millisecond, Work: 3 * time.Second}
 
 // RunHotFigure runs the hot-key herds of cmd/bench at the given sizes:
 // `go test -run TestHotKeyFigure` on this package in the module at root,

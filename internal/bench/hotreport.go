@@ -6,20 +6,21 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // WriteHotTable prints the hot-key herds, one row per herd, with the
 // verdict of each target.
 func WriteHotTable(w io.Writer, rs []HotResult, t HotTargets) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "mode\tN\tACQ/REL/FAIL\tfetches\tlease lost\tWCU\tRCU\twrites/inv\tthrottles\trelease-to-return p50/p99/max ms\tverdicts")
+	fmt.Fprintln(tw, "mode\tN\tarrival/work\tACQ/REL/FAIL\tfetches\tlease lost\tWCU\tRCU\twrites/inv\tthrottles\trelease-to-return p50/p99/max ms\tverdicts")
 	for _, r := range rs {
 		var vs []string
 		for _, v := range r.Verdicts(t) {
 			vs = append(vs, v.Target+": "+Verdict(v.Met))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d/%d/%d\t%d\t%s\t%.0f\t%.0f\t%.3f\t%s\t%.0f/%.0f/%.0f\t%s\n",
-			r.Mode, r.N, r.Outcomes[Acquired]+r.Outcomes[TookOver], r.Outcomes[Released], r.Outcomes[Failed],
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d/%d/%d\t%d\t%s\t%.0f\t%.0f\t%.3f\t%s\t%.0f/%.0f/%.0f\t%s\n",
+			r.Mode, r.N, shape(r), r.Outcomes[Acquired]+r.Outcomes[TookOver], r.Outcomes[Released], r.Outcomes[Failed],
 			r.Fetches, yesNo(r.LeaseLost > 0), r.WCU, r.RCU, r.WritesPerInvocation, throttleText(r.Throttles),
 			r.Latency.P50, r.Latency.P99, r.Latency.Max, strings.Join(vs, ", "))
 	}
@@ -47,4 +48,8 @@ func throttleText(m map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s %d", op, m[op]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+func shape(r HotResult) string {
+	return fmt.Sprintf("%v/%v", time.Duration(r.ArrivalMs*float64(time.Millisecond)), time.Duration(r.WorkMs*float64(time.Millisecond)))
 }
