@@ -67,6 +67,9 @@ func TestThrottledHerdOnDynalite(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// Let the waiters poll a while: none of them writes again.
+	time.Sleep(500 * time.Millisecond)
+	before := p.Item(item).Ops["UpdateItem"]
 	if err := p.SetRates(1000, 1000); err != nil {
 		t.Fatal(err)
 	}
@@ -77,9 +80,14 @@ func TestThrottledHerdOnDynalite(t *testing.T) {
 			t.Errorf("waiter %d = %v, %v, want RELEASED", i, results[i], errs[i])
 		}
 	}
-	st := p.Item(item).Ops["UpdateItem"]
-	if st.Requests != 2+1+waiters || st.Throttled != 1+waiters {
-		t.Errorf("UpdateItem requests, throttled = %d, %d, want %d, %d (no throttled acquire written twice)",
-			st.Requests, st.Throttled, 2+1+waiters, 1+waiters)
+	if before.Requests != 2+waiters || before.Throttled != 1+waiters {
+		t.Errorf("before the release: UpdateItem requests, throttled = %d, %d, want %d, %d (no throttled acquire written twice)",
+			before.Requests, before.Throttled, 2+waiters, 1+waiters)
+	}
+	// The release may meet an empty bucket once or twice before the
+	// raised rate refills it; apart from that, only the holder wrote.
+	after := p.Item(item).Ops["UpdateItem"]
+	if admitted := after.Requests - after.Throttled; admitted != 2 {
+		t.Errorf("admitted writes = %d, want 2 (the holder's acquire and release)", admitted)
 	}
 }
