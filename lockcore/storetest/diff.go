@@ -116,7 +116,9 @@ func Diff(t *testing.T, ref, sut lockcore.Store, opts DiffOptions) *DiffReport {
 		t.Errorf("stores disagree (seed %d, %d steps, model %s); %s", rep.Seed, rep.Steps, opts.Model.Name(), rep.Failure)
 		return rep
 	}
-	if missing := rep.Missing(); len(missing) > 0 && rep.Steps >= 5_000 {
+	// The rarest kinds (a Get of a key not yet written) come some ten
+	// times in 10,000 steps: a shorter run may miss one by chance.
+	if missing := rep.Missing(); len(missing) > 0 && rep.Steps >= 10_000 {
 		t.Errorf("seed %d: %d steps never covered %s; coverage %v", rep.Seed, rep.Steps, strings.Join(missing, ", "), rep.Coverage)
 	}
 	return rep
