@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -68,15 +69,35 @@ type Line struct {
 	Text    string
 }
 
-// IsRuntimeLine reports whether text is one of the emulator's own lines
-// rather than the function's output.
+// IsRuntimeLine reports whether text is one of the emulator's own lines,
+// or the line aws-lambda-go logs (standard log, on stderr, which the
+// emulator merges) with the error document of a function error, rather
+// than the function's output.
 func IsRuntimeLine(text string) bool {
 	for _, p := range []string{"START RequestId: ", "END RequestId: ", "REPORT RequestId: "} {
 		if strings.HasPrefix(text, p) {
 			return true
 		}
 	}
-	return false
+	return isErrorReportLine(text)
+}
+
+// isErrorReportLine reports whether text is "YYYY/MM/DD hh:mm:ss " and a
+// JSON object with errorMessage and errorType: aws-lambda-go's
+// log.Printf of the error it reports to the runtime.
+func isErrorReportLine(text string) bool {
+	const stamp = "2006/01/02 15:04:05 "
+	if len(text) <= len(stamp) {
+		return false
+	}
+	if _, err := time.Parse(stamp, text[:len(stamp)]); err != nil {
+		return false
+	}
+	var doc struct {
+		Message *string `json:"errorMessage"`
+		Type    *string `json:"errorType"`
+	}
+	return json.Unmarshal([]byte(text[len(stamp):]), &doc) == nil && doc.Message != nil && doc.Type != nil
 }
 
 // Sandbox is one aws-lambda-rie process running the bootstrap: one Lambda

@@ -228,3 +228,23 @@ func TestUpstreamThrottleFirstLeavesTheRateLimitAlone(t *testing.T) {
 		t.Errorf("Requests() = %d, Rejected() = %d, want 5, 4", u.Requests(), u.Rejected())
 	}
 }
+
+func TestIsRuntimeLine(t *testing.T) {
+	tests := []struct {
+		line string
+		want bool
+	}{
+		{"START RequestId: 1 Version: $LATEST", true},
+		{"REPORT RequestId: 1 Duration: 2.00 ms", true},
+		{`2026/12/01 11:09:22 {"errorMessage":"fetchcache: EUR-USD: no data","errorType":"UnavailableError"}`, true},
+		{`2026/12/01 11:09:22 {"errorMessage":"x"}`, false},
+		{`2026/12/01 11:09:22 runtime API client failed`, false},
+		{`{"_aws":{"Timestamp":1},"errorMessage":"x","errorType":"y"}`, false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := IsRuntimeLine(tt.line); got != tt.want {
+			t.Errorf("IsRuntimeLine(%q) = %t, want %t", tt.line, got, tt.want)
+		}
+	}
+}
