@@ -168,6 +168,9 @@ func WriteTable(w io.Writer, r *Results) error {
 	if r.CPU.Note != "" {
 		row("6", "note", r.CPU.Note, "", "", "")
 	}
+
+	// 9. Failing upstream.
+	writeFailingRows(row, r)
 	return tw.Flush()
 }
 

@@ -13,6 +13,7 @@ type Results struct {
 	Herds       []HerdResult      `json:"herds"`
 	Hot         []HotResult       `json:"hotKey"`
 	Abandoned   []AbandonedResult `json:"abandoned"`
+	Failing     []FailingResult   `json:"failingUpstream"`
 	ColdStart   ColdStart         `json:"coldStart"`
 	CPU         CPU               `json:"cpu"`
 	// ProcessHerds is figure 7: same-key herds in one process.

@@ -39,7 +39,7 @@ func main() {
 	coldTrials := flag.Int("cold-trials", 5, "cold starts per binary")
 	benchtime := flag.String("benchtime", "300ms", "-benchtime of the CPU benchmarks")
 	readCap := flag.Float64("read-cap", 500, "the peak reads per second on the item that the herd rows check against")
-	figures := flag.String("figures", "1,2,3,4,5,6,7,8", "the figures to run, comma-separated")
+	figures := flag.String("figures", "1,2,3,4,5,6,7,8,9", "the figures to run, comma-separated")
 	hotN := flag.String("hot-n", "200,1000,3000", "herd sizes of the hot-key figure (8), comma-separated")
 	flag.Parse()
 	log.SetFlags(0)
@@ -138,6 +138,17 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 		r.Abandoned = []bench.AbandonedResult{ha, ba}
 	}
 
+	if only["9"] {
+		step("9 failing upstream")
+		for _, mode := range []string{bench.Fail429, bench.Fail503} {
+			f, err := bench.RunFailing(ctx, env, mode, failingBurst)
+			if err != nil {
+				return err
+			}
+			r.Failing = append(r.Failing, f)
+		}
+	}
+
 	if !only["5"] {
 		r.ColdStart.Note = "not run (-figures)"
 	} else {
@@ -212,6 +223,7 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 const (
 	abandonLease   = 2 * time.Second
 	abandonWaiters = 10
+	failingBurst   = 50
 )
 
 func step(s string) { log.Print(s) }
