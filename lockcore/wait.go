@@ -65,8 +65,17 @@ type WaitResult struct {
 //     TookOver): do the work, then Release.
 //   - Released: the holder published success; read its result.
 //   - Failed: the wait reached the maximum wait, ctx's deadline or
-//     Params.RemainingTime, ctx ended, or the store failed. err says which:
-//     it matches [ErrWaitTimeout], ctx's cause, or is an *[AcquireError].
+//     Params.RemainingTime, ctx ended, the store failed, or the holders of
+//     this burst failed. err says which: it matches [ErrWaitTimeout],
+//     ctx's cause, is an *[AcquireError], or is a *[HolderFailedError].
+//
+// A recent failure (see [WithFailureWindow]) is shared: nobody takes over
+// before its not-before time ([WithNotBefore]); a waiter whose deadline
+// allows it sleeps until then, without reading, and then races the others
+// for the lock. When the not-before is later than the deadline, or the
+// failure episode has had [WithMaxAttempts] failed attempts, the wait ends
+// at once with a *[HolderFailedError] carrying the published reason,
+// not-before and attempt count.
 //
 // An acquire whose answer does not come by the limit may still have been
 // applied: it is settled (a consistent read, and a release when it was
@@ -130,6 +139,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		l.count(MetricLockAcquisitionError, 0)
 		l.count(MetricLockAcquisitionWaitTimeout, 0)
 		l.count(MetricWaitForLock, 0)
+		l.count(MetricSharedFailure, 0)
 		return releasedResult(*cur), nil
 	}
 
@@ -148,6 +158,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		l.count(MetricLockAcquisitionWaitTimeout, boolMetric(errors.Is(err, ErrWaitTimeout)))
 		var ae *AcquireError
 		l.count(MetricLockAcquisitionError, boolMetric(errors.As(err, &ae)))
+		l.count(MetricSharedFailure, boolMetric(errors.Is(err, ErrHolderFailed)))
 	}()
 	return w.run(cur)
 }
@@ -173,42 +184,35 @@ type waiter struct {
 func (w *waiter) run(cur *Item) (WaitResult, error) {
 	l := w.l
 	w.observe(cur)
+	wake, res, err, done := w.afterRefusal(cur)
+	if done {
+		return res, err
+	}
 	for {
 		now := time.Now()
 		if !now.Before(w.deadline) {
-			l.logAt(slog.LevelWarn, "lock wait timed out", slog.Int("polls", w.polls), slog.Duration("waited", now.Sub(w.start)),
-				slog.Int("throttled", w.throttles))
-			return WaitResult{Outcome: Failed}, w.timeoutError()
+			return w.timedOut(now)
 		}
-		if err := sleepCtx(w.ctx, min(w.interval(), w.deadline.Sub(now))); err != nil {
+		if err := sleepCtx(w.ctx, min(wake.Sub(now), w.deadline.Sub(now))); err != nil {
 			return WaitResult{Outcome: Failed}, fmt.Errorf("lockcore: wait: %w", err)
 		}
 		it, found, err := w.poll()
+		wake = time.Now().Add(w.interval()) // after poll, which keeps the pace
 		if err != nil {
 			continue
 		}
-		var take bool
-		var takeObs *Observation
+		v := w.judge(it, found)
 		switch {
-		case !found:
-			take = true
-		case it.Released && it.Result == Success:
-			l.count(MetricLockNotReleased, 0)
-			return releasedResult(it), nil
-		case it.Released:
-			take = true
-		case w.obs == nil || it.Revision != w.obs.Revision || it.Beat != w.obs.Beat:
-			w.observe(&it)
-		case time.Since(w.obsAt) >= w.staleAfter():
-			take, takeObs = true, w.obs // clock-free: unchanged for a whole lease
-		case l.o.useWallClock && w.lapsedByWallClock(it):
-			take = true
-		}
-		if !take {
+		case v.done:
+			return v.res, v.err
+		case !v.wake.IsZero():
+			wake = v.wake
+			continue
+		case !v.take:
 			continue
 		}
 		l.count(MetricLockNotReleased, 1)
-		acquired, cur, err := l.acquire(w.ctx, attempt{until: w.deadline, observed: takeObs, takeover: true, herd: true})
+		acquired, cur, err := l.acquire(w.ctx, attempt{until: w.deadline, observed: v.observed, takeover: true, herd: true})
 		var ae *AcquireError
 		switch {
 		case errors.As(err, &ae) && ae.Reason == ReasonNoTimeLeft:
@@ -223,9 +227,109 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 			l.logAt(slog.LevelInfo, "took over an abandoned lock", slog.Int64("fence", cur.Fence))
 			return WaitResult{Outcome: Acquired, TookOver: true, Fence: cur.Fence}, nil
 		default:
-			w.observe(cur) // another waiter won the race
+			w.observe(cur) // another waiter won the race, or a failure holds us back
+			next, res, err, done := w.afterRefusal(cur)
+			if done {
+				return res, err
+			}
+			wake = next
 		}
 	}
+}
+
+// verdict is what a waiter makes of one read of the item.
+type verdict struct {
+	done     bool // the wait ends with res, err
+	res      WaitResult
+	err      error
+	take     bool         // race one conditional write for the lock
+	observed *Observation // with take: the clock-free observation it rests on
+	wake     time.Time    // when not zero: read again then, not sooner
+}
+
+// judge decides what to do about it (found: it exists).
+func (w *waiter) judge(it Item, found bool) verdict {
+	l := w.l
+	switch {
+	case !found:
+		return verdict{take: true}
+	case it.Released && it.Result == Success:
+		l.count(MetricLockNotReleased, 0)
+		return verdict{done: true, res: releasedResult(it)}
+	case it.Released:
+		if until, err, held := w.heldBack(it); held {
+			if err != nil {
+				return verdict{done: true, res: WaitResult{Outcome: Failed}, err: err}
+			}
+			return verdict{wake: until}
+		}
+		return verdict{take: true}
+	case w.obs == nil || it.Revision != w.obs.Revision || it.Beat != w.obs.Beat:
+		w.observe(&it)
+	case time.Since(w.obsAt) >= w.staleAfter():
+		return verdict{take: true, observed: w.obs} // clock-free: unchanged for a whole lease
+	case l.o.useWallClock && w.lapsedByWallClock(it):
+		return verdict{take: true}
+	}
+	return verdict{}
+}
+
+// afterRefusal returns when to read next after a conditional write was
+// refused over cur: at the failure's not-before time when a recent failure
+// holds us back, else after a poll interval; or it ends the wait when the
+// failure is final for us.
+func (w *waiter) afterRefusal(cur *Item) (wake time.Time, res WaitResult, err error, done bool) {
+	wake = time.Now().Add(w.interval())
+	if cur == nil || !cur.Released || cur.Result != Failure {
+		return wake, res, nil, false
+	}
+	until, ferr, held := w.heldBack(*cur)
+	switch {
+	case !held:
+		return wake, res, nil, false
+	case ferr != nil:
+		return wake, WaitResult{Outcome: Failed}, ferr, true
+	default:
+		return until, res, nil, false
+	}
+}
+
+// heldBack judges a released Failure it. held is false when it does not
+// hold us back (old news, or its not-before has passed with attempts left):
+// the lock may be taken over. Otherwise err is a *HolderFailedError when
+// waiting cannot help (the episode's attempts reached the maximum, or the
+// not-before is past our deadline), and until is when to look again (the
+// not-before, plus up to a fifth of a poll interval of jitter, so the
+// waiters do not all write at once).
+func (w *waiter) heldBack(it Item) (until time.Time, err error, held bool) {
+	l := w.l
+	nowMs := l.nowMs()
+	if it.FailRecentUntilMs <= nowMs {
+		return time.Time{}, nil, false
+	}
+	attemptsLeft := it.Failures < int64(l.o.maxAttempts)
+	if attemptsLeft && it.NotBeforeMs <= nowMs {
+		return time.Time{}, nil, false
+	}
+	jitter := time.Duration(rand.Float64() * 0.2 * float64(l.o.pollInterval))
+	until = time.Now().Add(time.Duration(it.NotBeforeMs-nowMs)*time.Millisecond + jitter)
+	if attemptsLeft && until.Before(w.deadline) {
+		return until, nil, true
+	}
+	hf := &HolderFailedError{Reason: it.FailReason, Attempts: int(it.Failures)}
+	if it.NotBeforeMs != 0 {
+		hf.NotBefore = time.UnixMilli(it.NotBeforeMs)
+	}
+	l.logAt(slog.LevelInfo, "lock holders of this burst failed; not retrying",
+		slog.String("reason", hf.Reason), slog.Int("attempts", hf.Attempts), slog.Int64("notBeforeMs", it.NotBeforeMs))
+	return time.Time{}, hf, true
+}
+
+// timedOut ends a wait that reached its deadline at now.
+func (w *waiter) timedOut(now time.Time) (WaitResult, error) {
+	w.l.logAt(slog.LevelWarn, "lock wait timed out", slog.Int("polls", w.polls), slog.Duration("waited", now.Sub(w.start)),
+		slog.Int("throttled", w.throttles))
+	return WaitResult{Outcome: Failed}, w.timeoutError()
 }
 
 // observe starts watching item (nil: absent) if its revision or beat
