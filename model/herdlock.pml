@@ -1,6 +1,6 @@
 /*
- * herdlock.pml: the corrected lock protocol (DESIGN.md "The protocol",
- * PROTOCOL.md section 4, lockcore/store.go) with 3 processes in one burst.
+ * herdlock.pml: the corrected lock protocol (docs/protocol.md,
+ * lockcore/store.go) with 3 processes in one burst.
  * Read README.md first. Build: spin -a [-DNAME=value ...] herdlock.pml
  *
  * Switches (0/1): WALLPATH (default 1: the wall-clock branch of the acquire

@@ -1,5 +1,5 @@
 /*
- * seed.pml: the seed's protocol (../shared/seed/DistributedLock.mts), in the
+ * seed.pml: the seed's protocol (the original design; internal/seedlock), in the
  * same world as herdlock.pml (common.pml, procs.pml): same clocks, network,
  * faults and resource, but the resource has no fence to check (UNFENCED).
  * It exists to fail: seed-trails.sh produces its counterexamples.
@@ -10,7 +10,7 @@
  *    jitter), then a conditional put (revision = the revision read, or
  *    attribute_not_exists), then a re-read; acquired iff the re-read shows
  *    the new revision. A put that fails its condition is "not acquired"
- *    (PROTOCOL.md F5), so an SDK retry of an applied put is not acquired.
+ *    (F5 in docs/protocol.md), so an SDK retry of an applied put is not acquired.
  *  - renewal every RENEWI on the holder's monotonic clock: conditional on
  *    revision, sets createdAt = the holder's wall clock. Any failure (condition
  *    or network) aborts and releases.

@@ -146,7 +146,8 @@ type Config struct {
 
 // CIConfig returns the configuration of the CI-sized run: about 95 s of
 // phases (clean 5 s, A 35 s, B 30 s, herd 5 rounds, throttle 6 s), 8
-// workers, 3 contended keys, the defaults of PROTOCOL.md §3.5.
+// workers, 3 contended keys (the harness: docs/protocol.md, "How this is
+// checked").
 func CIConfig(seed int64) Config {
 	c := baseConfig(seed)
 	c.Phases = []Phase{{Kind: Clean, Dur: 5 * time.Second}, {Kind: SmallSkew, Dur: 35 * time.Second},

@@ -2,7 +2,7 @@
 // separate OS processes against dynalite through a seeded fault proxy,
 // freezes and kills them, skews their wall clocks, and then checks the
 // recorded history for stale fences, two holders, slow take-overs,
-// thundering herds and non-linearizable store behaviour (PROTOCOL.md §3).
+// thundering herds and non-linearizable store behaviour (docs/protocol.md, "How this is checked").
 //
 // Every event of every process is stamped with the host's CLOCK_MONOTONIC
 // (see [Mono]), which all processes share; the checkers never read a

@@ -1,8 +1,8 @@
 // Package seedlock is a faithful Go port of the seed's TypeScript
-// DistributedLock (shared/seed/DistributedLock.mts), kept as a baseline for
+// DistributedLock, kept as a baseline for
 // benchmarks and as the deliberately broken variant of the fault harness's
 // self-test. Do not use it to protect anything: it has every flaw listed in
-// PROTOCOL.md §1.
+// docs/protocol.md, "The original design and its faults".
 //
 // What it does, as the seed does:
 //   - Acquire reads the item, gives up if it was created or renewed less

@@ -668,7 +668,7 @@ func testFenceBaseSeedsFreshItem(t *testing.T, e *env) {
 
 	recreated := e.key("after-delete")
 	r2 := req(recreated, "c", baseMs+1000)
-	r2.FenceBase = (baseMs + 1000) * 1000 // PROTOCOL.md §4: nowMs·1000
+	r2.FenceBase = (baseMs + 1000) * 1000 // docs/protocol.md, Acquire: nowMs·1000
 	got := mustAcquire(t, e.s, r2)
 	if got.Fence != r2.FenceBase+1 || got.Fence <= oldFence {
 		t.Fatalf("Acquire(fresh key, FenceBase %d).Fence = %d, want %d (above the deleted item's %d)",
