@@ -1,0 +1,241 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
+	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/internal/localrun"
+	"github.com/herdlock/herdlock/internal/dynalite/dynalitetest"
+	"github.com/herdlock/herdlock/internal/sandbox"
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// TestEndToEndFailingUpstream runs the real bootstrap under the emulator
+// against an upstream that answers 429 with a Retry-After for the first
+// seconds of every item: the burst makes a bounded number of upstream
+// calls that respect the Retry-After, and every invocation answers with
+// data or with the clear error that says when to retry.
+func TestEndToEndFailingUpstream(t *testing.T) {
+	rie, err := sandbox.RIEPath()
+	if err != nil {
+		t.Fatal(err) // says: run make deps
+	}
+	boot, err := sandbox.BuildBootstrap(t.Context(), localrun.Package, t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := dynalitetest.Start(t)
+	start := func(t *testing.T, o localrun.Options) *localrun.Run {
+		t.Helper()
+		o.DynamoEndpoint, o.RIE, o.Bootstrap = db.Endpoint(), rie, boot
+		r, err := localrun.Start(t.Context(), o)
+		if err != nil {
+			t.Fatalf("localrun.Start() = %v", err)
+		}
+		t.Cleanup(r.Close)
+		return r
+	}
+	const key = "EUR-USD"
+
+	t.Run("Retry-After 2, shorter than the time left: at most 2 calls, 2 s apart", func(t *testing.T) {
+		const (
+			retryAfter = 2 * time.Second
+			ttl        = 3 * time.Second
+		)
+		r := start(t, localrun.Options{N: burstSize, CacheTTL: ttl,
+			Upstream: sandbox.UpstreamConfig{ThrottleFirst: retryAfter, RetryAfter: retryAfter}})
+		warmUp(t, r)
+		linesBefore := len(r.Pool.Lines())
+
+		answers := classify(t, r.Pool.Burst(burstContext(t), localrun.Payloads(localrun.Repeat(key, burstSize)...)))
+		calls := r.Upstream.ArrivalsFor(key)
+		if len(calls) < 1 || len(calls) > 2 {
+			t.Fatalf("upstream calls = %d (%+v), want 1 or 2", len(calls), calls)
+		}
+		t.Logf("burst of %d: %d upstream calls %v, %d data answers, %d clear errors", burstSize, len(calls), callGaps(calls), len(answers.data), len(answers.failed))
+		if len(calls) == 2 {
+			if gap := calls[1].At.Sub(calls[0].At); gap < retryAfter {
+				t.Errorf("second upstream call %v after the first, want at least the Retry-After %v", gap, retryAfter)
+			}
+		}
+		answers.checkRetryAt(t, calls[0].At.Add(retryAfter))
+		rejected := 0
+		for _, c := range calls {
+			if c.Rejected {
+				rejected++
+			}
+		}
+		// Each refused call is its holder's clear error; with the second
+		// call past the throttling, no waiter has to give up.
+		if len(answers.failed) > rejected || len(answers.data) == 0 {
+			t.Errorf("%d clear errors and %d data answers for %d refused calls of %d, want at most one error per refused call and some data",
+				len(answers.failed), len(answers.data), rejected, len(calls))
+		}
+		checkSameData(t, answers.data)
+		checkEMF(t, r.Pool.Lines()[linesBefore:], map[string]float64{lockcore.MetricSharedFailure: 0})
+
+		// After the window, and once the fetched data is stale: one call.
+		time.Sleep(time.Until(time.UnixMilli(answers.data[0].FetchedAtMs).Add(ttl + 300*time.Millisecond)))
+		afterWindow(t, r, key, len(calls))
+	})
+
+	t.Run("Retry-After 8, longer than a 6 s function can wait: one call, the others answer at once", func(t *testing.T) {
+		const retryAfter = 8 * time.Second
+		r := start(t, localrun.Options{N: burstSize, Timeout: 6 * time.Second,
+			Upstream: sandbox.UpstreamConfig{ThrottleFirst: retryAfter, RetryAfter: retryAfter}})
+		warmUp(t, r)
+		linesBefore := len(r.Pool.Lines())
+
+		invs := r.Pool.Burst(burstContext(t), localrun.Payloads(localrun.Repeat(key, burstSize)...))
+		answers := classify(t, invs)
+		calls := r.Upstream.ArrivalsFor(key)
+		if len(calls) != 1 {
+			t.Fatalf("upstream calls = %d (%+v), want 1", len(calls), calls)
+		}
+		if len(answers.failed) != burstSize {
+			t.Errorf("clear errors = %d, data answers = %d; want %d clear errors (the holder's own and the shared failure)",
+				len(answers.failed), len(answers.data), burstSize)
+		}
+		answers.checkRetryAt(t, calls[0].At.Add(retryAfter))
+		// A waiter that waited for its deadline would answer after 4 s
+		// (6 s minus the 2 s safety margin).
+		var slowest time.Duration
+		for _, inv := range invs {
+			slowest = max(slowest, inv.Latency())
+		}
+		t.Logf("burst of %d: %d upstream call, %d clear errors, slowest answer %v", burstSize, len(calls), len(answers.failed), slowest)
+		for _, inv := range invs {
+			if d := inv.Latency(); d > 3*time.Second {
+				t.Errorf("sandbox %d answered after %v, want at once", inv.Sandbox, d)
+			}
+		}
+		checkEMF(t, r.Pool.Lines()[linesBefore:], map[string]float64{
+			lockcore.MetricSharedFailure:         burstSize - 1,
+			lockcore.MetricEpisodeAttempts:       1,
+			lockcore.MetricLockAcquisitionFailed: burstSize - 1,
+		})
+
+		// After the window (the time the answers named): one call.
+		time.Sleep(time.Until(answers.latestRetryAt().Add(100 * time.Millisecond)))
+		afterWindow(t, r, key, len(calls))
+	})
+}
+
+// warmUp starts every sandbox of r's pool (their cold starts would
+// otherwise outlast the answers being measured) with a burst on another
+// key, whatever it answers.
+func warmUp(t *testing.T, r *localrun.Run) {
+	t.Helper()
+	for _, inv := range r.Pool.Burst(burstContext(t), localrun.Payloads(localrun.Repeat("WARM-UP", len(r.Pool.Sandboxes))...)) {
+		if inv.Err != nil {
+			t.Fatalf("warm-up: sandbox %d: %v", inv.Sandbox, inv.Err)
+		}
+	}
+}
+
+// afterWindow checks a burst on key once the upstream answers again: it
+// makes exactly one upstream call, after the callsBefore of the earlier
+// bursts, and every invocation gets its data.
+func afterWindow(t *testing.T, r *localrun.Run, key string, callsBefore int) {
+	t.Helper()
+	resps := decodeAll(t, r.Pool.Burst(burstContext(t), localrun.Payloads(localrun.Repeat(key, burstSize)...)))
+	calls := r.Upstream.ArrivalsFor(key)
+	if got := len(calls) - callsBefore; got != 1 {
+		t.Fatalf("upstream calls of the burst after the window = %d, want 1", got)
+	}
+	if last := calls[len(calls)-1]; last.Rejected {
+		t.Fatalf("the call after the window was refused: %+v", last)
+	}
+	var fromUpstream int
+	for _, resp := range resps {
+		if resp.Source == fetchcache.SourceUpstream {
+			fromUpstream++
+		}
+	}
+	if fromUpstream != 1 {
+		t.Errorf("answers from the upstream after the window = %d, want 1", fromUpstream)
+	}
+	t.Logf("burst after the window: %d upstream call, %d data answers", len(calls)-callsBefore, len(resps))
+	checkSameData(t, resps)
+}
+
+// callGaps returns the time of each call after the first.
+func callGaps(calls []sandbox.Arrival) []time.Duration {
+	var out []time.Duration
+	for _, c := range calls[1:] {
+		out = append(out, c.At.Sub(calls[0].At).Round(time.Millisecond))
+	}
+	return out
+}
+
+// answers sorts a burst's answers into data and clear errors.
+type answers struct {
+	data   []fetchcache.Response
+	failed []clearError
+}
+
+// clearError is an answer with the example's UnavailableError.
+type clearError struct {
+	sandbox int
+	message string
+	retryAt time.Time
+}
+
+// classify fails the test on any answer that is neither data nor the
+// clear error saying the upstream is throttled and naming when to retry.
+func classify(t *testing.T, invs []sandbox.Invocation) answers {
+	t.Helper()
+	var a answers
+	for _, inv := range invs {
+		if inv.Err != nil || !inv.FunctionError {
+			resp, err := localrun.Decode(inv)
+			if err != nil {
+				t.Fatalf("invocation %d: %v", inv.Sandbox, err)
+			}
+			a.data = append(a.data, resp)
+			continue
+		}
+		var doc struct {
+			Message string `json:"errorMessage"`
+			Type    string `json:"errorType"`
+		}
+		if err := json.Unmarshal(inv.Body, &doc); err != nil || doc.Type != "UnavailableError" {
+			t.Fatalf("sandbox %d: function error %s, want an UnavailableError", inv.Sandbox, inv.Body)
+		}
+		_, at, ok := strings.Cut(doc.Message, "the upstream is throttled ("+fetchcache.CodeThrottled+"); retry after ")
+		retryAt, err := time.Parse(time.RFC3339, at)
+		if !ok || err != nil {
+			t.Fatalf("sandbox %d: error %q, want it to say the upstream is throttled and when to retry", inv.Sandbox, doc.Message)
+		}
+		if strings.Contains(doc.Message, "rate limited") || strings.Contains(doc.Message, "Too Many Requests") {
+			t.Errorf("sandbox %d: error %q carries the upstream's own text", inv.Sandbox, doc.Message)
+		}
+		a.failed = append(a.failed, clearError{sandbox: inv.Sandbox, message: doc.Message, retryAt: retryAt})
+	}
+	return a
+}
+
+// checkRetryAt checks that every clear error names a time at or after
+// earliest (the first refused call plus its Retry-After), and not much
+// later: the time the holder got its answer, rounded up to the second.
+func (a answers) checkRetryAt(t *testing.T, earliest time.Time) {
+	t.Helper()
+	for _, f := range a.failed {
+		if f.retryAt.Before(earliest) || f.retryAt.After(earliest.Add(3*time.Second)) {
+			t.Errorf("sandbox %d: %q names %v, want a time from %v to 3 s later", f.sandbox, f.message, f.retryAt, earliest)
+		}
+	}
+}
+
+func (a answers) latestRetryAt() time.Time {
+	var latest time.Time
+	for _, f := range a.failed {
+		if f.retryAt.After(latest) {
+			latest = f.retryAt
+		}
+	}
+	return latest
+}
