@@ -20,14 +20,19 @@
 //     [FromContext], so a late holder can never overwrite fresher data. The
 //     lock is released before the invocation returns: success when the
 //     handler returned a nil error, failure otherwise (and on panic, before
-//     the panic goes on).
+//     the panic goes on). A failure is shared with the burst: an error that
+//     implements [RetryAfterer] sets when the next attempt may start, one
+//     that implements [FailureCoder] the published reason.
 //   - RELEASED: another invocation published success. With no read handler
 //     the invocation returns the holder's result, which came inline, in the
 //     lock item, with the release (see [Handlers].OnReleased for the bounds
 //     and the cost); with Handlers.OnReleased, that runs and reads what the
 //     holder stored.
 //   - FAILED: an error matching [ErrLockFailed], or the Handlers.OnFailed
-//     fallback.
+//     fallback. When the holders of the burst failed and waiting on would
+//     only repeat the failure, it also matches lockcore.ErrHolderFailed,
+//     and its *lockcore.HolderFailedError carries their reason and
+//     not-before.
 //
 // # Deadline
 //
