@@ -110,8 +110,10 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 		wg.Go(func() { p.readLines(stderr, "stderr", p.stderr, cfg.Output) })
 		wg.Wait()
 		p.waitErr = cmd.Wait()
-		exitCancel(fmt.Errorf("sandbox: the process exited: %v: %s", p.waitErr, p.stderr))
+		// exited first: whoever sees exitCtx end (an Invoke cut short by
+		// the exit) must also see Exited report it.
 		close(p.exited)
+		exitCancel(fmt.Errorf("sandbox: the process exited: %v: %s", p.waitErr, p.stderr))
 	}()
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
