@@ -14,8 +14,6 @@ import (
 
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/internal/localrun"
-	"github.com/herdlock/herdlock/internal/dynalite/dynalitetest"
-	"github.com/herdlock/herdlock/internal/sandbox"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -36,28 +34,16 @@ const otelSandboxes = 4
 // no X-Ray trace header to the function, so the parenting on Lambda's
 // trace is tested in package oteltracer.)
 func TestEndToEndOpenTelemetry(t *testing.T) {
-	rie, err := sandbox.RIEPath()
-	if err != nil {
-		t.Fatal(err) // says: run make deps
-	}
-	boot, err := sandbox.BuildBootstrap(t.Context(), localrun.Package, t.TempDir(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := dynalitetest.Start(t)
+	stack := newEmulatorStack(t)
 	recv := startOTLPReceiver(t)
-	r, err := localrun.Start(t.Context(), localrun.Options{
-		DynamoEndpoint: db.Endpoint(), RIE: rie, Bootstrap: boot, N: otelSandboxes,
+	r := stack.start(t, localrun.Options{
+		N: otelSandboxes,
 		Env: []string{
 			fetchcache.EnvTracing + "=otel",
 			fetchcache.EnvOTLPEndpoint + "=" + recv.srv.URL,
 			fetchcache.EnvOTelServiceName + "=fetch-cache-e2e",
 		},
 	})
-	if err != nil {
-		t.Fatalf("localrun.Start() = %v", err)
-	}
-	t.Cleanup(r.Close)
 
 	resps := decodeAll(t, r.Pool.Burst(burstContext(t), localrun.Payloads(localrun.Repeat("EUR-USD", otelSandboxes)...)))
 	// No waiting: each invocation flushed its spans before it answered.

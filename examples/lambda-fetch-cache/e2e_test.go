@@ -15,7 +15,6 @@ import (
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/internal/localrun"
 	"github.com/herdlock/herdlock/internal/dynalite"
-	"github.com/herdlock/herdlock/internal/dynalite/dynalitetest"
 	"github.com/herdlock/herdlock/internal/sandbox"
 	"github.com/herdlock/herdlock/lockcore"
 )
@@ -27,25 +26,8 @@ const burstSize = 8
 // Emulator, one emulator process per sandbox, against dynalite and a
 // rate-limited counting upstream, all on loopback, in both answer modes.
 func TestEndToEnd(t *testing.T) {
-	rie, err := sandbox.RIEPath()
-	if err != nil {
-		t.Fatal(err) // says: run make deps
-	}
-	boot, err := sandbox.BuildBootstrap(t.Context(), localrun.Package, t.TempDir(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := dynalitetest.Start(t)
-	start := func(t *testing.T, o localrun.Options) *localrun.Run {
-		t.Helper()
-		o.DynamoEndpoint, o.RIE, o.Bootstrap = db.Endpoint(), rie, boot
-		r, err := localrun.Start(t.Context(), o)
-		if err != nil {
-			t.Fatalf("localrun.Start() = %v", err)
-		}
-		t.Cleanup(r.Close)
-		return r
-	}
+	stack := newEmulatorStack(t)
+	start, db := stack.start, stack.db
 
 	// Each burst runs in both answer modes: the cache table, and inline
 	// answers in the lock item.
@@ -171,7 +153,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	t.Run("a missing setting stops init with a message", func(t *testing.T) {
-		cmd := exec.CommandContext(t.Context(), boot)
+		cmd := exec.CommandContext(t.Context(), stack.boot)
 		cmd.Env = []string{"AWS_LAMBDA_RUNTIME_API=127.0.0.1:9", fetchcache.EnvCacheTable + "=cache"}
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError

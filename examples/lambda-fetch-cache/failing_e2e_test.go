@@ -8,7 +8,6 @@ import (
 
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/internal/localrun"
-	"github.com/herdlock/herdlock/internal/dynalite/dynalitetest"
 	"github.com/herdlock/herdlock/internal/sandbox"
 	"github.com/herdlock/herdlock/lockcore"
 )
@@ -19,25 +18,8 @@ import (
 // calls that respect the Retry-After, and every invocation answers with
 // data or with the clear error that says when to retry.
 func TestEndToEndFailingUpstream(t *testing.T) {
-	rie, err := sandbox.RIEPath()
-	if err != nil {
-		t.Fatal(err) // says: run make deps
-	}
-	boot, err := sandbox.BuildBootstrap(t.Context(), localrun.Package, t.TempDir(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := dynalitetest.Start(t)
-	start := func(t *testing.T, o localrun.Options) *localrun.Run {
-		t.Helper()
-		o.DynamoEndpoint, o.RIE, o.Bootstrap = db.Endpoint(), rie, boot
-		r, err := localrun.Start(t.Context(), o)
-		if err != nil {
-			t.Fatalf("localrun.Start() = %v", err)
-		}
-		t.Cleanup(r.Close)
-		return r
-	}
+	stack := newEmulatorStack(t)
+	start := stack.start
 	const key = "EUR-USD"
 
 	t.Run("Retry-After 2, shorter than the time left: at most 2 calls, 2 s apart", func(t *testing.T) {
