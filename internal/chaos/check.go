@@ -63,6 +63,7 @@ func check(cfg *Config, rec *recorder, killedHerd map[string]bool) *Report {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	rep := newReport(cfg)
+	rep.CapacityThrottled = throttledOps(rec.ops)
 	a := &analysis{cfg: cfg, rec: rec, grants: map[string][]*grant{}, renews: map[string][]int64{}, rels: map[string][]int64{},
 		bound: int64(cfg.LivenessBound()), rep: rep, maxShow: 5}
 	a.index()
