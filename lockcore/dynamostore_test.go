@@ -2,14 +2,11 @@ package lockcore_test
 
 import (
 	"context"
-	"errors"
 	"net/http/httptest"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/truora/minidyn/server"
 
 	"github.com/herdlock/herdlock/internal/dynalite"
@@ -41,25 +38,6 @@ func dynaliteClient(t testing.TB) *dynamodb.Client {
 	return dynalite.NewClient(sharedDynalite.server.Endpoint())
 }
 
-// failureCounter wraps a DynamoAPI and counts the conditional-check
-// failures that came with the old item (ALL_OLD) and without it.
-type failureCounter struct {
-	lockcore.DynamoAPI
-	withItem, withoutItem atomic.Int64
-}
-
-func (c *failureCounter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	out, err := c.DynamoAPI.UpdateItem(ctx, in, optFns...)
-	if ccf := (*types.ConditionalCheckFailedException)(nil); errors.As(err, &ccf) {
-		if len(ccf.Item) > 0 {
-			c.withItem.Add(1)
-		} else {
-			c.withoutItem.Add(1)
-		}
-	}
-	return out, err
-}
-
 // runCounted runs the conformance suite on a DynamoStore over client and
 // returns how the server reported failed conditions.
 func runCounted(t *testing.T, client *dynamodb.Client, skip func(t *testing.T), gaps ...storetest.Gap) (withItem, withoutItem int64) {
@@ -67,7 +45,7 @@ func runCounted(t *testing.T, client *dynamodb.Client, skip func(t *testing.T), 
 	if err := lockcore.CreateTable(context.Background(), client, "conformance"); err != nil {
 		t.Fatalf("CreateTable() = %v", err)
 	}
-	counter := &failureCounter{DynamoAPI: client}
+	counter := &storetest.ConditionCounter{DynamoAPI: client}
 	s, err := lockcore.NewDynamoStore(counter, "conformance")
 	if err != nil {
 		t.Fatalf("NewDynamoStore() = %v", err)
@@ -79,7 +57,7 @@ func runCounted(t *testing.T, client *dynamodb.Client, skip func(t *testing.T), 
 			return s
 		}, gaps...)
 	})
-	return counter.withItem.Load(), counter.withoutItem.Load()
+	return counter.WithItem.Load(), counter.WithoutItem.Load()
 }
 
 func TestDynamoStoreConformanceDynalite(t *testing.T) {

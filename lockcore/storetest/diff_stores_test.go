@@ -2,15 +2,12 @@ package storetest
 
 import (
 	"context"
-	"errors"
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/truora/minidyn/server"
 
 	"github.com/herdlock/herdlock/internal/allold"
@@ -19,33 +16,14 @@ import (
 	"github.com/herdlock/herdlock/lockcore"
 )
 
-// conditionCounter wraps a DynamoAPI and counts failed conditions that came
-// with the item (ALL_OLD) and without one.
-type conditionCounter struct {
-	lockcore.DynamoAPI
-	withItem, withoutItem atomic.Int64
-}
-
-func (c *conditionCounter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	out, err := c.DynamoAPI.UpdateItem(ctx, in, optFns...)
-	if ccf := (*types.ConditionalCheckFailedException)(nil); errors.As(err, &ccf) {
-		if len(ccf.Item) > 0 {
-			c.withItem.Add(1)
-		} else {
-			c.withoutItem.Add(1)
-		}
-	}
-	return out, err
-}
-
 // dynamoStore returns a DynamoStore on a new table through client, and the
 // counter of its failed conditions.
-func dynamoStore(t *testing.T, client *dynamodb.Client) (*lockcore.DynamoStore, *conditionCounter) {
+func dynamoStore(t *testing.T, client *dynamodb.Client) (*lockcore.DynamoStore, *ConditionCounter) {
 	t.Helper()
 	if err := lockcore.CreateTable(t.Context(), client, "diff"); err != nil {
 		t.Fatalf("CreateTable() = %v", err)
 	}
-	counter := &conditionCounter{DynamoAPI: client}
+	counter := &ConditionCounter{DynamoAPI: client}
 	s, err := lockcore.NewDynamoStore(counter, "diff")
 	if err != nil {
 		t.Fatalf("NewDynamoStore() = %v", err)
@@ -66,7 +44,7 @@ func TestDiffMinidyn(t *testing.T) {
 	t.Run("size-limit-edge", func(t *testing.T) { runSizeEdge(t, s, MinidynModel()) })
 	rep := Diff(t, lockcore.NewMemoryStore(), s, diffOptions(MinidynModel()))
 	reproduce(t, rep)
-	if counter.withItem.Load() == 0 {
+	if counter.WithItem.Load() == 0 {
 		t.Errorf("failed conditions with the item = 0, want some (minidyn returns ALL_OLD)")
 	}
 	// The gaps show in every run of this size; if they stop showing,
@@ -88,7 +66,7 @@ func TestDiffDynalite(t *testing.T) {
 	t.Parallel()
 	sharded := &shardedStore{byGroup: make(map[string]lockcore.Store)}
 	var proxies []*allold.Proxy
-	var counters []*conditionCounter
+	var counters []*ConditionCounter
 	for range dynaliteShards {
 		srv := dynalitetest.Start(t)
 		p, err := allold.New(srv.Endpoint(), nil)
@@ -110,8 +88,8 @@ func TestDiffDynalite(t *testing.T) {
 	}
 	var with, without, filled int64
 	for i := range proxies {
-		with += counters[i].withItem.Load()
-		without += counters[i].withoutItem.Load()
+		with += counters[i].WithItem.Load()
+		without += counters[i].WithoutItem.Load()
 		filled += proxies[i].Filled()
 	}
 	t.Logf("failed conditions: %d with the item (%d filled by the proxy), %d without (absent items)", with, filled, without)

@@ -1,0 +1,34 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// ConditionCounter wraps a [lockcore.DynamoAPI] and counts the failed
+// conditions of UpdateItem that came with the item (ALL_OLD, as DynamoDB
+// answers) and those that came without one (as dynalite answers), so a
+// test can show which path of [lockcore.DynamoStore] a server exercised.
+// It is safe for concurrent use.
+type ConditionCounter struct {
+	lockcore.DynamoAPI
+	WithItem, WithoutItem atomic.Int64
+}
+
+// UpdateItem calls the wrapped API and counts a failed condition.
+func (c *ConditionCounter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	out, err := c.DynamoAPI.UpdateItem(ctx, in, optFns...)
+	if ccf := (*types.ConditionalCheckFailedException)(nil); errors.As(err, &ccf) {
+		if len(ccf.Item) > 0 {
+			c.WithItem.Add(1)
+		} else {
+			c.WithoutItem.Add(1)
+		}
+	}
+	return out, err
+}
