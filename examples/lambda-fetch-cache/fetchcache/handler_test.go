@@ -17,7 +17,9 @@ import (
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
-func newTestHandler(t *testing.T, c *Cache) (func(context.Context, Request) (Response, error), *atomic.Int32) {
+// countingUpstream starts an upstream that answers every request with its
+// path and a call number, and returns a client for it and the count.
+func countingUpstream(t *testing.T) (*Upstream, *atomic.Int32) {
 	t.Helper()
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -26,15 +28,25 @@ func newTestHandler(t *testing.T, c *Cache) (func(context.Context, Request) (Res
 	}))
 	t.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL)
-	h, err := NewHandler(lockcore.NewMemoryStore(), "test", c, NewUpstream(u, srv.Client()),
-		lockmw.WithRecordAccount(1, 1),
-		lockmw.WithMetricsWriter(io.Discard),
-		lockmw.WithLogger(slog.New(slog.DiscardHandler)),
-	)
+	return NewUpstream(u, srv.Client()), &calls
+}
+
+// quietOptions are the lockmw options of the handler tests: a fixed
+// account, no metrics and no logs.
+var quietOptions = []lockmw.Option{
+	lockmw.WithRecordAccount(1, 1),
+	lockmw.WithMetricsWriter(io.Discard),
+	lockmw.WithLogger(slog.New(slog.DiscardHandler)),
+}
+
+func newTestHandler(t *testing.T, c *Cache) (func(context.Context, Request) (Response, error), *atomic.Int32) {
+	t.Helper()
+	up, calls := countingUpstream(t)
+	h, err := NewHandler(lockcore.NewMemoryStore(), "test", c, up, quietOptions...)
 	if err != nil {
 		t.Fatalf("NewHandler() = %v", err)
 	}
-	return h, &calls
+	return h, calls
 }
 
 func invocationContext(t *testing.T) context.Context {

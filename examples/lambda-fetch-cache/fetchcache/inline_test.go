@@ -4,37 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
-	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
 func newTestInlineHandler(t *testing.T, fresh time.Duration) (func(context.Context, Request) (Response, error), *atomic.Int32) {
 	t.Helper()
-	var calls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := calls.Add(1)
-		json.NewEncoder(w).Encode(map[string]any{"path": r.URL.Path, "call": n})
-	}))
-	t.Cleanup(srv.Close)
-	u, _ := url.Parse(srv.URL)
-	h, err := NewInlineHandler(lockcore.NewMemoryStore(), "test", fresh, NewUpstream(u, srv.Client()),
-		lockmw.WithRecordAccount(1, 1),
-		lockmw.WithMetricsWriter(io.Discard),
-		lockmw.WithLogger(slog.New(slog.DiscardHandler)),
-	)
+	up, calls := countingUpstream(t)
+	h, err := NewInlineHandler(lockcore.NewMemoryStore(), "test", fresh, up, quietOptions...)
 	if err != nil {
 		t.Fatalf("NewInlineHandler() = %v", err)
 	}
-	return h, &calls
+	return h, calls
 }
 
 // TestInlineHandlerAnswersFromTheLock: the second invocation, while the
