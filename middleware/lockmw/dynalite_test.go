@@ -90,6 +90,22 @@ func (s *watchStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (
 	return it, err
 }
 
+// closeAfterRefused closes done once n acquire attempts were refused, so a
+// holder can wait until every waiter waits; it gives up when ctx ends (the
+// holder then fails on its own context).
+func (s *watchStore) closeAfterRefused(ctx context.Context, n int, done chan struct{}) {
+	go func() {
+		for range n {
+			select {
+			case <-s.refused:
+			case <-ctx.Done():
+				return
+			}
+		}
+		close(done)
+	}()
+}
+
 func (s *watchStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
 	if s.dropRelease {
 		return lockcore.Item{}, errDropped
@@ -141,16 +157,7 @@ func TestDynaliteHerd(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	go func() {
-		for range n - 1 {
-			select {
-			case <-ws.refused:
-			case <-ctx.Done():
-				return // the fetcher fails on its own context
-			}
-		}
-		close(allWaiting)
-	}()
+	ws.closeAfterRefused(ctx, n-1, allWaiting)
 	results := make([]string, n)
 	errs := make([]error, n)
 	start := make(chan struct{})

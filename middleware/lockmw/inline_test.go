@@ -57,16 +57,7 @@ func herd[TOut any](t *testing.T, n int, mem lockcore.Store, hs lockmw.Handlers[
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	go func() {
-		for range n - 1 {
-			select {
-			case <-ws.refused:
-			case <-ctx.Done():
-				return // the holder fails on its own context
-			}
-		}
-		close(allWaiting)
-	}()
+	ws.closeAfterRefused(ctx, n-1, allWaiting)
 	outs := make([]TOut, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
