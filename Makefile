@@ -1,6 +1,10 @@
 # herdlock developer targets. `make demo` and `make test` are the two commands
 # a fresh clone needs: each installs what it lacks (Go modules, the dynalite
 # npm package, the Lambda Runtime Interface Emulator) before it runs.
+#
+# The repository is several Go modules joined by go.work (see MODULES): the
+# library at the root, each tracing adapter, the example, the chaos harness
+# and the benchmarks. Package patterns below name the whole workspace.
 
 GO      ?= go
 BIN     := $(CURDIR)/bin
@@ -16,6 +20,14 @@ DURATION         ?= 10m
 
 export HERDLOCK_RIE := $(RIE)
 
+# Every module of the workspace, and every package in it.
+MODULES := . middleware/lockmw/xraytracer middleware/lockmw/oteltracer \
+	examples/lambda-fetch-cache internal/chaos internal/bench
+PKGS    := github.com/herdlock/herdlock/...
+# The example's tracing SDKs are behind build tags; tests and lint see them.
+ALLTAGS := xray,otel
+STATICCHECK := $(BIN)/staticcheck
+
 LAMBDA_GOARCH ?= arm64
 
 .PHONY: all deps test lint bench demo chaos model clean build-FetchFunction
@@ -30,21 +42,33 @@ $(DYNALITE_STAMP): $(DYNALITE_DIR)/package.json $(DYNALITE_DIR)/package-lock.jso
 	npm ci --prefix $(DYNALITE_DIR) --no-audit --no-fund --loglevel=error
 
 $(RIE): tools/go.mod tools/go.sum
-	cd tools && $(GO) build -o $(RIE) github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
+	cd tools && GOWORK=off $(GO) build -o $(RIE) github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
+
+$(STATICCHECK): tools/go.mod tools/go.sum
+	cd tools && GOWORK=off $(GO) build -o $(STATICCHECK) honnef.co/go/tools/cmd/staticcheck
 
 test: deps
-	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) vet $(PKGS)
+	$(GO) vet -tags $(ALLTAGS) $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m -tags $(ALLTAGS) $(PKGS)
 	bash model/check.sh ci
 
 # cfn-lint is a Python tool, not pinned in tools/: a missing one fails lint
 # with the install command, it is never skipped.
 CFN_LINT ?= cfn-lint
 
-lint:
+lint: $(STATICCHECK)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
-	$(GO) tool -modfile=tools/go.mod staticcheck ./...
+	$(GO) vet $(PKGS)
+	$(GO) vet -tags $(ALLTAGS) $(PKGS)
+	$(STATICCHECK) $(PKGS)
+	$(STATICCHECK) -tags $(ALLTAGS) $(PKGS)
+	@# Each module on its own, as its users build it: tidy, and complete
+	@# without the workspace.
+	@for m in $(MODULES); do \
+		echo "module $$m: tidy, builds without go.work"; \
+		(cd $$m && GOWORK=off $(GO) mod tidy -diff && GOWORK=off $(GO) build ./... ) || exit 1; \
+	done
 	@command -v $(CFN_LINT) >/dev/null || { echo "cfn-lint not found: install it with 'pipx install cfn-lint' or 'pip install cfn-lint', then run make lint again"; exit 1; }
 	$(CFN_LINT) template.yaml
 	@mkdir -p $(BIN)
@@ -57,8 +81,13 @@ demo: deps
 	$(GO) run ./examples/lambda-fetch-cache/demo -n $(N) -upstream-latency $(UPSTREAM_LATENCY)
 
 # Called by `sam build` (template.yaml: BuildMethod makefile) with ARTIFACTS_DIR.
+# LAMBDA_TAGS picks the tracing SDKs compiled in (xray, otel, both
+# comma-separated, or empty for none); TRACING in template.yaml must name one
+# of them.
+LAMBDA_TAGS ?= xray
+
 build-FetchFunction:
-	CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath \
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc$(LAMBDA_TAGS:%=,%) -trimpath \
 		-ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./examples/lambda-fetch-cache
 
 # Every figure of BENCHMARKS.md in one run (under 5 minutes), then the plot.

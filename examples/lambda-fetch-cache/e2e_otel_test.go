@@ -1,3 +1,5 @@
+//go:build otel
+
 package main
 
 import (
@@ -34,7 +36,7 @@ const otelSandboxes = 4
 // no X-Ray trace header to the function, so the parenting on Lambda's
 // trace is tested in package oteltracer.)
 func TestEndToEndOpenTelemetry(t *testing.T) {
-	stack := newEmulatorStack(t)
+	stack := newEmulatorStack(t, "otel")
 	recv := startOTLPReceiver(t)
 	r := stack.start(t, localrun.Options{
 		N: otelSandboxes,

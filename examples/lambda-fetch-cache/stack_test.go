@@ -17,15 +17,15 @@ type emulatorStack struct {
 	db        *dynalite.Server
 }
 
-// newEmulatorStack builds the bootstrap and starts dynalite for t; both end
-// with t.
-func newEmulatorStack(t *testing.T) *emulatorStack {
+// newEmulatorStack builds the bootstrap, with the build tags tags, and
+// starts dynalite for t; both end with t.
+func newEmulatorStack(t *testing.T, tags ...string) *emulatorStack {
 	t.Helper()
 	rie, err := sandbox.RIEPath()
 	if err != nil {
 		t.Fatal(err) // says: run make deps
 	}
-	boot, err := sandbox.BuildBootstrap(t.Context(), localrun.Package, t.TempDir(), "")
+	boot, err := sandbox.BuildBootstrap(t.Context(), localrun.Package, t.TempDir(), "", tags...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,24 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
-	"time"
 
-	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
 	"github.com/herdlock/herdlock/middleware/lockmw"
-	"github.com/herdlock/herdlock/middleware/lockmw/oteltracer"
-	"github.com/herdlock/herdlock/middleware/lockmw/xraytracer"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // handler is the function's handler type.
@@ -35,110 +23,19 @@ type tracing struct {
 // setupTracing prepares the mode cfg.Tracing: X-Ray subsegments through
 // the X-Ray SDK (which instruments the clients of awsCfg), OpenTelemetry
 // spans exported over OTLP/HTTP, or nothing.
+//
+// Each tracing SDK is compiled in only by its build tag (xray, otel), so a
+// bootstrap built without them neither links nor builds them; a mode whose
+// tag is missing is a configuration error at init, not a silent "off".
 func setupTracing(ctx context.Context, cfg fetchcache.Config, logger *slog.Logger, awsCfg *aws.Config) (tracing, error) {
-	none := func(h handler) handler { return h }
 	switch cfg.Tracing {
 	case fetchcache.TracingXRay:
-		tr, err := xraytracer.Setup(logger)
-		if err != nil {
-			return tracing{}, err
-		}
-		xraytracer.InstrumentDynamoDB(awsCfg)
-		return tracing{tracer: tr, wrap: none}, nil
+		return setupXRay(logger, awsCfg)
 	case fetchcache.TracingOTel:
-		tp, err := newTracerProvider(ctx, cfg)
-		if err != nil {
-			return tracing{}, err
-		}
-		tr, err := oteltracer.New(tp)
-		if err != nil {
-			return tracing{}, err
-		}
-		return tracing{
-			tracer: tr,
-			dynamo: oteltracer.InstrumentDynamoDB(tp),
-			wrap:   func(h handler) handler { return flushing(h, tp, logger) },
-		}, nil
+		return setupOTel(ctx, cfg, logger)
 	}
-	return tracing{wrap: none}, nil
+	return tracing{wrap: untraced}, nil
 }
 
-// defaultOTLPEndpoint is where a collector running as a Lambda extension
-// (layer) listens for OTLP over HTTP.
-const defaultOTLPEndpoint = "http://localhost:4318/v1/traces"
-
-// newTracerProvider exports spans in batches over OTLP/HTTP. The exporter
-// and the SDK read the standard OTEL_ variables (endpoint, headers,
-// timeout, sampler, batch sizes); without an endpoint it sends to a
-// collector on localhost, as the collector layer runs it. The resource is
-// the function (OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win).
-func newTracerProvider(ctx context.Context, cfg fetchcache.Config) (*sdktrace.TracerProvider, error) {
-	var opts []otlptracehttp.Option
-	if os.Getenv(fetchcache.EnvOTLPEndpoint) == "" && os.Getenv(fetchcache.EnvOTLPTracesEndpoint) == "" {
-		opts = append(opts, otlptracehttp.WithEndpointURL(defaultOTLPEndpoint))
-	}
-	exp, err := otlptracehttp.New(ctx, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("otlp exporter: %w", err)
-	}
-	attrs := []attribute.KeyValue{
-		attribute.String("service.name", cfg.ServiceName),
-		attribute.String("cloud.provider", "aws"),
-		attribute.String("cloud.platform", "aws_lambda"),
-	}
-	for k, env := range map[string]string{"cloud.region": "AWS_REGION", "faas.name": "AWS_LAMBDA_FUNCTION_NAME", "faas.version": "AWS_LAMBDA_FUNCTION_VERSION"} {
-		if v := os.Getenv(env); v != "" {
-			attrs = append(attrs, attribute.String(k, v))
-		}
-	}
-	res, err := resource.New(ctx, resource.WithAttributes(attrs...), resource.WithFromEnv(), resource.WithTelemetrySDK())
-	if err != nil {
-		return nil, fmt.Errorf("otel resource: %w", err)
-	}
-	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
-}
-
-// maxFlush bounds the flush at the end of an invocation.
-const maxFlush = 2 * time.Second
-
-// flushing returns h inside a server span for the invocation, as the
-// semantic conventions for FaaS have it, parented on the invocation's
-// Lambda trace header (a new trace without one), and with its spans
-// exported before it returns: on Lambda's default capacity the sandbox may
-// be frozen once the handler has answered, so a batch left in memory could
-// wait minutes, or be lost with the sandbox.
-func flushing(h handler, tp *sdktrace.TracerProvider, logger *slog.Logger) handler {
-	tracer := tp.Tracer("github.com/herdlock/herdlock/examples/lambda-fetch-cache")
-	name := os.Getenv("AWS_LAMBDA_FUNCTION_NAME")
-	if name == "" {
-		name = "lambda-fetch-cache"
-	}
-	return func(ctx context.Context, req fetchcache.Request) (fetchcache.Response, error) {
-		var attrs []attribute.KeyValue
-		if lc, ok := lambdacontext.FromContext(ctx); ok {
-			attrs = append(attrs, attribute.String(lockmw.AttrInvocationID, lc.AwsRequestID),
-				attribute.String(lockmw.AttrResourceID, lc.InvokedFunctionArn))
-		}
-		ctx, span := tracer.Start(oteltracer.ContextWithLambdaParent(ctx), name,
-			trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
-		resp, err := h(ctx, req)
-		if err != nil {
-			code := lockmw.ErrorCode(err)
-			span.SetAttributes(attribute.String("error.type", code))
-			span.SetStatus(codes.Error, code)
-		}
-		span.End()
-		budget := maxFlush
-		if dl, ok := ctx.Deadline(); ok {
-			budget = min(budget, max(time.Until(dl)-100*time.Millisecond, 50*time.Millisecond))
-		}
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
-		defer cancel()
-		if ferr := tp.ForceFlush(fctx); ferr != nil {
-			// The exporter's error may quote the collector's answer: log
-			// only its code.
-			logger.WarnContext(ctx, "lambda-fetch-cache: span flush", slog.String("error", lockmw.ErrorCode(ferr)))
-		}
-		return resp, err
-	}
-}
+// untraced is the per-invocation wrapper of a mode that needs none.
+func untraced(h handler) handler { return h }

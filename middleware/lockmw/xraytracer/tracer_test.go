@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,10 +17,7 @@ import (
 	"github.com/aws/aws-xray-sdk-go/xray"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/lockmw"
-	"github.com/herdlock/herdlock/middleware/lockmw/oteltracer"
 	"github.com/herdlock/herdlock/middleware/lockmw/xraytracer"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 const testARN = "arn:aws:lambda:eu-west-1:123456789012:function:fx-rates"
@@ -205,16 +203,13 @@ type panicOnMissing struct{}
 
 func (panicOnMissing) ContextMissing(v any) { panic(v) }
 
-// TestMultiTracer records one invocation with X-Ray and OpenTelemetry at
-// once, as during a migration: each gets the whole tree.
+// TestMultiTracer records one invocation with X-Ray and a second tracer at
+// once, as during a migration to OpenTelemetry: each gets the whole tree.
+// (oteltracer's own tests cover the OpenTelemetry side.)
 func TestMultiTracer(t *testing.T) {
 	ctx, read := daemon(t)
-	rec := tracetest.NewSpanRecorder()
-	otel, err := oteltracer.New(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := lockmw.MultiTracer(nil, xraytracer.New(), otel)
+	rec := &nameRecorder{}
+	tr := lockmw.MultiTracer(nil, xraytracer.New(), rec)
 	if err := invoke(t, ctx, wrap(t, tr, func(context.Context, string) (string, error) { return "ok", nil })); err != nil {
 		t.Fatal(err)
 	}
@@ -224,22 +219,43 @@ func TestMultiTracer(t *testing.T) {
 			t.Errorf("no X-Ray subsegment %s", name)
 		}
 	}
-	spans := map[string]sdktrace.ReadOnlySpan{}
-	for _, s := range rec.Ended() {
-		spans[s.Name()] = s
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	want := map[string]bool{lockmw.SpanInvocation: true, lockmw.SpanAcquire: true, lockmw.SpanRelease: true}
+	if len(rec.ended) != len(want) {
+		t.Fatalf("second tracer ended spans %v, want %v", rec.ended, want)
 	}
-	oroot := spans[lockmw.SpanInvocation]
-	if oroot == nil || len(spans) != 3 {
-		t.Fatalf("OpenTelemetry spans %v, want herdlock, lock.acquire, lock.release", spans)
-	}
-	for _, name := range []string{lockmw.SpanAcquire, lockmw.SpanRelease} {
-		if s := spans[name]; s == nil || s.Parent().SpanID() != oroot.SpanContext().SpanID() || s.SpanContext().TraceID().String() != "5759e988bd862e3fe1be46a994272793" {
-			t.Errorf("OpenTelemetry span %s is not a child of herdlock in the Lambda trace", name)
+	for _, name := range rec.ended {
+		if !want[name] {
+			t.Errorf("second tracer ended span %q, want only %v", name, want)
 		}
 	}
 	if got := lockmw.MultiTracer(nil, nil); got != nil {
 		t.Errorf("MultiTracer(nil, nil) = %v, want nil (tracing off)", got)
 	}
+}
+
+// nameRecorder is a lockmw.Tracer that records the names of ended spans.
+type nameRecorder struct {
+	mu    sync.Mutex // guards ended
+	ended []string
+}
+
+func (r *nameRecorder) Start(ctx context.Context, name string, _ time.Time) (context.Context, lockmw.Span) {
+	return ctx, &namedSpan{r: r, name: name}
+}
+
+type namedSpan struct {
+	r    *nameRecorder
+	name string
+}
+
+func (s *namedSpan) SetAttributes(...slog.Attr) {}
+
+func (s *namedSpan) End(error) {
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
+	s.r.ended = append(s.r.ended, s.name)
 }
 
 func TestSetupNilLogger(t *testing.T) {

@@ -1,4 +1,4 @@
-package lockmw_test
+package xraytracer_test
 
 import (
 	"bytes"
@@ -17,18 +17,18 @@ import (
 	"github.com/herdlock/herdlock/lockcore"
 )
 
-// segment is the part of an X-Ray (sub)segment document the test reads.
-type segment struct {
+// procSegment is the part of an X-Ray (sub)segment document the process test reads.
+type procSegment struct {
 	Name        string         `json:"name"`
 	TraceID     string         `json:"trace_id"`
 	Type        string         `json:"type"`
 	Annotations map[string]any `json:"annotations"`
-	Subsegments []segment      `json:"subsegments"`
+	Subsegments []procSegment  `json:"subsegments"`
 	Fault       bool           `json:"fault"`
 	Error       bool           `json:"error"`
 }
 
-func (s segment) walk(f func(segment)) {
+func (s procSegment) walk(f func(procSegment)) {
 	f(s)
 	for _, c := range s.Subsegments {
 		c.walk(f)
@@ -99,7 +99,7 @@ func TestProcessStdoutAndTrace(t *testing.T) {
 
 	// The child has exited, so every datagram it sent is queued on the
 	// socket: read until the queue is empty.
-	var segs []segment
+	var segs []procSegment
 	buf := make([]byte, 64<<10)
 	for {
 		if err := daemon.SetReadDeadline(time.Now().Add(500 * time.Millisecond)); err != nil {
@@ -117,7 +117,7 @@ func TestProcessStdoutAndTrace(t *testing.T) {
 		if !ok {
 			t.Fatalf("datagram without header: %q", buf[:n])
 		}
-		var s segment
+		var s procSegment
 		if err := json.Unmarshal(body, &s); err != nil {
 			t.Fatalf("datagram body is not a segment: %v: %q", err, body)
 		}
@@ -127,7 +127,7 @@ func TestProcessStdoutAndTrace(t *testing.T) {
 	counts := map[string]int{}
 	var acquired, failedRelease, dynamo bool
 	for _, root := range segs {
-		root.walk(func(s segment) {
+		root.walk(func(s procSegment) {
 			counts[s.Name]++
 			if s.TraceID != childTraceRoot {
 				t.Errorf("segment %s has trace id %q, want %q", s.Name, s.TraceID, childTraceRoot)

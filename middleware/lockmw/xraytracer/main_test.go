@@ -1,4 +1,4 @@
-package lockmw_test
+package xraytracer_test
 
 import (
 	"context"
@@ -58,12 +58,12 @@ func runChild() error {
 		return err
 	}
 	fail := errors.New("upstream 503")
-	h := lockmw.Wrap(func(ctx context.Context, e event) (string, error) {
+	h := lockmw.Wrap(func(ctx context.Context, e childEvent) (string, error) {
 		if e.Key == "fail" {
 			return "", fail
 		}
 		return "ok", nil
-	}, store, keyOf, lockmw.WithColdStartMetric(), lockmw.WithTracer(tracer))
+	}, store, childKey, lockmw.WithColdStartMetric(), lockmw.WithTracer(tracer))
 
 	invocations := []struct {
 		key     string
@@ -84,7 +84,7 @@ func runChild() error {
 			//lint:ignore SA1029 the key that aws-lambda-go and the X-Ray SDK use
 			ctx = context.WithValue(ctx, "x-amzn-trace-id", header)
 		}
-		_, err := h(ctx, event{Key: inv.key})
+		_, err := h(ctx, childEvent{Key: inv.key})
 		cancel()
 		if !errors.Is(err, inv.wantErr) {
 			return fmt.Errorf("invocation %d: error %v, want %v", i, err, inv.wantErr)
@@ -92,3 +92,10 @@ func runChild() error {
 	}
 	return nil
 }
+
+// childEvent is the child's event: the lock key.
+type childEvent struct {
+	Key string `json:"key"`
+}
+
+func childKey(_ context.Context, e childEvent) (string, error) { return e.Key, nil }
