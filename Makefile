@@ -30,7 +30,7 @@ STATICCHECK := $(BIN)/staticcheck
 
 LAMBDA_GOARCH ?= arm64
 
-.PHONY: all deps test lint bench demo chaos model clean build-FetchFunction
+.PHONY: all deps test lint bench demo chaos model modcost clean build-FetchFunction
 
 all: test
 
@@ -101,6 +101,11 @@ chaos: deps
 
 model:
 	bash model/check.sh full
+
+# What each module costs a user's module: modules, go.sum lines, bootstrap
+# size, init time (the README's table).
+modcost:
+	$(GO) run ./internal/modcost
 
 clean:
 	rm -rf $(BIN) $(DYNALITE_DIR)/node_modules

@@ -1,0 +1,36 @@
+// The quick-start consumer: lockmw and lockcore on DynamoDB, tracing off.
+package main
+
+import (
+	"context"
+	"log"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/lockmw"
+)
+
+type Event struct{ Pair string }
+
+type Rate struct{ Value float64 }
+
+func fetchRate(ctx context.Context, e Event) (Rate, error) { return Rate{Value: 1}, nil }
+
+func main() {
+	cfg, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	store, err := lockcore.NewDynamoStore(dynamodb.NewFromConfig(cfg), os.Getenv("LOCK_TABLE"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	h, err := lockmw.New(fetchRate, store, func(ctx context.Context, e Event) (string, error) { return e.Pair, nil })
+	if err != nil {
+		log.Fatal(err)
+	}
+	lambda.Start(h)
+}
