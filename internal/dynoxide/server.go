@@ -8,8 +8,8 @@
 // `make deps` installs it (`npm ci --prefix internal/dynoxide`). Only
 // linux/amd64 (@dynoxide/linux-x64) is pinned: the registry has no
 // linux-arm64 package of the pinned version. The server keeps its tables in
-// memory, answers a failed conditional write with the item when asked for
-// ALL_OLD, as DynamoDB does, and creates tables ACTIVE at once.
+// memory and answers a failed conditional write with the item when asked
+// for ALL_OLD, as DynamoDB does (dynalite does not).
 package dynoxide
 
 import (
