@@ -1,6 +1,7 @@
 # herdlock developer targets. `make demo` and `make test` are the two commands
-# a fresh clone needs: each installs what it lacks (Go modules, the dynalite
-# npm package, the Lambda Runtime Interface Emulator) before it runs.
+# a fresh clone needs: each installs what it lacks (Go modules, the Dynoxide
+# and dynalite npm packages, the Lambda Runtime Interface Emulator) before it
+# runs.
 #
 # The repository is several Go modules joined by go.work (see MODULES): the
 # library at the root, each tracing adapter, the example, the chaos harness
@@ -11,6 +12,8 @@ BIN     := $(CURDIR)/bin
 RIE     := $(BIN)/aws-lambda-rie
 DYNALITE_DIR := internal/dynalite
 DYNALITE_STAMP := $(DYNALITE_DIR)/node_modules/.package-lock.json
+DYNOXIDE_DIR := internal/dynoxide
+DYNOXIDE_STAMP := $(DYNOXIDE_DIR)/node_modules/.package-lock.json
 
 # Knobs: make demo N=50 UPSTREAM_LATENCY=500ms; make chaos SEED=7 DURATION=10m
 N                ?= 10
@@ -34,8 +37,14 @@ LAMBDA_GOARCH ?= arm64
 
 all: test
 
-deps: $(DYNALITE_STAMP) $(RIE)
+deps: $(DYNOXIDE_STAMP) $(DYNALITE_STAMP) $(RIE)
 	$(GO) mod download
+
+# Dynoxide is a native binary in a per-platform npm package (no Node.js at
+# run time; npm only installs it).
+$(DYNOXIDE_STAMP): $(DYNOXIDE_DIR)/package.json $(DYNOXIDE_DIR)/package-lock.json
+	@command -v npm >/dev/null || { echo "npm not found: install Node.js 18 or later"; exit 1; }
+	npm ci --prefix $(DYNOXIDE_DIR) --no-audit --no-fund --loglevel=error
 
 $(DYNALITE_STAMP): $(DYNALITE_DIR)/package.json $(DYNALITE_DIR)/package-lock.json
 	@command -v npm >/dev/null || { echo "npm not found: install Node.js 18 or later"; exit 1; }
@@ -76,7 +85,7 @@ lint: $(STATICCHECK)
 	$(CFN_LINT) $(BIN)/lock-table.yaml
 
 # One burst of N invocations of the example, each in its own Lambda Runtime
-# Interface Emulator, on local dynalite and a rate-limited local upstream.
+# Interface Emulator, on local Dynoxide and a rate-limited local upstream.
 demo: deps
 	$(GO) run ./examples/lambda-fetch-cache/demo -n $(N) -upstream-latency $(UPSTREAM_LATENCY)
 
@@ -108,4 +117,4 @@ modcost:
 	$(GO) run ./internal/modcost
 
 clean:
-	rm -rf $(BIN) $(DYNALITE_DIR)/node_modules
+	rm -rf $(BIN) $(DYNALITE_DIR)/node_modules $(DYNOXIDE_DIR)/node_modules

@@ -30,7 +30,7 @@ func (s *smallPages) Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ..
 
 func TestListPaginatesAndFilters(t *testing.T) {
 	ctx := t.Context()
-	client := dynaliteClient(t)
+	client := dynoxideClient(t)
 	table := fmt.Sprintf("list-%d", time.Now().UnixNano())
 	if err := lockcore.CreateTable(ctx, client, table); err != nil {
 		t.Fatalf("CreateTable() = %v", err)
@@ -106,7 +106,7 @@ func TestListPaginatesAndFilters(t *testing.T) {
 
 func TestListStopsEarly(t *testing.T) {
 	ctx := t.Context()
-	client := dynaliteClient(t)
+	client := dynoxideClient(t)
 	table := fmt.Sprintf("list-stop-%d", time.Now().UnixNano())
 	if err := lockcore.CreateTable(ctx, client, table); err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func TestListStopsEarly(t *testing.T) {
 }
 
 func TestListScanError(t *testing.T) {
-	client := dynaliteClient(t)
+	client := dynoxideClient(t)
 	var errs []error
 	for _, err := range lockcore.List(t.Context(), client, "no-such-table", "") {
 		errs = append(errs, err)

@@ -175,6 +175,7 @@ func TestFreshSuccessHoldsOnEveryStore(t *testing.T) {
 		{"memory", func(*testing.T) lockcore.Store { return lockcore.NewMemoryStore() }},
 		{"minidyn", minidyn},
 		{"dynalite", func(t *testing.T) lockcore.Store { return dynamoStore(t, dynaliteClient(t)) }},
+		{"dynoxide", func(t *testing.T) lockcore.Store { return dynamoStore(t, dynoxideClient(t)) }},
 	}
 	for _, st := range stores {
 		t.Run(st.name, func(t *testing.T) {

@@ -13,15 +13,15 @@ import (
 	"github.com/herdlock/herdlock/lockcore"
 )
 
-// A herd on dynalite behind the capacity model: while the item's write
+// A herd on Dynoxide behind the capacity model: while the item's write
 // capacity is spent, the waiters' first acquires are throttled, each once,
 // and they wait; when the holder publishes, every one of them is Released.
-func TestThrottledHerdOnDynalite(t *testing.T) {
+func TestThrottledHerdOnDynoxide(t *testing.T) {
 	ctx := context.Background()
-	dynaliteClient(t) // starts the shared server
+	dynoxideClient(t) // starts the shared server
 	// One unit in the write bucket, refilled once in 100 s: the holder's
 	// acquire takes it. Reads are plentiful.
-	p, err := capacity.New(capacity.Config{Upstream: sharedDynalite.server.Endpoint(), WriteUnits: 0.01, Burst: 100 * time.Second, ReadUnits: 1000})
+	p, err := capacity.New(capacity.Config{Upstream: sharedDynoxide.server.Endpoint(), WriteUnits: 0.01, Burst: 100 * time.Second, ReadUnits: 1000})
 	if err != nil {
 		t.Fatalf("capacity.New() = %v", err)
 	}

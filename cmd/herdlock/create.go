@@ -76,7 +76,7 @@ func enableTTL(ctx context.Context, e *env, client *dynamodb.Client, table strin
 		fmt.Fprintf(e.stdout, "TTL on %s is already on\n", lockcore.AttrTTL)
 		return nil
 	case errors.As(err, &api) && api.ErrorCode() == "UnknownOperationException":
-		// Local servers such as dynalite have no TTL; DynamoDB always has.
+		// Some local servers (dynalite) have no TTL; DynamoDB always has.
 		fmt.Fprintf(e.stderr, "herdlock create-table: this server does not support UpdateTimeToLive; TTL not turned on\n")
 		return nil
 	default:

@@ -17,11 +17,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/herdlock/herdlock/internal/dynalite"
-	"github.com/herdlock/herdlock/internal/dynalite/dynalitetest"
+	"github.com/herdlock/herdlock/internal/dynoxide/dynoxidetest"
 	"github.com/herdlock/herdlock/lockcore"
 )
 
-// cli runs the built herdlock binary against one dynalite table.
+// cli runs the built herdlock binary against one Dynoxide table.
 type cli struct {
 	t        *testing.T
 	bin      string
@@ -134,7 +134,7 @@ func writeFixture(t *testing.T, store *lockcore.DynamoStore) fixture {
 
 func TestCLI(t *testing.T) {
 	bin := buildCLI(t)
-	db := dynalitetest.Start(t)
+	db := dynoxidetest.Start(t)
 	c := &cli{t: t, bin: bin, endpoint: db.Endpoint(), table: "herdlock-cli"}
 
 	c.want(exitOK, []string{"create-table", c.table}, "table herdlock-cli is active")

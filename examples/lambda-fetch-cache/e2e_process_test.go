@@ -14,7 +14,7 @@ import (
 
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/internal/localrun"
-	"github.com/herdlock/herdlock/internal/dynalite/dynalitetest"
+	"github.com/herdlock/herdlock/internal/dynoxide/dynoxidetest"
 	"github.com/herdlock/herdlock/internal/sandbox"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/lockmw"
@@ -30,7 +30,7 @@ const processConcurrency = 16
 // TestManyInvocationsPerProcess runs the real bootstrap as ONE process with
 // AWS_LAMBDA_MAX_CONCURRENCY=16, as an execution environment of Lambda
 // Managed Instances runs it, against the project's Runtime API server,
-// dynalite behind the counting proxy, and the upstream behind a gate. 16
+// Dynoxide behind the counting proxy, and the upstream behind a gate. 16
 // concurrent invocations for one key share one lock attempt: one upstream
 // call, one acquire and one release on the lock table, and no poll; every
 // invocation writes its own EMF document.
@@ -39,7 +39,7 @@ func TestManyInvocationsPerProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := dynalitetest.Start(t)
+	db := dynoxidetest.Start(t)
 	r, err := localrun.Start(t.Context(), localrun.Options{DynamoEndpoint: db.Endpoint(), Bootstrap: boot, LogLevel: "DEBUG"})
 	if err != nil {
 		t.Fatalf("localrun.Start() = %v", err)

@@ -23,7 +23,7 @@ import (
 const burstSize = 8
 
 // TestEndToEnd runs the real bootstrap under the Lambda Runtime Interface
-// Emulator, one emulator process per sandbox, against dynalite and a
+// Emulator, one emulator process per sandbox, against Dynoxide and a
 // rate-limited counting upstream, all on loopback, in both answer modes.
 func TestEndToEnd(t *testing.T) {
 	stack := newEmulatorStack(t)

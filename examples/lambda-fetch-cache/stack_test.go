@@ -4,21 +4,21 @@ import (
 	"testing"
 
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/internal/localrun"
-	"github.com/herdlock/herdlock/internal/dynalite"
-	"github.com/herdlock/herdlock/internal/dynalite/dynalitetest"
+	"github.com/herdlock/herdlock/internal/dynoxide"
+	"github.com/herdlock/herdlock/internal/dynoxide/dynoxidetest"
 	"github.com/herdlock/herdlock/internal/sandbox"
 )
 
 // emulatorStack is what the end-to-end tests under the Runtime Interface
 // Emulator share: the emulator binary, the example's bootstrap built once
-// for the test, and a dynalite server.
+// for the test, and a Dynoxide server.
 type emulatorStack struct {
 	rie, boot string
-	db        *dynalite.Server
+	db        *dynoxide.Server
 }
 
 // newEmulatorStack builds the bootstrap, with the build tags tags, and
-// starts dynalite for t; both end with t.
+// starts Dynoxide for t; both end with t.
 func newEmulatorStack(t *testing.T, tags ...string) *emulatorStack {
 	t.Helper()
 	rie, err := sandbox.RIEPath()
@@ -29,7 +29,7 @@ func newEmulatorStack(t *testing.T, tags ...string) *emulatorStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &emulatorStack{rie: rie, boot: boot, db: dynalitetest.Start(t)}
+	return &emulatorStack{rie: rie, boot: boot, db: dynoxidetest.Start(t)}
 }
 
 // start starts a local run of o on the stack, closed when t ends.

@@ -17,7 +17,8 @@ import (
 //
 // A GetItem whose context carries the [FallbackRead] mark is counted apart:
 // it is the read that DynamoStore makes after a failed conditional write on
-// a server that returns no item with the failure (dynalite). DynamoDB
+// a server that returns no item with the failure (dynalite; not Dynoxide,
+// on which the figures run). DynamoDB
 // returns that item inside the failed write (ReturnValuesOnConditionCheckFailure),
 // so those reads do not happen there.
 //

@@ -1,5 +1,5 @@
 // Package bench measures herdlock against the seed's lock protocol, side by
-// side, on one dynalite server: DynamoDB requests per operation, the
+// side, on one Dynoxide server: DynamoDB requests per operation, the
 // uncontended cost as a ratio to raw UpdateItem calls, herds of concurrent
 // invocations on one key, an abandoned holder, the Lambda cold start under
 // the Runtime Interface Emulator, and the CPU benchmarks of lockmw and emf.

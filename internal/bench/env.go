@@ -11,26 +11,27 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/herdlock/herdlock/internal/dynalite"
+	"github.com/herdlock/herdlock/internal/dynoxide"
 	"github.com/herdlock/herdlock/lockcore"
 )
 
 // LockTable is the lock table every figure uses.
 const LockTable = "bench-locks"
 
-// Env is one dynalite server with the lock table, and the counting HTTP
+// Env is one Dynoxide server with the lock table, and the counting HTTP
 // path that every client of the run goes through. It is safe for
 // concurrent use.
 type Env struct {
-	Server  *dynalite.Server
+	Server  *dynoxide.Server
 	Counter *Counter // every request of the run
 	Client  *dynamodb.Client
 	base    *http.Transport
 }
 
-// StartEnv starts dynalite on a free loopback port and creates the lock
+// StartEnv starts Dynoxide on a free loopback port and creates the lock
 // table. Close the Env when done.
 func StartEnv(ctx context.Context) (*Env, error) {
-	srv, err := dynalite.Start(ctx)
+	srv, err := dynoxide.Start(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -90,8 +91,9 @@ func (e *Env) NewActor() *Actor {
 func (a *Actor) Kill() { a.kill.dead.Store(true) }
 
 // markingAPI is a lockcore.DynamoAPI that marks the GetItem following a
-// failed conditional UpdateItem that came back without the item (dynalite
-// has no ReturnValuesOnConditionCheckFailure) as a fallback read, so that
+// failed conditional UpdateItem that came back without the item (a server
+// without ReturnValuesOnConditionCheckFailure, such as dynalite; Dynoxide
+// returns the item, so there are none there) as a fallback read, so that
 // the read rate counts only the reads DynamoDB would also serve.
 type markingAPI struct {
 	c      *dynamodb.Client

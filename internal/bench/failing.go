@@ -31,7 +31,7 @@ const (
 	Fail503 = "503, no Retry-After"
 )
 
-// FailingResult is one burst of invocations, through lockmw on dynalite,
+// FailingResult is one burst of invocations, through lockmw on Dynoxide,
 // against an upstream that fails for FailFor from the first call and then
 // recovers. The holders call it with the example's client, whose errors
 // carry the Retry-After and a failure code.

@@ -104,7 +104,7 @@ func HerdlockRequests(ctx context.Context, env *Env) ([]OpCount, error) {
 		count(side, OpPoll, pollD, float64(reads)/float64(res.Polls),
 			fmt.Sprintf("%d consistent GetItem over %d polls", reads, res.Polls)),
 		count(side, OpWaitOverhead, overhead, float64(overhead.Total),
-			"the failed first acquire (UpdateItem, plus a GetItem on dynalite only: DynamoDB returns the item with the failure) and one enrolment UpdateItem per holder revision for the read-rate cap"),
+			"the failed first acquire (UpdateItem; DynamoDB and Dynoxide return the item with the failure) and one enrolment UpdateItem per holder revision for the read-rate cap"),
 	}, nil
 }
 

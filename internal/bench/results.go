@@ -22,13 +22,13 @@ type Results struct {
 
 // Settings are the lock settings of the run.
 type Settings struct {
-	PollMs          float64 `json:"pollMs"`
-	HerdLeaseMs     float64 `json:"herdLeaseMs"`
-	MaxReadRate     float64 `json:"maxReadRate"`
-	HerdWorkMs      float64 `json:"herdWorkMs"`
-	AbandonLeaseMs  float64 `json:"abandonedLeaseMs"`
-	BaselinePollMs  float64 `json:"baselineHerdPollMs"`
-	DynaliteVersion string  `json:"dynalite"`
+	PollMs         float64 `json:"pollMs"`
+	HerdLeaseMs    float64 `json:"herdLeaseMs"`
+	MaxReadRate    float64 `json:"maxReadRate"`
+	HerdWorkMs     float64 `json:"herdWorkMs"`
+	AbandonLeaseMs float64 `json:"abandonedLeaseMs"`
+	BaselinePollMs float64 `json:"baselineHerdPollMs"`
+	Server         string  `json:"server"` // the DynamoDB-API server and its version
 }
 
 // Machine describes where the run happened.

@@ -301,7 +301,15 @@ func TestDynalite(t *testing.T) {
 		t.Fatalf("dynalite.Start() = %v", err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	p, err := capacity.New(capacity.Config{Upstream: srv.Endpoint(), WriteUnits: 0.03, ReadUnits: 0.03, Burst: 100 * time.Second})
+	chargesAndThrottles(t, srv.Endpoint())
+}
+
+// chargesAndThrottles puts the model in front of the server at endpoint and
+// checks that a write, two failed conditions and a throttle are charged and
+// answered as DynamoDB would.
+func chargesAndThrottles(t *testing.T, endpoint string) {
+	t.Helper()
+	p, err := capacity.New(capacity.Config{Upstream: endpoint, WriteUnits: 0.03, ReadUnits: 0.03, Burst: 100 * time.Second})
 	if err != nil {
 		t.Fatalf("New() = %v", err)
 	}

@@ -1,7 +1,8 @@
 // Package capacity is a model of DynamoDB's per-item capacity for tests and
 // benchmarks: an HTTP proxy that speaks the DynamoDB JSON protocol, sits in
-// front of a local DynamoDB-API server (dynalite, or minidyn in process),
-// and throttles requests the way DynamoDB throttles a hot partition.
+// front of a local DynamoDB-API server (Dynoxide, dynalite, or minidyn in
+// process), and throttles requests the way DynamoDB throttles a hot
+// partition.
 //
 // One item lives in one partition, and a partition serves at most 1000
 // write capacity units (WCU) and 3000 read capacity units (RCU) per second,

@@ -38,7 +38,7 @@ const (
 	// the kills of the rounds that kill their holder.
 	Herd PhaseKind = "herd"
 	// Throttled: small delays only, and the capacity model between the
-	// workers and dynalite cut down to Config.Throttle per item, so that
+	// workers and Dynoxide cut down to Config.Throttle per item, so that
 	// the workers' own load keeps the contended items at their capacity
 	// and the store throttles acquires, polls, renewals and releases.
 	// Everything asserted.

@@ -1,5 +1,5 @@
 // Package chaos is herdlock's fault harness: it runs lock workers as
-// separate OS processes against dynalite through a seeded fault proxy,
+// separate OS processes against Dynoxide through a seeded fault proxy,
 // freezes and kills them, skews their wall clocks, and then checks the
 // recorded history for stale fences, two holders, slow take-overs,
 // thundering herds and non-linearizable store behaviour (docs/protocol.md, "How this is checked").
@@ -12,7 +12,7 @@
 // The pieces:
 //   - proxy.go: one fault proxy per worker slot (loopback listener);
 //   - throttle.go: the capacity model (package internal/capacity) between
-//     the fault proxies and dynalite, which throttles each item at its
+//     the fault proxies and Dynoxide, which throttles each item at its
 //     capacity in throttle phases ([Throttled]);
 //   - worker.go: the worker process ([WorkerMain]), which the parent starts
 //     by re-executing a binary with [WorkerEnv] set;

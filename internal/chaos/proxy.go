@@ -27,7 +27,7 @@ const (
 )
 
 // proxy is the fault proxy of one worker slot: an HTTP server on a loopback
-// port that forwards the worker's DynamoDB requests to dynalite, recording
+// port that forwards the worker's DynamoDB requests to Dynoxide, recording
 // each forwarded request and its response, and injects faults drawn from
 // its own seeded PRNG. It is safe for concurrent use.
 type proxy struct {
@@ -344,9 +344,9 @@ func (p *proxy) parseRequest(target string, body []byte, intentHdr string) reqIn
 	return in
 }
 
-// forward sends the request to dynalite and records the operation. The
+// forward sends the request to Dynoxide and records the operation. The
 // request goes out even when the client has given up, as a delayed packet
-// would. It returns nil when dynalite did not answer.
+// would. It returns nil when Dynoxide did not answer.
 func (p *proxy) forward(r *http.Request, body []byte, in reqInfo, id int64, dup bool) *response {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

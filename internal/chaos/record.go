@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// StoreOp is one request that the proxy forwarded to dynalite, with the
+// StoreOp is one request that the proxy forwarded to Dynoxide, with the
 // server's answer. The proxy sees every response, so no store operation has
 // an unknown outcome.
 type StoreOp struct {

@@ -14,10 +14,11 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/internal/dynalite"
+	"github.com/herdlock/herdlock/internal/dynoxide"
 	"github.com/herdlock/herdlock/lockcore"
 )
 
-// table is the lock table's name in dynalite.
+// table is the lock table's name in Dynoxide.
 const table = "chaos-locks"
 
 // proc is one worker process.
@@ -35,7 +36,7 @@ type parent struct {
 	rec      *recorder
 	res      *resource
 	prox     []*proxy
-	capacity *capacityModel // between the proxies and dynalite
+	capacity *capacityModel // between the proxies and Dynoxide
 	specs    workerSpec     // template; Slot and Inc set per spawn
 	end      int64
 
@@ -55,7 +56,7 @@ type action struct {
 }
 
 // Run runs the harness described by cfg and returns its report. It starts
-// dynalite, the proxies, the resource and the workers, injects faults
+// Dynoxide, the proxies, the resource and the workers, injects faults
 // through the phases, stops everything, and runs the checks. ctx can stop
 // the run early; the checks then run on what was recorded.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
@@ -73,7 +74,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer rec.close()
 
-	dyn, err := dynalite.Start(ctx)
+	dyn, err := dynoxide.Start(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // capacityModel is the capacity model between the fault proxies and
-// dynalite: at DynamoDB's per-item limits (which this harness never
+// Dynoxide: at DynamoDB's per-item limits (which this harness never
 // approaches) outside throttle phases, and at the item capacity of
 // Config.Throttle inside them.
 type capacityModel struct {

@@ -11,13 +11,13 @@ import (
 )
 
 // NewClient returns a DynamoDB client for a local DynamoDB-API server at
-// endpoint (dynalite, minidyn in httptest): static dummy credentials, region
-// us-east-1, and an explicit standard retryer with 3 attempts, at most 50 ms
-// of backoff and no client-side retry quota, so tests fail fast and
-// concurrent tests do not starve each other of retries. optFns adjust the
-// options afterwards; for a server that sends a wrong or odd X-Amz-Crc32
-// header, set DisableValidateResponseChecksum (the SDK checks the header only
-// when it is present).
+// endpoint (Dynoxide, dynalite, minidyn in httptest): static dummy
+// credentials, region us-east-1, and an explicit standard retryer with 3
+// attempts, at most 50 ms of backoff and no client-side retry quota, so
+// tests fail fast and concurrent tests do not starve each other of retries.
+// optFns adjust the options afterwards; for a server that sends a wrong or
+// odd X-Amz-Crc32 header, set DisableValidateResponseChecksum (the SDK
+// checks the header only when it is present).
 func NewClient(endpoint string, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 	opts := dynamodb.Options{
 		Region:       "us-east-1",

@@ -1,7 +1,7 @@
-// Package proc holds what the project's test servers (dynalite, the Lambda
-// Runtime Interface Emulator) need to run a child process: a process group
-// to kill it with everything it started, and the tail of its stderr for
-// error messages.
+// Package proc holds what the project's test servers (Dynoxide, dynalite,
+// the Lambda Runtime Interface Emulator) need to run a child process: a
+// process group to kill it with everything it started, a child that dies
+// with its parent, and the tail of its stderr for error messages.
 package proc
 
 import (

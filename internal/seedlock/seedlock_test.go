@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/internal/dynalite"
-	"github.com/herdlock/herdlock/internal/dynalite/dynalitetest"
+	"github.com/herdlock/herdlock/internal/dynoxide/dynoxidetest"
 	"github.com/herdlock/herdlock/internal/seedlock"
 	"github.com/herdlock/herdlock/lockcore"
 )
@@ -23,7 +23,7 @@ func newLock(t *testing.T, endpoint, owner string) *seedlock.Lock {
 }
 
 func TestAcquireWaitRelease(t *testing.T) {
-	s := dynalitetest.Start(t)
+	s := dynoxidetest.Start(t)
 	ctx := context.Background()
 	if err := lockcore.CreateTable(ctx, dynalite.NewClient(s.Endpoint()), "locks"); err != nil {
 		t.Fatalf("CreateTable() = %v", err)

@@ -18,6 +18,10 @@ import (
 type ServerModel struct {
 	name     string
 	newState func() modelState
+	// sizeEdgeShift is how many bytes of result reference below the
+	// reference store's largest full-answer release the server's largest
+	// one is (0: the same).
+	sizeEdgeShift int
 }
 
 // modelState is one run's state of a ServerModel.
@@ -194,3 +198,29 @@ func releasedItem(it lockcore.Item, req lockcore.ReleaseRequest) *lockcore.Item 
 func acquireApplied(prevRef *lockcore.Item, ref outcome) bool {
 	return ref.item != nil && (prevRef == nil || !reflect.DeepEqual(*prevRef, *ref.item))
 }
+
+// DynoxideModel expects the answers of a [lockcore.DynamoStore] on
+// Dynoxide 1.2.1 (internal/dynoxide): the reference's answers, except at the
+// 400 KB item limit, where Dynoxide measures an UpdateItem by a rule
+// DynamoDB's documentation does not state (it documents the item limit as
+// the sum of the attribute names' and values' sizes, and a number's size as
+// approximately 1 byte per two significant digits plus 1):
+//
+//   - an UpdateItem is charged max(item, item - key attributes + 3 + 19 per
+//     SET action + 2 per REMOVE action), so a Release (10 SET actions with
+//     an answer) is refused at 193 bytes less the key's size below the
+//     item limit;
+//   - a number costs 1 + ceil(significant digits / 2) with trailing zeros
+//     trimmed, without lockcore's pairing of digits from the decimal point
+//     (1764547200000 is 5 bytes there, 6 in MemoryStore).
+//
+// The generator keeps items well below the limit, so only the size edge
+// shows this: the model expects Dynoxide's largest release with a full
+// answer (measured) 149 bytes of reference below MemoryStore's, to the
+// byte, and a refusal one byte above.
+func DynoxideModel() ServerModel {
+	return ServerModel{name: "Dynoxide 1.2.1", newState: func() modelState { return exactState{} }, sizeEdgeShift: dynoxideSizeEdgeShift}
+}
+
+// dynoxideSizeEdgeShift is DynoxideModel's size-edge shift.
+const dynoxideSizeEdgeShift = 149

@@ -208,6 +208,8 @@ func sizeEdge(n int) []op {
 // longest reference that fits), and requires sut to give the same answers to
 // that release and to one a byte longer. The item's numbers (times like
 // baseMs, with trailing zeros) are where a size rule is most easily wrong.
+// A model with a size-edge shift ([DynoxideModel]) moves the edge expected
+// of sut (runShiftedSizeEdge).
 func runSizeEdge(t *testing.T, sut lockcore.Store, m ServerModel) {
 	r := &runner{ref: lockcore.NewMemoryStore(), sut: lockcore.NewMemoryStore(), opts: DiffOptions{Model: m}.withDefaults(), prefix: "edge-" + randomHex(6)}
 	fits := func(n int) bool {
@@ -233,6 +235,10 @@ func runSizeEdge(t *testing.T, sut lockcore.Store, m ServerModel) {
 		}
 	}
 	r.sut = sut
+	if m.sizeEdgeShift != 0 {
+		runShiftedSizeEdge(t, r, lo, m)
+		return
+	}
 	for _, n := range []int{lo, hi} {
 		s := r.newStepper(0)
 		for i, o := range sizeEdge(n) {

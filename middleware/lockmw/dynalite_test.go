@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/herdlock/herdlock/internal/dynalite"
-	"github.com/herdlock/herdlock/internal/dynalite/dynalitetest"
+	"github.com/herdlock/herdlock/internal/dynoxide/dynoxidetest"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
@@ -56,10 +56,10 @@ func (c cache) get(ctx context.Context, key string) (string, error) {
 	return v.Value, nil
 }
 
-// startDynalite starts dynalite with a lock table and a cache table.
-func startDynalite(t *testing.T) (*lockcore.DynamoStore, cache) {
+// startDynoxide starts Dynoxide with a lock table and a cache table.
+func startDynoxide(t *testing.T) (*lockcore.DynamoStore, cache) {
 	t.Helper()
-	srv := dynalitetest.Start(t)
+	srv := dynoxidetest.Start(t)
 	client := dynalite.NewClient(srv.Endpoint())
 	for _, table := range []string{"locks", "cache"} {
 		if err := lockcore.CreateTable(t.Context(), client, table); err != nil {
@@ -125,13 +125,13 @@ func waitN(t *testing.T, ctx context.Context, ch <-chan struct{}, n int, what st
 	}
 }
 
-// TestDynaliteHerd: 20 concurrent invocations on one key give exactly one
+// TestDynoxideHerd: 20 concurrent invocations on one key give exactly one
 // fetch, 19 reads of the stored value and identical results. Each
 // goroutine stands for an invocation in its own sandbox: no in-process
 // coalescing (TestCoalesced* cover that).
-func TestDynaliteHerd(t *testing.T) {
+func TestDynoxideHerd(t *testing.T) {
 	const n = 20
-	store, c := startDynalite(t)
+	store, c := startDynoxide(t)
 	ws := &watchStore{Store: store, refused: make(chan struct{}, n)}
 	allWaiting := make(chan struct{})
 	var fetches, reads atomic.Int32
@@ -188,14 +188,14 @@ func TestDynaliteHerd(t *testing.T) {
 	}
 }
 
-// TestDynaliteKilledHolder: a holder killed mid-handler (its context
+// TestDynoxideKilledHolder: a holder killed mid-handler (its context
 // cancelled, its release lost) leads to exactly one take-over among the
 // waiters; the others read the take-over's result. The waiters stand for
 // invocations in sandboxes of their own: no in-process coalescing.
-func TestDynaliteKilledHolder(t *testing.T) {
+func TestDynoxideKilledHolder(t *testing.T) {
 	const waiters = 5
-	store, c := startDynalite(t)
-	// Long enough that the holder's renewals, queued on a loaded dynalite
+	store, c := startDynoxide(t)
+	// Long enough that the holder's renewals, queued on a loaded server
 	// behind the waiters' first attempts, land within its validity.
 	lease := lockmw.WithLockOptions(lockcore.WithLease(3 * time.Second))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)

@@ -406,12 +406,12 @@ func TestInlineAnswerConfig(t *testing.T) {
 	}
 }
 
-// TestDynaliteInlineHerd: 50 concurrent invocations through Wrap on
-// DynamoDB (dynalite), with no read handler and no cache: one Fetch, 50
+// TestDynoxideInlineHerd: 50 concurrent invocations through Wrap on
+// DynamoDB (Dynoxide), with no read handler and no cache: one Fetch, 50
 // identical typed answers.
-func TestDynaliteInlineHerd(t *testing.T) {
+func TestDynoxideInlineHerd(t *testing.T) {
 	const n = 50
-	store, _ := startDynalite(t)
+	store, _ := startDynoxide(t)
 	outs, errs, fetches := herd(t, n, store, lockmw.Handlers[event, rate]{Fetch: fetchRate})
 	checkSameAnswers(t, outs, errs, fetches)
 }

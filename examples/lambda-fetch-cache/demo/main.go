@@ -1,6 +1,6 @@
 // Command demo runs one burst of concurrent invocations of the example
 // function on real local pieces and prints what happened: it builds the
-// bootstrap, starts dynalite, a rate-limited upstream with the given latency
+// bootstrap, starts Dynoxide, a rate-limited upstream with the given latency
 // and N Lambda Runtime Interface Emulator sandboxes, fires one invocation per
 // sandbox on the same key at once, prints a row per invocation, the upstream
 // and DynamoDB request counts and a timeline of who held the lock and who
@@ -12,7 +12,7 @@
 // holder's answer travels in the lock item, and every row shows that one
 // answer.
 //
-// It needs Node.js and `make deps` (dynalite and the emulator); `make demo`
+// It needs `make deps` (Dynoxide and the emulator); `make demo`
 // does both.
 package main
 
@@ -31,7 +31,7 @@ import (
 
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/internal/localrun"
-	"github.com/herdlock/herdlock/internal/dynalite"
+	"github.com/herdlock/herdlock/internal/dynoxide"
 	"github.com/herdlock/herdlock/internal/sandbox"
 )
 
@@ -79,7 +79,7 @@ func run(ctx context.Context, out io.Writer, n int, latency time.Duration, pair,
 	// and the burst.
 	ctx, cancel := context.WithTimeout(ctx, 55*time.Second)
 	defer cancel()
-	db, err := dynalite.Start(ctx)
+	db, err := dynoxide.Start(ctx)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func run(ctx context.Context, out io.Writer, n int, latency time.Duration, pair,
 	if verbose {
 		sandboxOut = out
 	}
-	fmt.Fprintf(out, "starting dynalite, the upstream (latency %v, 5 requests/s) and %d emulator sandboxes...\n", latency, n)
+	fmt.Fprintf(out, "starting Dynoxide, the upstream (latency %v, 5 requests/s) and %d emulator sandboxes...\n", latency, n)
 	r, err := localrun.Start(ctx, localrun.Options{
 		DynamoEndpoint: db.Endpoint(), RIE: rie, Bootstrap: boot, N: n,
 		Upstream:   sandbox.UpstreamConfig{Latency: latency, Limit: 5, Window: time.Second},

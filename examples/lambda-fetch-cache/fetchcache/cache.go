@@ -176,8 +176,9 @@ func intAttr(item map[string]types.AttributeValue, name string) (int64, error) {
 
 // CreateCacheTable creates the cache table as template.yaml declares it
 // (partition key id, type S, on demand), for local runs and tests, and waits
-// until it is ACTIVE (dynalite, too, reports a new table as CREATING for a
-// moment). dynalite has no UpdateTimeToLive, so no TTL is set.
+// until it is ACTIVE (some local servers, too, report a new table as
+// CREATING for a moment). Not every local server has UpdateTimeToLive
+// (dynalite has none), so no TTL is set.
 func CreateCacheTable(ctx context.Context, client *dynamodb.Client, table string) error {
 	_, err := client.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:            aws.String(table),

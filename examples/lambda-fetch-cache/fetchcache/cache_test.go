@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/internal/dynalite"
-	"github.com/herdlock/herdlock/internal/dynalite/dynalitetest"
+	"github.com/herdlock/herdlock/internal/dynoxide/dynoxidetest"
 )
 
 func newTestCache(t *testing.T, ttl time.Duration) *Cache {
 	t.Helper()
-	s := dynalitetest.Start(t)
+	s := dynoxidetest.Start(t)
 	client := dynalite.NewClient(s.Endpoint())
 	if err := CreateCacheTable(t.Context(), client, "cache"); err != nil {
 		t.Fatal(err)

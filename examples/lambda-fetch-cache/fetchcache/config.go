@@ -22,7 +22,7 @@ const (
 	EnvCacheTTL         = "CACHE_TTL"
 	EnvLockGroup        = "LOCK_GROUP"
 	EnvAnswerMode       = "ANSWER_MODE"
-	EnvDynamoDBEndpoint = "DYNAMODB_ENDPOINT" // local runs only: dynalite
+	EnvDynamoDBEndpoint = "DYNAMODB_ENDPOINT" // local runs only: Dynoxide
 	EnvTracing          = "TRACING"           // xray, otel or off
 
 	// The OpenTelemetry variables that LoadConfig checks when TRACING is

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/internal/dynalite"
-	"github.com/herdlock/herdlock/internal/dynalite/dynalitetest"
+	"github.com/herdlock/herdlock/internal/dynoxide/dynoxidetest"
 	"github.com/herdlock/herdlock/lockcore"
 )
 
@@ -40,7 +40,7 @@ func (s procSegment) walk(f func(procSegment)) {
 // and that the X-Ray subsegments reach a daemon listening on
 // AWS_XRAY_DAEMON_ADDRESS.
 func TestProcessStdoutAndTrace(t *testing.T) {
-	srv := dynalitetest.Start(t)
+	srv := dynoxidetest.Start(t)
 	if err := lockcore.CreateTable(t.Context(), dynalite.NewClient(srv.Endpoint()), "locks"); err != nil {
 		t.Fatalf("CreateTable() = %v", err)
 	}

@@ -1,6 +1,6 @@
 // Package localrun starts the example function locally on real pieces, for
 // the end-to-end test and the demo: a counting proxy in front of a
-// DynamoDB-API server (dynalite) with the lock and cache tables, the
+// DynamoDB-API server (Dynoxide) with the lock and cache tables, the
 // rate-limited upstream, and N Runtime Interface Emulator sandboxes running
 // the real bootstrap.
 package localrun
@@ -27,7 +27,7 @@ const Package = "github.com/herdlock/herdlock/examples/lambda-fetch-cache"
 
 // Options configures [Start].
 type Options struct {
-	// DynamoEndpoint is a running DynamoDB-API server, such as dynalite.
+	// DynamoEndpoint is a running DynamoDB-API server, such as Dynoxide.
 	// Required.
 	DynamoEndpoint string
 	// RIE and Bootstrap are the emulator and the function binaries.

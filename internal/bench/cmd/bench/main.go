@@ -1,5 +1,5 @@
 // Command bench runs herdlock's benchmark report (`make bench`): on one
-// dynalite server it starts itself, it measures herdlock and the seed's
+// Dynoxide server it starts itself, it measures herdlock and the seed's
 // protocol side by side, prints one table, and writes the raw numbers as
 // JSON.
 //
@@ -9,8 +9,8 @@
 // always runs), -hot-n chooses their sizes.
 //
 // Run it from the repository root: the cold-start and CPU figures build and
-// test packages of the module. It needs Node.js with the dynalite package
-// and bin/aws-lambda-rie (make deps; HERDLOCK_RIE names the emulator).
+// test packages of the module. It needs the pinned Dynoxide package and
+// bin/aws-lambda-rie (make deps; HERDLOCK_RIE names the emulator).
 package main
 
 import (
@@ -71,13 +71,13 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 		Machine:   machine(),
 		StartedAt: start.UTC().Format(time.RFC3339),
 		Settings: bench.Settings{
-			PollMs:          ms(lockcore.DefaultPollInterval),
-			HerdLeaseMs:     ms(lockcore.DefaultLease),
-			MaxReadRate:     readCap,
-			HerdWorkMs:      ms(bench.HerdWork),
-			AbandonLeaseMs:  ms(abandonLease),
-			BaselinePollMs:  ms(max(seedlock.DefaultPollInterval, seedlock.DefaultLease/2)),
-			DynaliteVersion: "4.0.0",
+			PollMs:         ms(lockcore.DefaultPollInterval),
+			HerdLeaseMs:    ms(lockcore.DefaultLease),
+			MaxReadRate:    readCap,
+			HerdWorkMs:     ms(bench.HerdWork),
+			AbandonLeaseMs: ms(abandonLease),
+			BaselinePollMs: ms(max(seedlock.DefaultPollInterval, seedlock.DefaultLease/2)),
+			Server:         "Dynoxide 1.2.1",
 		},
 	}
 
@@ -194,8 +194,8 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 	if err := os.WriteFile(out, append(raw, '\n'), 0o644); err != nil {
 		return err
 	}
-	fmt.Printf("\nherdlock benchmarks: %d x %s, %s, %s; dynalite %s on loopback; %.0f s; load average %s at start, %s at end\n\n",
-		r.Machine.NumCPU, r.Machine.CPUModel, r.Machine.GoVersion, r.Machine.OS, r.Settings.DynaliteVersion, r.WallSeconds,
+	fmt.Printf("\nherdlock benchmarks: %d x %s, %s, %s; %s on loopback; %.0f s; load average %s at start, %s at end\n\n",
+		r.Machine.NumCPU, r.Machine.CPUModel, r.Machine.GoVersion, r.Machine.OS, r.Settings.Server, r.WallSeconds,
 		r.Machine.LoadAvgStart, r.Machine.LoadAvgEnd)
 	if err := bench.WriteTable(os.Stdout, r); err != nil {
 		return err

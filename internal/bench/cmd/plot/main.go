@@ -102,8 +102,8 @@ func render(r *bench.Results) (string, error) {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", width, height)
 	fmt.Fprintf(&b, `<text x="%d" y="22" font-size="15" font-weight="bold">Herd: waiters' release-to-return latency against N (log scales)</text>`+"\n", left)
-	fmt.Fprintf(&b, `<text x="%d" y="38" fill="#555">holder works %.0f ms; herdlock polls every %.0f ms, read cap %.0f/s; baseline every %.0f ms; dynalite, %d x %s</text>`+"\n",
-		left, r.Settings.HerdWorkMs, r.Settings.PollMs, r.Settings.MaxReadRate, r.Settings.BaselinePollMs, r.Machine.NumCPU, esc(r.Machine.CPUModel))
+	fmt.Fprintf(&b, `<text x="%d" y="38" fill="#555">holder works %.0f ms; herdlock polls every %.0f ms, read cap %.0f/s; baseline every %.0f ms; %s, %d x %s</text>`+"\n",
+		left, r.Settings.HerdWorkMs, r.Settings.PollMs, r.Settings.MaxReadRate, r.Settings.BaselinePollMs, esc(r.Settings.Server), r.Machine.NumCPU, esc(r.Machine.CPUModel))
 	// Grid and axes.
 	for d := yMin; d <= yMax*1.0001; d *= 10 {
 		for _, m := range []float64{1, 2, 5} {
