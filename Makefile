@@ -25,7 +25,7 @@ export HERDLOCK_RIE := $(RIE)
 
 # Every module of the workspace, and every package in it.
 MODULES := . middleware/lockmw/xraytracer middleware/lockmw/oteltracer \
-	examples/lambda-fetch-cache internal/chaos internal/bench
+	examples/lambda-fetch-cache internal/chaos internal/bench internal/minidyntest
 PKGS    := github.com/herdlock/herdlock/...
 # The example's tracing SDKs are behind build tags; tests and lint see them.
 ALLTAGS := xray,otel

@@ -2,12 +2,10 @@ package lockcore_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/truora/minidyn/server"
 
 	"github.com/herdlock/herdlock/internal/dynalite"
 	"github.com/herdlock/herdlock/lockcore"
@@ -67,25 +65,6 @@ func TestDynamoStoreConformanceDynalite(t *testing.T) {
 	// dynalite has learnt ALL_OLD: update the gap notes in storetest.
 	if withItem != 0 || withoutItem == 0 {
 		t.Errorf("dynalite condition failures: %d with the old item, %d without; want 0 with, some without", withItem, withoutItem)
-	}
-}
-
-func TestDynamoStoreConformanceMinidyn(t *testing.T) {
-	srv := httptest.NewServer(server.NewServer())
-	t.Cleanup(srv.Close)
-	client := dynalite.NewClient(srv.URL, func(o *dynamodb.Options) {
-		// minidyn sends no X-Amz-Crc32.
-		o.DisableValidateResponseChecksum = true
-	})
-	withItem, _ := runCounted(t, client, func(t *testing.T) {
-		if gap, ok := storetest.MinidynGaps[subtestName(t)]; ok {
-			t.Skip("minidyn v0.8.2 gap: " + gap)
-		}
-	}, storetest.GapIgnoresRemove)
-	// minidyn returns ALL_OLD items, so the suite exercised that branch on
-	// a real wire (failures on absent items carry none on any server).
-	if withItem == 0 {
-		t.Errorf("minidyn condition failures with the old item = 0, want some (ALL_OLD branch not exercised)")
 	}
 }
 

@@ -4,16 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/truora/minidyn/server"
 
-	"github.com/herdlock/herdlock/internal/dynalite"
 	"github.com/herdlock/herdlock/lockcore"
 )
 
@@ -162,18 +159,11 @@ func TestRetriedReleaseAfterANewcomerAcquired(t *testing.T) {
 // more than the clock allowance, but within the fresh-success window, reads
 // the published success on every store instead of acquiring.
 func TestFreshSuccessHoldsOnEveryStore(t *testing.T) {
-	minidyn := func(t *testing.T) lockcore.Store {
-		srv := httptest.NewServer(server.NewServer())
-		t.Cleanup(srv.Close)
-		client := dynalite.NewClient(srv.URL, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true })
-		return dynamoStore(t, client)
-	}
 	stores := []struct {
 		name string
 		new  func(t *testing.T) lockcore.Store
 	}{
 		{"memory", func(*testing.T) lockcore.Store { return lockcore.NewMemoryStore() }},
-		{"minidyn", minidyn},
 		{"dynalite", func(t *testing.T) lockcore.Store { return dynamoStore(t, dynaliteClient(t)) }},
 		{"dynoxide", func(t *testing.T) lockcore.Store { return dynamoStore(t, dynoxideClient(t)) }},
 	}

@@ -13,10 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/truora/minidyn/server"
 
 	"github.com/herdlock/herdlock/internal/capacity"
 	"github.com/herdlock/herdlock/internal/dynalite"
+	"github.com/herdlock/herdlock/internal/dynoxide/dynoxidetest"
 )
 
 const table = "items"
@@ -39,13 +39,12 @@ func (c *manualClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// start returns a capacity proxy in front of an in-process minidyn with
+// start returns a capacity proxy in front of a Dynoxide server with a
 // table created, a client through it that never retries, and the clock.
 func start(t *testing.T, cfg capacity.Config) (*capacity.Proxy, *dynamodb.Client, *manualClock) {
 	t.Helper()
 	clock := &manualClock{t: time.Unix(1_700_000_000, 0)}
-	cfg.Upstream = "http://minidyn.invalid"
-	cfg.Transport = capacity.HandlerTransport(server.NewServer())
+	cfg.Upstream = dynoxidetest.Start(t).Endpoint()
 	cfg.Now = clock.Now
 	p, err := capacity.New(cfg)
 	if err != nil {

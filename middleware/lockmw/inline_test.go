@@ -20,7 +20,6 @@ import (
 	"github.com/herdlock/herdlock/internal/dynalite/dynalitetest"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/lockmw"
-	"github.com/truora/minidyn/server"
 )
 
 // rate is a typed answer.
@@ -417,7 +416,7 @@ func TestDynoxideInlineHerd(t *testing.T) {
 }
 
 // TestInlineAnswerEveryStore: the inline publication through Wrap on the
-// memory store, DynamoStore on minidyn, and DynamoStore on dynalite behind
+// memory store, DynamoStore on Dynoxide, and DynamoStore on dynalite behind
 // the proxy that answers refused writes with the item as DynamoDB does:
 // waiters get the holder's answer, and a newcomer within the fresh-success
 // window gets it from its one refused acquire.
@@ -427,10 +426,9 @@ func TestInlineAnswerEveryStore(t *testing.T) {
 		new  func(t *testing.T) lockcore.Store
 	}{
 		{"memory", func(*testing.T) lockcore.Store { return lockcore.NewMemoryStore() }},
-		{"minidyn", func(t *testing.T) lockcore.Store {
-			srv := httptest.NewServer(server.NewServer())
-			t.Cleanup(srv.Close)
-			return lockTable(t, dynalite.NewClient(srv.URL, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true }))
+		{"dynoxide", func(t *testing.T) lockcore.Store {
+			store, _ := startDynoxide(t)
+			return store
 		}},
 		{"dynalite", func(t *testing.T) lockcore.Store {
 			p, err := allold.New(dynalitetest.Start(t).Endpoint(), nil)

@@ -67,7 +67,6 @@ func benchWrap(b *testing.B, ctx context.Context, tr lockmw.Tracer) {
 	}
 }
 
-
 // drain reads and drops datagrams until conn is closed.
 func drain(conn net.PacketConn) {
 	buf := make([]byte, 64<<10)
