@@ -86,7 +86,9 @@ lint: $(STATICCHECK)
 
 # One burst of N invocations of the example, each in its own Lambda Runtime
 # Interface Emulator, on local Dynoxide and a rate-limited local upstream.
-demo: deps
+# It needs only Dynoxide and the emulator; go run fetches the modules the
+# demo and the bootstrap build need, and no more.
+demo: $(DYNOXIDE_STAMP) $(RIE)
 	$(GO) run ./examples/lambda-fetch-cache/demo -n $(N) -upstream-latency $(UPSTREAM_LATENCY)
 
 # Called by `sam build` (template.yaml: BuildMethod makefile) with ARTIFACTS_DIR.
