@@ -91,20 +91,6 @@ func ptrString(n *int) *string {
 	return &s
 }
 
-// loadable returns a getenv with every required variable set and over
-// overriding.
-func loadable(over map[string]string) func(string) string {
-	env := map[string]string{
-		fetchcache.EnvLockTable: "locks", fetchcache.EnvCacheTable: "cache",
-		fetchcache.EnvUpstreamURL: "https://upstream.example.com", fetchcache.EnvMetricsNamespace: "herdlock",
-		"POWERTOOLS_SERVICE_NAME": "svc",
-	}
-	for k, v := range over {
-		env[k] = v
-	}
-	return func(k string) string { return env[k] }
-}
-
 func TestTemplateTablesRetained(t *testing.T) {
 	tmpl, _ := parseTemplate(t)
 	for _, name := range []string{"LockTable", "CacheTable"} {
