@@ -73,7 +73,7 @@ func main() {
 
 // run executes one command line and returns its exit code.
 func run(ctx context.Context, args []string, e *env) int {
-	if len(args) > 0 && args[0] == "--version" {
+	if len(args) == 1 && args[0] == "--version" {
 		fmt.Fprintln(e.stdout, versionLine(debug.ReadBuildInfo()))
 		return exitOK
 	}
