@@ -31,7 +31,13 @@ PKGS    := github.com/herdlock/herdlock/...
 ALLTAGS := xray,otel
 STATICCHECK := $(BIN)/staticcheck
 
-LAMBDA_GOARCH ?= arm64
+# The example function's architecture is set in one place, FetchFunction's
+# Architectures in template.yaml (one value, in the flow form
+# "Architectures: [arm64]"); build-FetchFunction builds for it. Lambda's
+# x86_64 is Go's amd64, and no Architectures means x86_64.
+LAMBDA_TEMPLATE ?= template.yaml
+LAMBDA_ARCH = $(firstword $(shell sed -n 's/^ *Architectures: *\[ *\([a-z0-9_]*\) *\].*/\1/p' $(LAMBDA_TEMPLATE)))
+LAMBDA_GOARCH = $(if $(filter arm64,$(LAMBDA_ARCH)),arm64,amd64)
 
 .PHONY: all deps test lint bench demo chaos model modcost clean build-FetchFunction
 

@@ -85,17 +85,19 @@ type DynamoStore struct {
 var _ Store = (*DynamoStore)(nil)
 
 // NewDynamoStore returns a DynamoStore on table through client. It returns
-// an error when client is nil or table is blank.
+// an error matching [ErrConfig] when client is nil (also a nil
+// *dynamodb.Client) or table is empty or blank, such as an unset
+// environment variable.
 func NewDynamoStore(client DynamoAPI, table string) (*DynamoStore, error) {
 	var problems []string
-	if client == nil {
+	if isNil(client) {
 		problems = append(problems, "nil client")
 	}
 	if strings.TrimSpace(table) == "" {
 		problems = append(problems, "blank table name")
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("lockcore: dynamodb store: %s", strings.Join(problems, ", "))
+		return nil, &configError{fmt.Errorf("lockcore: dynamodb store: %s", strings.Join(problems, ", "))}
 	}
 	return &DynamoStore{api: client, table: table, retry: newRetryers()}, nil
 }

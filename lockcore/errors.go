@@ -56,7 +56,22 @@ var (
 	// ErrHolderFailed is matched by every *[HolderFailedError]: the holders
 	// of this burst failed, and waiting on would only repeat the failure.
 	ErrHolderFailed = errors.New("lockcore: holder failed")
+
+	// ErrConfig is matched by every configuration error of [New],
+	// [NewDynamoStore] and [CheckStore]: a blank field, a nil store or
+	// client (also a typed nil, such as the *DynamoStore of a
+	// NewDynamoStore whose error was ignored), a blank table name, an
+	// invalid option.
+	ErrConfig = errors.New("lockcore: invalid configuration")
 )
+
+// configError marks err as a configuration error: it matches [ErrConfig]
+// and keeps err's message.
+type configError struct{ err error }
+
+func (e *configError) Error() string        { return e.err.Error() }
+func (e *configError) Unwrap() error        { return e.err }
+func (e *configError) Is(target error) bool { return target == ErrConfig }
 
 // HolderFailedError is returned by [Lock.TryAcquireElseWaitForRelease]
 // (Outcome Failed) when the item shows a recent failure that the caller must

@@ -48,8 +48,9 @@ type Lock struct {
 }
 
 // New returns a Lock on store for the lock named by p. It returns an error
-// naming every blank field, for a non-positive account or app id, a nil
-// store, or an invalid option. A lease below the minimum lease is raised to
+// matching [ErrConfig] naming every blank field, a non-positive account or
+// app id, a nil store (also a typed nil, see [CheckStore]), or an invalid
+// option. A lease below the minimum lease is raised to
 // it with a warning.
 func New(store Store, p Params, opts ...Option) (*Lock, error) {
 	var blank []string
@@ -72,8 +73,8 @@ func New(store Store, p Params, opts ...Option) (*Lock, error) {
 	if p.AppID <= 0 {
 		errs = append(errs, fmt.Errorf("lockcore: AppID must be positive, got %d", p.AppID))
 	}
-	if store == nil {
-		errs = append(errs, errors.New("lockcore: store is required"))
+	if err := CheckStore(store); err != nil {
+		errs = append(errs, err)
 	}
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -85,7 +86,7 @@ func New(store Store, p Params, opts ...Option) (*Lock, error) {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, &configError{errors.Join(errs...)}
 	}
 	if o.logger == nil {
 		o.logger = slog.Default()

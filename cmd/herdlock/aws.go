@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/herdlock/herdlock/lockcore"
 )
@@ -18,10 +21,13 @@ type conn struct {
 	region, profile, endpoint string
 }
 
+// connFlags names the flags of conn, which the help lists apart.
+var connFlags = []string{"region", "profile", "endpoint-url"}
+
 func (c *conn) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.region, "region", "", "AWS Region (default: from the AWS configuration)")
-	fs.StringVar(&c.profile, "profile", "", "shared configuration profile (default: $AWS_PROFILE or default)")
-	fs.StringVar(&c.endpoint, "endpoint-url", "", "DynamoDB endpoint, such as http://localhost:8000 for a local server")
+	fs.StringVar(&c.region, "region", "", "the AWS Region `REGION` (default: from the AWS configuration)")
+	fs.StringVar(&c.profile, "profile", "", "the shared configuration profile `NAME` (default: $AWS_PROFILE or default)")
+	fs.StringVar(&c.endpoint, "endpoint-url", "", "the DynamoDB endpoint `URL`, such as http://localhost:8000 for a local server")
 }
 
 // client returns a DynamoDB client from the AWS configuration and the
@@ -48,27 +54,54 @@ func (c *conn) client(ctx context.Context) (*dynamodb.Client, error) {
 	}), nil
 }
 
-// tableFlags are the flags of the commands that read one table.
-type tableFlags struct {
+// common are the flags of every command: the connection, the table and
+// the output format.
+type common struct {
 	conn
-	table string
+	table  string
+	output output
 }
 
-func (t *tableFlags) register(fs *flag.FlagSet) {
-	t.conn.register(fs)
-	fs.StringVar(&t.table, "table", "", "lock table (default: $"+envTable+")")
+// register adds the common flags to fs; jsonAlias adds --json, the
+// shorthand for --output json that get and list have always had.
+func (c *common) register(fs *flag.FlagSet, jsonAlias bool) {
+	c.conn.register(fs)
+	fs.StringVar(&c.table, "table", "", "the lock table `T` (default: $"+envTable+")")
+	c.output.register(fs, jsonAlias)
 }
 
-// store returns the table's name and a DynamoStore and client on it.
-func (t *tableFlags) store(ctx context.Context, e *env) (*lockcore.DynamoStore, *dynamodb.Client, error) {
-	table := t.table
-	if table == "" {
+// tableName returns the table: positional (create-table's TABLE
+// argument, may be empty), else --table, else $HERDLOCK_TABLE, checked
+// against DynamoDB's rule for table names.
+func (c *common) tableName(e *env, positional string) (string, error) {
+	table := c.table
+	switch {
+	case positional != "" && table != "" && positional != table:
+		return "", usageErr("two tables: argument %q and --table %q", positional, table)
+	case positional != "":
+		table = positional
+	case table == "":
 		table = e.getenv(envTable)
 	}
 	if strings.TrimSpace(table) == "" {
-		return nil, nil, usageErr("no table: give --table or set $%s", envTable)
+		return "", usageErr("no table: give --table or set $%s", envTable)
 	}
-	client, err := t.client(ctx)
+	if !tableNameRule.MatchString(table) {
+		return "", usageErr("table name %q: want 3 to 255 of a-z A-Z 0-9 _ . -", table)
+	}
+	return table, nil
+}
+
+// tableNameRule is DynamoDB's rule for table names.
+var tableNameRule = regexp.MustCompile(`^[a-zA-Z0-9_.-]{3,255}$`)
+
+// store returns a DynamoStore on the table, and its client.
+func (c *common) store(ctx context.Context, e *env) (*lockcore.DynamoStore, *dynamodb.Client, error) {
+	table, err := c.tableName(e, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := c.client(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -77,4 +110,16 @@ func (t *tableFlags) store(ctx context.Context, e *env) (*lockcore.DynamoStore, 
 		return nil, nil, err
 	}
 	return s, client, nil
+}
+
+// tableErr turns DynamoDB's ResourceNotFoundException on table into a
+// "table not found" error with exit code exitTableNotFound; other errors
+// pass unchanged.
+func tableErr(err error, table string) error {
+	var rnf *types.ResourceNotFoundException
+	if err == nil || !errors.As(err, &rnf) {
+		return err
+	}
+	return &exitErr{exitTableNotFound, fmt.Errorf(
+		"table %q not found (check --table or $%s, the Region and the endpoint): %w", table, envTable, err)}
 }

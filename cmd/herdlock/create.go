@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -18,27 +19,35 @@ import (
 
 var createTableCommand = command{
 	name:    "create-table",
-	args:    "[--print-cfn] [--ttl=false] TABLE",
+	args:    "[--table T] [--print-cfn] [--ttl=false] [--output text|json] [TABLE]",
 	summary: "create a lock table, or print it as CloudFormation (--print-cfn)",
-	detail: "The table has the partition key " + lockcore.AttrLockKey + " (S), no sort key, and on-demand billing,\n" +
-		"as lockcore.CreateTable makes it; TTL is then turned on for the " + lockcore.AttrTTL + " attribute, for\n" +
-		"clean-up only (herdlock never uses it as expiry). An existing table is fine.",
-	example: "herdlock create-table --region eu-west-1 locks",
+	detail: "The table is TABLE, else --table, else $" + envTable + ". It has the partition key " + lockcore.AttrLockKey + " (S),\n" +
+		"no sort key, and on-demand billing, as lockcore.CreateTable makes it; TTL is then turned\n" +
+		"on for the " + lockcore.AttrTTL + " attribute, for clean-up only (herdlock never uses it as expiry).\n" +
+		"An existing table is fine. --print-cfn with --output json prints the template as JSON.",
+	example: "herdlock create-table --region eu-west-1 --table locks",
 	flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
-		var c conn
-		c.register(fs)
+		var c common
+		c.register(fs, false)
 		printCFN := fs.Bool("print-cfn", false, "print a CloudFormation template with the table and create nothing")
 		ttl := fs.Bool("ttl", true, "turn on TTL on the "+lockcore.AttrTTL+" attribute (clean-up of old items only, never expiry)")
 		return func(ctx context.Context, e *env, args []string) error {
-			if err := wantArgs(args, "TABLE"); err != nil {
+			if len(args) > 1 {
+				return usageErr("want at most 1 argument (TABLE), got %d", len(args))
+			}
+			positional := ""
+			if len(args) == 1 {
+				if strings.TrimSpace(args[0]) == "" {
+					return usageErr("blank TABLE")
+				}
+				positional = args[0]
+			}
+			table, err := c.tableName(e, positional)
+			if err != nil {
 				return err
 			}
-			table := args[0]
-			if !tableName.MatchString(table) {
-				return usageErr("table name %q: want 3 to 255 of a-z A-Z 0-9 _ . -", table)
-			}
 			if *printCFN {
-				return writeCFN(e.stdout, table, *ttl)
+				return writeCFN(e.stdout, table, *ttl, c.output.json())
 			}
 			client, err := c.client(ctx)
 			if err != nil {
@@ -47,19 +56,49 @@ var createTableCommand = command{
 			if err := lockcore.CreateTable(ctx, client, table); err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "table %s is active (partition key %s, on demand)\n", table, lockcore.AttrLockKey)
-			if !*ttl {
-				return nil
+			res := created{Table: table, Status: "ACTIVE", PartitionKey: lockcore.AttrLockKey, TTL: ttlOff}
+			if *ttl {
+				if res.TTL, err = enableTTL(ctx, e, client, table); err != nil {
+					return err
+				}
 			}
-			return enableTTL(ctx, e, client, table)
+			if c.output.json() {
+				return writeJSON(e.stdout, res)
+			}
+			res.writeText(e.stdout)
+			return nil
 		}
 	},
 }
 
-// tableName is DynamoDB's rule for table names.
-var tableName = regexp.MustCompile(`^[a-zA-Z0-9_.-]{3,255}$`)
+// created is what create-table reports, and its JSON form.
+type created struct {
+	Table        string `json:"table"`
+	Status       string `json:"status"`
+	PartitionKey string `json:"partitionKey"`
+	TTL          string `json:"ttl"` // one of the ttl* states
+}
 
-func enableTTL(ctx context.Context, e *env, client *dynamodb.Client, table string) error {
+// States of the table's TTL after create-table.
+const (
+	ttlOff         = "off"         // --ttl=false
+	ttlEnabling    = "enabling"    // turned on now; DynamoDB takes a while
+	ttlOn          = "on"          // was already on
+	ttlUnsupported = "unsupported" // a local server without TTL
+)
+
+func (r created) writeText(w io.Writer) {
+	fmt.Fprintf(w, "table %s is active (partition key %s, on demand)\n", r.Table, r.PartitionKey)
+	switch r.TTL {
+	case ttlEnabling:
+		fmt.Fprintf(w, "TTL on %s is being turned on (clean-up only; DynamoDB deletes expired items within days)\n", lockcore.AttrTTL)
+	case ttlOn:
+		fmt.Fprintf(w, "TTL on %s is already on\n", lockcore.AttrTTL)
+	}
+}
+
+// enableTTL turns on TTL on the table's AttrTTL and returns its state.
+func enableTTL(ctx context.Context, e *env, client *dynamodb.Client, table string) (string, error) {
 	_, err := client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
 		TableName: aws.String(table),
 		TimeToLiveSpecification: &types.TimeToLiveSpecification{
@@ -70,57 +109,18 @@ func enableTTL(ctx context.Context, e *env, client *dynamodb.Client, table strin
 	var api smithy.APIError
 	switch {
 	case err == nil:
-		fmt.Fprintf(e.stdout, "TTL on %s is being turned on (clean-up only; DynamoDB deletes expired items within days)\n", lockcore.AttrTTL)
-		return nil
+		return ttlEnabling, nil
 	case errors.As(err, &api) && api.ErrorCode() == "ValidationException" && isTTLAlreadyOn(api):
-		fmt.Fprintf(e.stdout, "TTL on %s is already on\n", lockcore.AttrTTL)
-		return nil
+		return ttlOn, nil
 	case errors.As(err, &api) && api.ErrorCode() == "UnknownOperationException":
 		// Some local servers (dynalite) have no TTL; DynamoDB always has.
 		fmt.Fprintf(e.stderr, "herdlock create-table: this server does not support UpdateTimeToLive; TTL not turned on\n")
-		return nil
+		return ttlUnsupported, nil
 	default:
-		return fmt.Errorf("turning on TTL: %w", err)
+		return "", fmt.Errorf("turning on TTL: %w", err)
 	}
 }
 
 func isTTLAlreadyOn(api smithy.APIError) bool {
 	return regexp.MustCompile(`(?i)already enabled`).MatchString(api.ErrorMessage())
-}
-
-// writeCFN prints a template holding the table that create-table makes,
-// kept when the stack is deleted or the table replaced.
-func writeCFN(w io.Writer, table string, ttl bool) error {
-	ttlBlock := ""
-	if ttl {
-		ttlBlock = fmt.Sprintf(`      TimeToLiveSpecification:
-        # Clean-up of old items only: herdlock never uses it as expiry.
-        AttributeName: %s
-        Enabled: true
-`, lockcore.AttrTTL)
-	}
-	_, err := fmt.Fprintf(w, `AWSTemplateFormatVersion: "2010-09-09"
-Description: herdlock lock table
-Resources:
-  LockTable:
-    Type: AWS::DynamoDB::Table
-    # Deleting the table resets every fence: keep it.
-    DeletionPolicy: Retain
-    UpdateReplacePolicy: Retain
-    Properties:
-      TableName: %s
-      BillingMode: PAY_PER_REQUEST
-      AttributeDefinitions:
-        - AttributeName: %s
-          AttributeType: S
-      KeySchema:
-        - AttributeName: %s
-          KeyType: HASH
-%sOutputs:
-  LockTableName:
-    Value: !Ref LockTable
-  LockTableArn:
-    Value: !GetAtt LockTable.Arn
-`, table, lockcore.AttrLockKey, lockcore.AttrLockKey, ttlBlock)
-	return err
 }

@@ -43,15 +43,26 @@ func (c *cli) env() []string {
 }
 
 func (c *cli) command(stdin string, args ...string) *exec.Cmd {
+	return c.commandEnv(nil, stdin, args...)
+}
+
+// commandEnv is command with extra environment variables, which override
+// those of env.
+func (c *cli) commandEnv(extra []string, stdin string, args ...string) *exec.Cmd {
 	cmd := exec.Command(c.bin, append(args, "--endpoint-url", c.endpoint)...)
-	cmd.Env = c.env()
+	cmd.Env = append(c.env(), extra...)
 	cmd.Stdin = strings.NewReader(stdin)
 	return cmd
 }
 
 func (c *cli) run(stdin string, args ...string) result {
 	c.t.Helper()
-	cmd := c.command(stdin, args...)
+	return c.runEnv(nil, stdin, args...)
+}
+
+func (c *cli) runEnv(extra []string, stdin string, args ...string) result {
+	c.t.Helper()
+	cmd := c.commandEnv(extra, stdin, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -137,8 +148,11 @@ func TestCLI(t *testing.T) {
 	db := dynoxidetest.Start(t)
 	c := &cli{t: t, bin: bin, endpoint: db.Endpoint(), table: "herdlock-cli"}
 
-	c.want(exitOK, []string{"create-table", c.table}, "table herdlock-cli is active")
-	c.want(exitOK, []string{"create-table", c.table}, "is active") // an existing table is fine
+	// The table from $HERDLOCK_TABLE, as the help says; then --table and
+	// the argument on the existing table, which is fine.
+	c.want(exitOK, []string{"create-table"}, "table herdlock-cli is active")
+	c.want(exitOK, []string{"create-table", "--table", c.table}, "table herdlock-cli is active")
+	c.want(exitOK, []string{"create-table", c.table}, "is active")
 	client := dynalite.NewClient(db.Endpoint())
 	out, err := client.DescribeTable(t.Context(), describe(c.table))
 	if err != nil {
@@ -195,10 +209,12 @@ func TestCLI(t *testing.T) {
 
 	t.Run("release", func(t *testing.T) {
 		c.t = t
-		// The revision an operator saw is stale: the lock was taken over.
+		// A revision the item never carried is told as such, not as a
+		// take-over.
 		r := c.want(exitRefused, []string{"release", "fx", "HELD", "--revision", "rev-OLD", "--yes"})
-		if !strings.Contains(r.stderr, "another holder acquired it") {
-			t.Errorf("stale release stderr = %q, want the refusal", r.stderr)
+		if !strings.Contains(r.stderr, `revision "rev-OLD" is not this item's`) || !strings.Contains(r.stderr, "mistyped") ||
+			strings.Contains(r.stderr, "another holder") {
+			t.Errorf("release at an unknown revision: stderr = %q, want it called not this item's, maybe mistyped", r.stderr)
 		}
 		if it, _, _ := store.Get(t.Context(), fx.held.Key); it.Released || it.Revision != fx.held.Revision {
 			t.Errorf("after a refused release the item = %+v, want it held by %s", it, fx.held.Revision)
@@ -240,12 +256,25 @@ func TestCLI(t *testing.T) {
 			t.Errorf("Acquire after clearing the hold-back = %v, want the lock", err)
 		}
 		// The previous revision's release is recognised, and refused as stale.
-		c.want(exitRefused, []string{"release", "fx", "HELDBACK", "--revision", fx.heldBack.Revision, "--yes"})
+		r = c.want(exitRefused, []string{"release", "fx", "HELDBACK", "--revision", fx.heldBack.Revision, "--yes"})
+		if !strings.Contains(r.stderr, "is stale: another holder acquired the lock since") || !strings.Contains(r.stderr, "rev-next") {
+			t.Errorf("release at the previous holder's revision: stderr = %q, want it called stale, now at rev-next", r.stderr)
+		}
 	})
 
 	t.Run("watch", func(t *testing.T) {
 		c.t = t
 		testWatch(t, c, store)
+	})
+
+	t.Run("output json", func(t *testing.T) {
+		c.t = t
+		testJSONOutput(t, c, store)
+	})
+
+	t.Run("missing table", func(t *testing.T) {
+		c.t = t
+		testMissingTable(t, c)
 	})
 
 	t.Run("usage", func(t *testing.T) {

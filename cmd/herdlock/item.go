@@ -99,6 +99,11 @@ func newView(it lockcore.Item, now time.Time) view {
 	}
 }
 
+// absentView is the JSON form of an absent item.
+func absentView(key lockcore.Key) view {
+	return view{Verdict: verdictAbsent, Group: key.Group, ID: key.ID, PartitionKey: lockcore.PartitionKey(key)}
+}
+
 func msTime(ms int64) *time.Time {
 	if ms == 0 {
 		return nil

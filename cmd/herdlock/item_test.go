@@ -63,7 +63,7 @@ func TestParseInterspersed(t *testing.T) {
 
 func TestPrintCFN(t *testing.T) {
 	var b strings.Builder
-	if err := writeCFN(&b, "locks", true); err != nil {
+	if err := writeCFN(&b, "locks", true, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -76,7 +76,7 @@ func TestPrintCFN(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := writeCFN(&b, "locks", false); err != nil || strings.Contains(b.String(), "TimeToLiveSpecification") {
+	if err := writeCFN(&b, "locks", false, false); err != nil || strings.Contains(b.String(), "TimeToLiveSpecification") {
 		t.Errorf("--print-cfn --ttl=false = %v:\n%s; want no TTL", err, b.String())
 	}
 }

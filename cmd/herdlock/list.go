@@ -14,16 +14,15 @@ import (
 
 var listCommand = command{
 	name:    "list",
-	args:    "[--table T] [--group G] [--held | --abandoned] [--json]",
+	args:    "[--table T] [--group G] [--held | --abandoned] [--output text|json]",
 	summary: "list the lock items (a paginated Scan), as a table or JSON",
 	example: "herdlock list --table locks --group fetch-cache --abandoned",
 	flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
-		var tf tableFlags
-		tf.register(fs)
-		group := fs.String("group", "", "only this lock group")
+		var c common
+		c.register(fs, true)
+		group := fs.String("group", "", "only the lock group `G`")
 		held := fs.Bool("held", false, "only held items")
 		abandoned := fs.Bool("abandoned", false, "only abandoned items (lease or hard maximum lapsed, not released)")
-		asJSON := fs.Bool("json", false, "print a JSON array of items")
 		return func(ctx context.Context, e *env, args []string) error {
 			if len(args) != 0 {
 				return usageErr("list takes no arguments, got %q", args)
@@ -31,7 +30,7 @@ var listCommand = command{
 			if *held && *abandoned {
 				return usageErr("--held and --abandoned are exclusive")
 			}
-			store, client, err := tf.store(ctx, e)
+			store, client, err := c.store(ctx, e)
 			if err != nil {
 				return err
 			}
@@ -42,7 +41,7 @@ var listCommand = command{
 			case *abandoned:
 				keep = func(v string) bool { return v == verdictAbandoned }
 			}
-			out := listWriter{e: e, json: *asJSON}
+			out := listWriter{e: e, json: c.output.json()}
 			var bad []error
 			now := e.now()
 			for it, err := range lockcore.List(ctx, client, store.Table(), *group) {
@@ -53,8 +52,8 @@ var listCommand = command{
 					continue
 				}
 				if err != nil {
-					out.close()
-					return err
+					out.abort()
+					return tableErr(err, store.Table())
 				}
 				if v := newView(it, now); keep(v.Verdict) {
 					out.add(v, now)
@@ -98,6 +97,15 @@ func (l *listWriter) add(v view, now time.Time) {
 	fmt.Fprintf(l.tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", oneLine(v.Group, 32), oneLine(v.ID, 32), v.Verdict,
 		v.Fence, listLease(v, now), oneLine(orDash(v.Owner), 48), v.Revision)
 	l.n++
+}
+
+// abort ends a listing cut short by an error: the rows of a table so far
+// are flushed, and nothing more is written (no "no lock items", and no
+// closing bracket that would make a partial JSON array look complete).
+func (l *listWriter) abort() {
+	if l.tw != nil {
+		l.tw.Flush()
+	}
 }
 
 func (l *listWriter) close() error {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -15,12 +16,13 @@ import (
 
 // Exit codes (see the package documentation).
 const (
-	exitOK           = 0
-	exitError        = 1
-	exitUsage        = 2
-	exitNotFound     = 3
-	exitRefused      = 4
-	exitNotConfirmed = 5
+	exitOK            = 0
+	exitError         = 1
+	exitUsage         = 2
+	exitNotFound      = 3
+	exitRefused       = 4
+	exitNotConfirmed  = 5
+	exitTableNotFound = 6
 )
 
 // envTable names the default table.
@@ -71,10 +73,16 @@ func main() {
 
 // run executes one command line and returns its exit code.
 func run(ctx context.Context, args []string, e *env) int {
+	if len(args) == 1 && args[0] == "--version" {
+		fmt.Fprintln(e.stdout, versionLine(debug.ReadBuildInfo()))
+		return exitOK
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		if len(args) > 1 {
 			if c, ok := lookup(args[1]); ok {
-				commandUsage(e.stdout, c, newFlagSet(c))
+				fs := newFlagSet(c)
+				c.flags(fs)
+				commandUsage(e.stdout, c, fs)
 				return exitOK
 			}
 		}
@@ -98,7 +106,7 @@ func run(ctx context.Context, args []string, e *env) int {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "herdlock %s: %v\n", c.name, err)
+		fmt.Fprintf(e.stderr, "herdlock %s: %s\n", c.name, flagError(err))
 		fmt.Fprintf(e.stderr, "usage: herdlock %s %s (see herdlock %s --help)\n", c.name, c.args, c.name)
 		return exitUsage
 	}
@@ -170,6 +178,7 @@ func overview(w io.Writer) {
 	fmt.Fprint(w, `herdlock inspects and repairs herdlock lock tables in DynamoDB.
 
 Usage: herdlock COMMAND [flags] ARGS
+       herdlock --version
 
 Commands:
 `)
@@ -186,22 +195,20 @@ Examples:
 }
 
 const exitCodesHelp = `
-The table defaults to $HERDLOCK_TABLE. Region, credentials and profile come
-from the usual AWS configuration; --region, --profile and --endpoint-url
-override them. "herdlock COMMAND --help" shows a command's flags.
+Every command takes --table (default $HERDLOCK_TABLE) and --output text or
+json (json: one JSON document on stdout, a JSON line per change for watch;
+errors go to stderr). Region, credentials and profile come from the usual
+AWS configuration; --region, --profile and --endpoint-url override them.
+Flags may come before or after the arguments. "herdlock COMMAND --help"
+shows a command's flags.
 
-Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 refused (stale revision,
-or released with success), 5 not confirmed.
+Exit codes:
+  0  ok (watch: stopped by Ctrl-C)
+  1  error talking to DynamoDB, or an item that does not decode
+  2  usage: unknown command, bad flag, missing argument, bad table name
+  3  not found: get or release on an absent lock item
+  4  refused: release at a revision the item does not carry (stale or
+     mistyped), or on an item released with success
+  5  not confirmed: release answered with anything but "y"
+  6  table not found
 `
-
-func commandUsage(w io.Writer, c command, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "Usage: herdlock %s %s\n\n%s\n", c.name, c.args, c.summary)
-	if c.detail != "" {
-		fmt.Fprintf(w, "\n%s\n", c.detail)
-	}
-	fmt.Fprintf(w, "\nExample:\n  %s\n\nFlags:\n", c.example)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
-	fmt.Fprint(w, exitCodesHelp)
-}

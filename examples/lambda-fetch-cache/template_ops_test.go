@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"testing"
 
@@ -90,44 +89,6 @@ func ptrString(n *int) *string {
 	}
 	s := fmt.Sprint(*n)
 	return &s
-}
-
-func TestTemplateCacheTtlPattern(t *testing.T) {
-	tmpl, _ := parseTemplate(t)
-	p := tmpl.Parameters["CacheTtl"]
-	if p.AllowedPattern == nil {
-		t.Fatal("CacheTtl has no AllowedPattern")
-	}
-	re := regexp.MustCompile(*p.AllowedPattern)
-	good := []string{p.Default.(string), "30s", "5m", "1h30m", "1.5h", "250ms"}
-	bad := []string{"", "5", "five", "-5m", "5 m", "5d", "0"}
-	for _, v := range good {
-		if !re.MatchString(v) {
-			t.Errorf("CacheTtl pattern rejects %q", v)
-		}
-		if _, err := fetchcache.LoadConfig(loadable(map[string]string{fetchcache.EnvCacheTTL: v})); err != nil {
-			t.Errorf("CacheTtl %q passes the pattern but the function rejects it: %v", v, err)
-		}
-	}
-	for _, v := range bad {
-		if re.MatchString(v) {
-			t.Errorf("CacheTtl pattern accepts %q", v)
-		}
-	}
-}
-
-// loadable returns a getenv with every required variable set and over
-// overriding.
-func loadable(over map[string]string) func(string) string {
-	env := map[string]string{
-		fetchcache.EnvLockTable: "locks", fetchcache.EnvCacheTable: "cache",
-		fetchcache.EnvUpstreamURL: "https://upstream.example.com", fetchcache.EnvMetricsNamespace: "herdlock",
-		"POWERTOOLS_SERVICE_NAME": "svc",
-	}
-	for k, v := range over {
-		env[k] = v
-	}
-	return func(k string) string { return env[k] }
 }
 
 func TestTemplateTablesRetained(t *testing.T) {

@@ -180,8 +180,8 @@ func TestMakefileBuildsTheFunction(t *testing.T) {
 			t.Errorf("build-FetchFunction recipe lacks %q:\n%s", want, recipe)
 		}
 	}
-	if !strings.Contains(mk, "LAMBDA_GOARCH ?= arm64") {
-		t.Error("Makefile does not default LAMBDA_GOARCH to arm64")
+	if !strings.Contains(recipe, "GOARCH=$(LAMBDA_GOARCH)") {
+		t.Errorf("build-FetchFunction recipe does not build for $(LAMBDA_GOARCH), the template's architecture:\n%s", recipe)
 	}
 }
 

@@ -83,8 +83,8 @@ func checkRequired[TIn, TOut any](hs *Handlers[TIn, TOut], store lockcore.Store,
 	if err := hs.check(); err != nil {
 		errs = append(errs, err)
 	}
-	if store == nil {
-		errs = append(errs, errors.New("nil store"))
+	if err := lockcore.CheckStore(store); err != nil {
+		errs = append(errs, fmt.Errorf("nil store: %w", err))
 	}
 	if key == nil {
 		errs = append(errs, errors.New("nil key function"))
