@@ -3,8 +3,9 @@
 // go.sum lines, the size of a Lambda bootstrap built from it (linux,
 // -tags lambda.norpc, -ldflags=-s -w) and the time its package
 // initialisers take (GODEBUG=inittrace=1). Each consumer is a small
-// program in testdata/, built in a module of its own whose herdlock
-// requirements are replaced by this checkout's folders.
+// program (the README's quick-start, or one in testdata/), built in a
+// module of its own whose herdlock requirements are replaced by this
+// checkout's folders.
 //
 //	go run ./internal/modcost            # the table in the README
 //

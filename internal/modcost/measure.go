@@ -19,11 +19,13 @@ import (
 // root is the herdlock library module, whose folder is the repository root.
 const root = "github.com/herdlock/herdlock"
 
-// consumer is a user's module: the program testdata/<name>/main.go and the
-// herdlock modules it requires, as folders relative to the repository root.
+// consumer is a user's module: the program testdata/<name>/main.go (or
+// the README's quick-start) and the herdlock modules it requires, as
+// folders relative to the repository root.
 type consumer struct {
-	name    string
-	modules []string
+	name       string
+	fromREADME bool // the program is the README's first Go block
+	modules    []string
 	// pins are the other modules it requires directly, with the go.mod
 	// (relative to the repository root) whose version of each it takes,
 	// so every consumer is measured on the versions herdlock is tested on.
@@ -49,7 +51,7 @@ func consumers() []consumer {
 	}
 	return []consumer{
 		{name: "bare", pins: sdkPins},
-		{name: "quickstart", modules: []string{"."}, pins: sdkPins},
+		{name: "quickstart", fromREADME: true, modules: []string{"."}, pins: sdkPins},
 		{name: "xray", modules: []string{".", "middleware/lockmw/xraytracer"}, pins: sdkPins},
 		{name: "otel", modules: []string{".", "middleware/lockmw/oteltracer"}, pins: otelPins},
 	}
@@ -71,7 +73,7 @@ func measure(ctx context.Context, repo, work string, c consumer, binary bool) (f
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return figures{}, err
 	}
-	src, err := os.ReadFile(filepath.Join(repo, "internal", "modcost", "testdata", c.name, "main.go"))
+	src, err := source(repo, c)
 	if err != nil {
 		return figures{}, err
 	}
@@ -112,6 +114,26 @@ func measure(ctx context.Context, repo, work string, c consumer, binary bool) (f
 	f.BinaryBytes = st.Size()
 	f.Init, err = initTime(ctx, out)
 	return f, err
+}
+
+// source is c's program.
+func source(repo string, c consumer) ([]byte, error) {
+	if !c.fromREADME {
+		return os.ReadFile(filepath.Join(repo, "internal", "modcost", "testdata", c.name, "main.go"))
+	}
+	readme, err := os.ReadFile(filepath.Join(repo, "README.md"))
+	if err != nil {
+		return nil, err
+	}
+	_, rest, ok := bytes.Cut(readme, []byte("\n```go\n"))
+	if !ok {
+		return nil, fmt.Errorf("modcost: README.md has no Go block")
+	}
+	block, _, ok := bytes.Cut(rest, []byte("\n```\n"))
+	if !ok {
+		return nil, fmt.Errorf("modcost: README.md's first Go block does not end")
+	}
+	return append(block, '\n'), nil
 }
 
 // goMod is c's go.mod: the herdlock modules replaced by their folders, the
