@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -22,8 +23,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// handler is the function's handler type.
-type handler = func(context.Context, fetchcache.Request) (fetchcache.Response, error)
+// handler is the function's handler type: every front door, dispatched by
+// the event's shape (fetchcache.Fronts.Handle).
+type handler = func(context.Context, json.RawMessage) (any, error)
 
 // tracing is what the configured tracing mode adds to the function.
 type tracing struct {
@@ -113,7 +115,7 @@ func flushing(h handler, tp *sdktrace.TracerProvider, logger *slog.Logger) handl
 	if name == "" {
 		name = "lambda-fetch-cache"
 	}
-	return func(ctx context.Context, req fetchcache.Request) (fetchcache.Response, error) {
+	return func(ctx context.Context, req json.RawMessage) (any, error) {
 		var attrs []attribute.KeyValue
 		if lc, ok := lambdacontext.FromContext(ctx); ok {
 			attrs = append(attrs, attribute.String(lockmw.AttrInvocationID, lc.AwsRequestID),
