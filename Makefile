@@ -8,9 +8,10 @@ RIE     := $(BIN)/aws-lambda-rie
 DYNALITE_DIR := internal/dynalite
 DYNALITE_STAMP := $(DYNALITE_DIR)/node_modules/.package-lock.json
 
-# Knobs: make demo N=50 UPSTREAM_LATENCY=500ms; make chaos SEED=7 DURATION=10m
+# Knobs: make demo N=50 UPSTREAM_LATENCY=500ms FRONT=http; make chaos SEED=7 DURATION=10m
 N                ?= 10
 UPSTREAM_LATENCY ?= 300ms
+FRONT            ?= direct
 SEED             ?= 1
 DURATION         ?= 10m
 
@@ -52,9 +53,10 @@ lint:
 	$(CFN_LINT) $(BIN)/lock-table.yaml
 
 # One burst of N invocations of the example, each in its own Lambda Runtime
-# Interface Emulator, on local dynalite and a rate-limited local upstream.
+# Interface Emulator, on local dynalite and a rate-limited local upstream;
+# FRONT=http sends them as HTTP API requests GET /rates/{pair}.
 demo: deps
-	$(GO) run ./examples/lambda-fetch-cache/demo -n $(N) -upstream-latency $(UPSTREAM_LATENCY)
+	$(GO) run ./examples/lambda-fetch-cache/demo -n $(N) -upstream-latency $(UPSTREAM_LATENCY) -front $(FRONT)
 
 # Called by `sam build` (template.yaml: BuildMethod makefile) with ARTIFACTS_DIR.
 build-FetchFunction:

@@ -16,34 +16,6 @@ import (
 	"github.com/herdlock/herdlock/middleware/httpmw"
 )
 
-// httpAPIEvents returns n HTTP API (payload 2.0) events for GET
-// /rates/{pair}, as API Gateway sends them.
-func httpAPIEvents(t *testing.T, pair string, n int) [][]byte {
-	t.Helper()
-	ev := events.APIGatewayV2HTTPRequest{
-		Version:        "2.0",
-		RouteKey:       "GET /rates/{pair}",
-		RawPath:        "/rates/" + pair,
-		Headers:        map[string]string{"accept": "application/json", "host": "p7d3m2c8zz.execute-api.eu-west-1.amazonaws.com"},
-		PathParameters: map[string]string{"pair": pair},
-		RequestContext: events.APIGatewayV2HTTPRequestContext{
-			RouteKey: "GET /rates/{pair}", AccountID: "123456789012", Stage: "$default", APIID: "p7d3m2c8zz",
-			DomainName: "p7d3m2c8zz.execute-api.eu-west-1.amazonaws.com",
-			HTTP:       events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "GET", Path: "/rates/" + pair, Protocol: "HTTP/1.1", SourceIP: "198.51.100.7"},
-		},
-	}
-	out := make([][]byte, n)
-	for i := range out {
-		ev.RequestContext.RequestID = fmt.Sprintf("req-%d", i)
-		b, err := json.Marshal(ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[i] = b
-	}
-	return out
-}
-
 // httpAnswers decodes the HTTP API responses of a burst.
 func httpAnswers(t *testing.T, invs []sandbox.Invocation) []events.APIGatewayV2HTTPResponse {
 	t.Helper()
@@ -65,7 +37,7 @@ func TestEndToEndHTTPFront(t *testing.T) {
 
 	t.Run("a herd of HTTP API requests: one upstream call, identical 200s", func(t *testing.T) {
 		r := stack.start(t, localrun.Options{N: burstSize, Upstream: sandbox.UpstreamConfig{Latency: 300 * time.Millisecond}})
-		resps := httpAnswers(t, r.Pool.Burst(burstContext(t), httpAPIEvents(t, key, burstSize)))
+		resps := httpAnswers(t, r.Pool.Burst(burstContext(t), localrun.HTTPAPIEvents(key, burstSize)))
 		if got := r.Upstream.RequestsFor(key); got != 1 {
 			t.Errorf("upstream requests = %d, want 1", got)
 		}
@@ -89,7 +61,7 @@ func TestEndToEndHTTPFront(t *testing.T) {
 		r := stack.start(t, localrun.Options{N: burstSize, Timeout: 6 * time.Second,
 			Upstream: sandbox.UpstreamConfig{ThrottleFirst: retryAfter, RetryAfter: retryAfter}})
 		warmUp(t, r)
-		invs := r.Pool.Burst(burstContext(t), httpAPIEvents(t, key, burstSize))
+		invs := r.Pool.Burst(burstContext(t), localrun.HTTPAPIEvents(key, burstSize))
 		resps := httpAnswers(t, invs)
 		calls := r.Upstream.ArrivalsFor(key)
 		if len(calls) != 1 || !calls[0].Rejected || calls[0].RetryAfter != "8" {
@@ -217,7 +189,7 @@ func TestEndToEndQueueFront(t *testing.T) {
 		if got := batchFailures(t, r.Pool.Sandboxes[0].Invoke(burstContext(t), sqsEvent(t, []string{"EUR-USD"}, nil))); len(got) != 0 {
 			t.Fatalf("refresh failed %q", got)
 		}
-		resps := httpAnswers(t, []sandbox.Invocation{r.Pool.Sandboxes[0].Invoke(burstContext(t), httpAPIEvents(t, "EUR-USD", 1)[0])})
+		resps := httpAnswers(t, []sandbox.Invocation{r.Pool.Sandboxes[0].Invoke(burstContext(t), localrun.HTTPAPIEvents("EUR-USD", 1)[0])})
 		var body fetchcache.Response
 		if err := json.Unmarshal([]byte(resps[0].Body), &body); err != nil || resps[0].StatusCode != 200 || body.Source != fetchcache.SourceCache {
 			t.Errorf("HTTP answer %d %s, want 200 from the cache", resps[0].StatusCode, resps[0].Body)
