@@ -32,8 +32,9 @@ type group struct {
 // key takes each record's lock id; see the package documentation for how
 // a batch is grouped, timed and answered. The returned handler never
 // returns an error (a failure is a record in the response) and is safe for
-// concurrent use. A bad configuration (nil h, key or store, bad lockmw
-// options) fails every record and is logged once.
+// concurrent use. A bad configuration fails every record: a nil key
+// function, or a nil h or store or bad lockmw options, which lockmw logs
+// once.
 func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record events.SQSMessage) (string, error),
 	opts ...Option) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	o := buildOptions(opts)
