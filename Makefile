@@ -15,9 +15,10 @@ DYNALITE_STAMP := $(DYNALITE_DIR)/node_modules/.package-lock.json
 DYNOXIDE_DIR := internal/dynoxide
 DYNOXIDE_STAMP := $(DYNOXIDE_DIR)/node_modules/.package-lock.json
 
-# Knobs: make demo N=50 UPSTREAM_LATENCY=500ms; make chaos SEED=7 DURATION=10m
+# Knobs: make demo N=50 UPSTREAM_LATENCY=500ms FRONT=http; make chaos SEED=7 DURATION=10m
 N                ?= 10
 UPSTREAM_LATENCY ?= 300ms
+FRONT            ?= direct
 SEED             ?= 1
 DURATION         ?= 10m
 
@@ -91,11 +92,12 @@ lint: $(STATICCHECK)
 	$(CFN_LINT) $(BIN)/lock-table.yaml
 
 # One burst of N invocations of the example, each in its own Lambda Runtime
-# Interface Emulator, on local Dynoxide and a rate-limited local upstream.
-# It needs only Dynoxide and the emulator; go run fetches the modules the
-# demo and the bootstrap build need, and no more.
+# Interface Emulator, on local Dynoxide and a rate-limited local upstream;
+# FRONT=http sends them as HTTP API requests GET /rates/{pair}. It needs
+# only Dynoxide and the emulator; go run fetches the modules the demo and
+# the bootstrap build need, and no more.
 demo: $(DYNOXIDE_STAMP) $(RIE)
-	$(GO) run ./examples/lambda-fetch-cache/demo -n $(N) -upstream-latency $(UPSTREAM_LATENCY)
+	$(GO) run ./examples/lambda-fetch-cache/demo -n $(N) -upstream-latency $(UPSTREAM_LATENCY) -front $(FRONT)
 
 # Called by `sam build` (template.yaml: BuildMethod makefile) with ARTIFACTS_DIR.
 # LAMBDA_TAGS picks the tracing SDKs compiled in (xray, otel, both

@@ -8,6 +8,12 @@
 //
 //	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -o bootstrap ./examples/lambda-fetch-cache
 //
+// One function serves every front door; it tells them apart by the event's
+// shape (fetchcache.Classify): a direct invocation ({"pair": "EUR-USD"}),
+// the HTTP API route GET /rates/{pair}, the function URL (?pair= or a
+// {"pair": ...} body), and SQS batches of {"pair": ...} refreshes with
+// ReportBatchItemFailures (in the cache answer mode only).
+//
 // A missing or invalid setting stops it at init with a message on stderr and
 // exit status 1, before it takes any invocation.
 package main
@@ -47,7 +53,7 @@ func main() {
 const upstreamTimeout = 10 * time.Second
 
 // setup builds the handler from the environment read through getenv.
-func setup(ctx context.Context, getenv func(string) string) (func(context.Context, fetchcache.Request) (fetchcache.Response, error), error) {
+func setup(ctx context.Context, getenv func(string) string) (handler, error) {
 	cfg, err := fetchcache.LoadConfig(getenv)
 	if err != nil {
 		return nil, err
@@ -92,14 +98,22 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 		lockmw.WithLogger(logger),
 		lockmw.WithTracer(tr.tracer),
 	}
-	var h func(context.Context, fetchcache.Request) (fetchcache.Response, error)
+	var (
+		h     func(context.Context, fetchcache.Request) (fetchcache.Response, error)
+		cache *fetchcache.Cache
+	)
 	if cfg.AnswerMode == fetchcache.AnswerInline {
 		h, err = fetchcache.NewInlineHandler(store, cfg.LockGroup, cfg.CacheTTL, up, opts...)
 	} else {
-		h, err = fetchcache.NewHandler(store, cfg.LockGroup, fetchcache.NewCache(client, cfg.CacheTable, cfg.CacheTTL), up, opts...)
+		cache = fetchcache.NewCache(client, cfg.CacheTable, cfg.CacheTTL)
+		h, err = fetchcache.NewHandler(store, cfg.LockGroup, cache, up, opts...)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return tr.wrap(h), nil
+	fronts, err := fetchcache.NewFronts(h, store, cfg.LockGroup, cfg.CacheTTL, cache, up, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return tr.wrap(fronts.Handle), nil
 }

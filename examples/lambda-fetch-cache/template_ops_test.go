@@ -119,7 +119,7 @@ func TestTemplateAlarms(t *testing.T) {
 	namespace, service := metricsTarget(t, tmpl)
 	alarms := tmpl.GetAllCloudWatchAlarmResources()
 	var lock []string
-	var lambdaErrors, lockThrottles bool
+	var lambdaErrors, lockThrottles, deadLetters, api5xx bool
 	for name, a := range alarms {
 		for _, key := range []string{"AlarmActions", "OKActions"} {
 			if !notifiesTopic(rawNode(t, "Resources", name, "Properties", key)) {
@@ -137,6 +137,11 @@ func TestTemplateAlarms(t *testing.T) {
 			lock = append(lock, deref(a.MetricName))
 		case deref(a.Namespace) == "AWS/Lambda" && deref(a.MetricName) == "Errors":
 			lambdaErrors = len(a.Dimensions) == 1 && a.Dimensions[0].Value == "Ref:FetchFunction"
+		case deref(a.Namespace) == "AWS/SQS" && deref(a.MetricName) == "ApproximateNumberOfMessagesVisible":
+			deadLetters = len(a.Dimensions) == 1 && a.Dimensions[0].Name == "QueueName" &&
+				a.Dimensions[0].Value == "GetAtt:RefreshDeadLetterQueue.QueueName"
+		case deref(a.Namespace) == "AWS/ApiGateway" && deref(a.MetricName) == "5xx":
+			api5xx = len(a.Dimensions) == 1 && a.Dimensions[0].Name == "ApiId" && a.Dimensions[0].Value == "Ref:RatesHttpApi"
 		case a.Metrics != nil:
 			lockThrottles = watchesLockTable(a.Metrics)
 		default:
@@ -153,6 +158,12 @@ func TestTemplateAlarms(t *testing.T) {
 	}
 	if !lockThrottles {
 		t.Error("no alarm on throttling of the lock table")
+	}
+	if !deadLetters {
+		t.Error("no alarm on the depth of the refresh dead-letter queue")
+	}
+	if !api5xx {
+		t.Error("no alarm on the HTTP API's 5xx answers")
 	}
 }
 

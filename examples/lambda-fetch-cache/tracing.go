@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -10,8 +11,9 @@ import (
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
-// handler is the function's handler type.
-type handler = func(context.Context, fetchcache.Request) (fetchcache.Response, error)
+// handler is the function's handler type: every front door, dispatched by
+// the event's shape (fetchcache.Fronts.Handle).
+type handler = func(context.Context, json.RawMessage) (any, error)
 
 // tracing is what the configured tracing mode adds to the function.
 type tracing struct {

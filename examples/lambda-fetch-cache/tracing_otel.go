@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -89,7 +90,7 @@ func flushing(h handler, tp *sdktrace.TracerProvider, logger *slog.Logger) handl
 	if name == "" {
 		name = "lambda-fetch-cache"
 	}
-	return func(ctx context.Context, req fetchcache.Request) (fetchcache.Response, error) {
+	return func(ctx context.Context, req json.RawMessage) (any, error) {
 		var attrs []attribute.KeyValue
 		if lc, ok := lambdacontext.FromContext(ctx); ok {
 			attrs = append(attrs, attribute.String(lockmw.AttrInvocationID, lc.AwsRequestID),

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +37,9 @@ type UpstreamConfig struct {
 	// NoRetryAfter leaves the Retry-After header out of the answers of
 	// ThrottleFirst.
 	NoRetryAfter bool
+	// ThrottleItems, when not empty, limits ThrottleFirst to these items:
+	// the others are answered as if ThrottleFirst were 0.
+	ThrottleItems []string
 	// RetryAfterDate makes every 429 answer carry Retry-After as an HTTP
 	// date (the time of the answer plus the wait, rounded up to the next
 	// whole second) instead of delay-seconds.
@@ -220,7 +224,8 @@ func (u *Upstream) throttled(item string, now time.Time) (refused bool, status i
 		first = now
 		u.firstAt[item] = now
 	}
-	if left := first.Add(u.cfg.ThrottleFirst).Sub(now); left > 0 {
+	selected := len(u.cfg.ThrottleItems) == 0 || slices.Contains(u.cfg.ThrottleItems, item)
+	if left := first.Add(u.cfg.ThrottleFirst).Sub(now); left > 0 && selected {
 		switch {
 		case u.cfg.NoRetryAfter:
 			wait = 0

@@ -175,6 +175,15 @@ func TestUpstreamThrottleFirst(t *testing.T) {
 			},
 		},
 		{
+			name: "only the items named",
+			cfg:  UpstreamConfig{ThrottleFirst: 3 * time.Second, RetryAfter: time.Second, FailStatus: 503, ThrottleItems: []string{"B"}},
+			steps: []step{
+				{0, "A", 200, ""},
+				{0, "B", 503, "1"},
+				{3 * time.Second, "B", 200, ""},
+			},
+		},
+		{
 			name: "a 503 without Retry-After",
 			cfg:  UpstreamConfig{ThrottleFirst: time.Second, FailStatus: 503, NoRetryAfter: true},
 			steps: []step{

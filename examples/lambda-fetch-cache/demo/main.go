@@ -12,6 +12,13 @@
 // holder's answer travels in the lock item, and every row shows that one
 // answer.
 //
+// With -front http (make demo FRONT=http) the burst goes through the HTTP
+// API front door instead: N requests GET /rates/{pair} in API Gateway's
+// payload 2.0, answered by httpmw.WrapHTTPAPI; each row shows the HTTP
+// status, Cache-Control or Retry-After, and the body's size. Add
+// -throttle 8s to have the upstream answer 429 with Retry-After: 8 for its
+// first 8 s, and see every client get 429 with a Retry-After.
+//
 // It needs `make deps` (Dynoxide and the emulator); `make demo`
 // does both.
 package main
@@ -41,16 +48,33 @@ func main() {
 	pair := flag.String("pair", "EUR-USD", "the item every invocation asks for")
 	verbose := flag.Bool("v", false, "print the sandboxes' output")
 	mode := flag.String("answer-mode", fetchcache.AnswerCache, "the function's ANSWER_MODE: cache or inline")
+	front := flag.String("front", "direct", "the front door: direct (bare events) or http (the HTTP API route)")
+	throttle := flag.Duration("throttle", 0, "the upstream answers 429 with this Retry-After for this long after the first request")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Stdout, *n, *latency, *pair, *mode, *verbose); err != nil {
+	if err := run(ctx, os.Stdout, demo{n: *n, latency: *latency, pair: *pair, mode: *mode, front: *front, throttle: *throttle, verbose: *verbose}); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out io.Writer, n int, latency time.Duration, pair, mode string, verbose bool) error {
+// demo is what to run.
+type demo struct {
+	n        int
+	latency  time.Duration
+	pair     string
+	mode     string
+	front    string
+	throttle time.Duration
+	verbose  bool
+}
+
+func run(ctx context.Context, out io.Writer, d demo) error {
+	n, latency, pair, mode, verbose := d.n, d.latency, d.pair, d.mode, d.verbose
+	if d.front != "direct" && d.front != "http" {
+		return fmt.Errorf("-front %q: want direct or http", d.front)
+	}
 	if n < 1 || n > 200 {
 		return fmt.Errorf("-n %d: want 1 to 200", n)
 	}
@@ -91,7 +115,8 @@ func run(ctx context.Context, out io.Writer, n int, latency time.Duration, pair,
 	fmt.Fprintf(out, "starting Dynoxide, the upstream (latency %v, 5 requests/s) and %d emulator sandboxes...\n", latency, n)
 	r, err := localrun.Start(ctx, localrun.Options{
 		DynamoEndpoint: db.Endpoint(), RIE: rie, Bootstrap: boot, N: n,
-		Upstream:   sandbox.UpstreamConfig{Latency: latency, Limit: 5, Window: time.Second},
+		Upstream: sandbox.UpstreamConfig{Latency: latency, Limit: 5, Window: time.Second,
+			ThrottleFirst: d.throttle, RetryAfter: d.throttle},
 		Output:     sandboxOut,
 		AnswerMode: mode,
 	})
@@ -101,6 +126,9 @@ func run(ctx context.Context, out io.Writer, n int, latency time.Duration, pair,
 	defer r.Close()
 	r.Dynamo.Reset() // count the burst only, not the table set-up
 
+	if d.front == "http" {
+		return runHTTP(ctx, out, r, n, pair, began)
+	}
 	fmt.Fprintf(out, "firing %d concurrent invocations of {\"pair\":%q}...\n\n", n, pair)
 	invs := r.Pool.Burst(ctx, localrun.Payloads(localrun.Repeat(pair, n)...))
 

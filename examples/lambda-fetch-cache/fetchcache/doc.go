@@ -10,6 +10,10 @@
 //   - [Cache] is the cache table: consistent reads, a freshness TTL, and
 //     writes conditioned on the lock's fence.
 //   - [NewHandler] puts them together behind the lock.
+//   - [NewFronts] adds the front doors on the same fetch: the HTTP API
+//     route GET /rates/{pair} and the function URL (package httpmw), and
+//     the SQS refresh queue (package sqsmw); [Fronts.Handle] picks one by
+//     the event's shape ([Classify]).
 //
 // It is a package of its own so that the end-to-end test and the demo can
 // share its types and table definitions.

@@ -1,0 +1,177 @@
+package fetchcache
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/httpmw"
+	"github.com/herdlock/herdlock/middleware/lockmw"
+	"github.com/herdlock/herdlock/middleware/sqsmw"
+)
+
+// Event sources the function tells apart, by the event's shape (see
+// [Classify]).
+const (
+	SourceDirect      = "direct"       // a bare Request: {"pair": "EUR-USD"}
+	SourceHTTPAPI     = "http-api"     // API Gateway HTTP API, payload 2.0: GET /rates/{pair}
+	SourceFunctionURL = "function-url" // the function URL: ?pair=EUR-USD or a {"pair": ...} body
+	SourceSQS         = "sqs"          // an SQS batch of {"pair": ...} bodies
+)
+
+// Lock group suffixes of the front doors. Each front publishes its own
+// kind of answer in the lock item (a Response, an HTTP answer, nothing for
+// a queue), so each coalesces in its own lock group; the cache table is
+// shared by all.
+const (
+	GroupSuffixHTTP  = "-http"
+	GroupSuffixQueue = "-queue"
+)
+
+// Classify names the event source of an event by its shape: Records of
+// "aws:sqs", a requestContext.http of a function URL domain or of an HTTP
+// API, or else a direct invocation.
+func Classify(raw json.RawMessage) string {
+	var peek struct {
+		Records []struct {
+			EventSource string `json:"eventSource"`
+		} `json:"Records"`
+		RequestContext struct {
+			DomainName string           `json:"domainName"`
+			HTTP       *json.RawMessage `json:"http"`
+		} `json:"requestContext"`
+	}
+	if json.Unmarshal(raw, &peek) != nil {
+		return SourceDirect // the direct front answers it as a bad request
+	}
+	switch {
+	case len(peek.Records) > 0 && peek.Records[0].EventSource == "aws:sqs":
+		return SourceSQS
+	case peek.RequestContext.HTTP != nil && strings.Contains(peek.RequestContext.DomainName, ".lambda-url."):
+		return SourceFunctionURL
+	case peek.RequestContext.HTTP != nil:
+		return SourceHTTPAPI
+	}
+	return SourceDirect
+}
+
+// Fronts are the function's front doors, one typed handler each; Handle
+// dispatches an event to the one its shape names.
+type Fronts struct {
+	Direct      func(context.Context, Request) (Response, error)
+	HTTPAPI     func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+	FunctionURL func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error)
+	// Queue is nil in the inline answer mode: a refresh has nowhere to
+	// keep what it fetched.
+	Queue func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
+}
+
+// ErrNoQueueFront: an SQS batch reached a function in the inline answer
+// mode, which has no cache table for a refresh to fill.
+var ErrNoQueueFront = errors.New("fetchcache: the queue front needs ANSWER_MODE=cache")
+
+// Handle decodes raw as the event its shape names and runs that front.
+func (f Fronts) Handle(ctx context.Context, raw json.RawMessage) (any, error) {
+	switch Classify(raw) {
+	case SourceSQS:
+		if f.Queue == nil {
+			return nil, ErrNoQueueFront
+		}
+		return run(ctx, raw, f.Queue)
+	case SourceHTTPAPI:
+		return run(ctx, raw, f.HTTPAPI)
+	case SourceFunctionURL:
+		return run(ctx, raw, f.FunctionURL)
+	}
+	return run(ctx, raw, f.Direct)
+}
+
+// run decodes raw as In and calls h.
+func run[In, Out any](ctx context.Context, raw json.RawMessage, h func(context.Context, In) (Out, error)) (any, error) {
+	var in In
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, errors.Join(ErrBadRequest, errors.New("the event is not JSON of the expected shape"))
+	}
+	out, err := h(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// NewFronts returns the function's front doors around the direct handler
+// (from [NewHandler] or [NewInlineHandler]). With a cache (the cache answer
+// mode) the HTTP holder answers from the cache when it is fresh and fills
+// it when not, and the queue front refreshes it; without one (inline) the
+// HTTP holder fetches, and there is no queue front. The HTTP fronts answer
+// 200 with the holder's [Response] for the whole burst, with Cache-Control
+// for what is left of fresh; a throttled upstream is 429 with Retry-After
+// for the whole burst. opts are as for the direct handler.
+func NewFronts(direct func(context.Context, Request) (Response, error), store lockcore.Store, group string, fresh time.Duration,
+	cache *Cache, up *Upstream, opts ...lockmw.Option) (Fronts, error) {
+	a := &app{cache: cache, upstream: up, now: time.Now}
+	fetch := a.fetchInline
+	if cache != nil {
+		fetch = a.fetch
+	}
+	httpOpts := []httpmw.Option{
+		httpmw.WithFreshness(fresh),
+		httpmw.WithLockmw(append([]lockmw.Option{lockmw.WithLockGroup(group + GroupSuffixHTTP)}, opts...)...),
+	}
+	f := Fronts{
+		Direct:      direct,
+		HTTPAPI:     httpmw.WrapHTTPAPI(httpFetch[events.APIGatewayV2HTTPRequest](fetch), store, pathKey, httpOpts...),
+		FunctionURL: httpmw.WrapFunctionURL(httpFetch[events.LambdaFunctionURLRequest](fetch), store, urlKey, httpOpts...),
+	}
+	if cache != nil {
+		f.Queue = sqsmw.Wrap(a.refresh, store, sqsmw.JSONBody(func(r Request) (string, error) { return Key(context.Background(), r) }),
+			sqsmw.WithLockmw(append([]lockmw.Option{lockmw.WithLockGroup(group + GroupSuffixQueue),
+				lockmw.WithLockOptions(lockcore.WithFreshSuccess(fresh))}, opts...)...))
+	}
+	return f, nil
+}
+
+// httpFetch is the HTTP holder: fetch for the pair the lock is on.
+func httpFetch[Req httpmw.Request](fetch func(context.Context, Request) (Response, error)) func(context.Context, Req) (httpmw.Response[Response], error) {
+	return func(ctx context.Context, _ Req) (httpmw.Response[Response], error) {
+		info, _ := lockmw.FromContext(ctx)
+		r, err := fetch(ctx, Request{Pair: info.Key.ID})
+		if err != nil {
+			return httpmw.Response[Response]{}, err
+		}
+		return httpmw.OK(r), nil
+	}
+}
+
+// pathKey is the pair of GET /rates/{pair}, checked.
+func pathKey(ctx context.Context, req events.APIGatewayV2HTTPRequest) (string, error) {
+	p, err := httpmw.PathParam[events.APIGatewayV2HTTPRequest]("pair")(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	return Key(ctx, Request{Pair: p})
+}
+
+// urlKey is the pair of a function URL request: ?pair=, else the
+// {"pair": ...} body, checked.
+func urlKey(ctx context.Context, req events.LambdaFunctionURLRequest) (string, error) {
+	if p, err := httpmw.Query[events.LambdaFunctionURLRequest]("pair")(ctx, req); err == nil {
+		return Key(ctx, Request{Pair: p})
+	}
+	r, err := httpmw.DecodeJSON[Request](req)
+	if err != nil {
+		return "", err
+	}
+	return Key(ctx, r)
+}
+
+// refresh is the queue front's handler: the records of one pair, fetched
+// once into the cache (nothing to do while the cache is fresh).
+func (a *app) refresh(ctx context.Context, pair string, _ []events.SQSMessage) error {
+	_, err := a.fetch(ctx, Request{Pair: pair})
+	return err
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"strconv"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// TestTemplateFronts checks the front doors of the function: the HTTP API
+// route GET /rates/{pair} (payload 2.0, which httpmw.WrapHTTPAPI reads),
+// and the refresh queue with partial batch responses and a dead-letter
+// queue, polled with a visibility timeout that outlasts the function.
+func TestTemplateFronts(t *testing.T) {
+	tmpl, _ := parseTemplate(t)
+	fn, err := tmpl.GetServerlessFunctionWithName("FetchFunction")
+	if err != nil {
+		t.Fatal(err)
+	}
+	route := rawNode(t, "Resources", "FetchFunction", "Properties", "Events", "RatesRoute")
+	if v := scalar(t, route, "Type"); v != "HttpApi" {
+		t.Errorf("RatesRoute Type %q, want HttpApi", v)
+	}
+	for key, want := range map[string]string{"Path": "/rates/{pair}", "Method": "GET", "PayloadFormatVersion": "2.0"} {
+		if v := scalar(t, route, "Properties", key); v != want {
+			t.Errorf("RatesRoute %s = %q, want %q", key, v, want)
+		}
+	}
+	if n := mapping(t, route, "Properties", "ApiId"); n.Tag != "!Ref" || n.Value != "RatesHttpApi" {
+		t.Errorf("RatesRoute ApiId %s %s, want !Ref RatesHttpApi", n.Tag, n.Value)
+	}
+
+	queue := rawNode(t, "Resources", "FetchFunction", "Properties", "Events", "RefreshQueue")
+	if v := scalar(t, queue, "Type"); v != "SQS" {
+		t.Errorf("RefreshQueue event Type %q, want SQS", v)
+	}
+	if n := mapping(t, queue, "Properties", "Queue"); n.Tag != "!GetAtt" || n.Value != "RefreshQueue.Arn" {
+		t.Errorf("RefreshQueue event Queue %s %s, want !GetAtt RefreshQueue.Arn", n.Tag, n.Value)
+	}
+	types := mapping(t, queue, "Properties", "FunctionResponseTypes")
+	if len(types.Content) != 1 || types.Content[0].Value != "ReportBatchItemFailures" {
+		t.Errorf("FunctionResponseTypes %v, want [ReportBatchItemFailures]", types.Content)
+	}
+	if b, err := strconv.Atoi(scalar(t, queue, "Properties", "BatchSize")); err != nil || b < 1 || b > 10 {
+		t.Errorf("BatchSize %v, want 1 to 10", b)
+	}
+
+	q, err := tmpl.GetSQSQueueWithName("RefreshQueue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.VisibilityTimeout == nil || fn.Timeout == nil || *q.VisibilityTimeout < 6**fn.Timeout {
+		t.Errorf("VisibilityTimeout %v, want at least six times the function timeout %v", q.VisibilityTimeout, fn.Timeout)
+	}
+	redrive := lookupAny(q.RedrivePolicy)
+	if redrive["deadLetterTargetArn"] != "GetAtt:RefreshDeadLetterQueue.Arn" {
+		t.Errorf("RedrivePolicy %v, want the dead-letter queue", q.RedrivePolicy)
+	}
+	if n, ok := redrive["maxReceiveCount"].(float64); !ok || n < 2 {
+		t.Errorf("maxReceiveCount %v, want at least 2", redrive["maxReceiveCount"])
+	}
+	dlq, err := tmpl.GetSQSQueueWithName("RefreshDeadLetterQueue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dlq.MessageRetentionPeriod == nil || *dlq.MessageRetentionPeriod < 7*24*3600 {
+		t.Errorf("dead-letter MessageRetentionPeriod %v, want at least a week to look at it", dlq.MessageRetentionPeriod)
+	}
+	for _, name := range []string{"RefreshQueue", "RefreshDeadLetterQueue"} {
+		q, _ := tmpl.GetSQSQueueWithName(name)
+		if q.SqsManagedSseEnabled == nil || !*q.SqsManagedSseEnabled {
+			t.Errorf("%s: want SqsManagedSseEnabled", name)
+		}
+	}
+	if _, err := tmpl.GetServerlessHttpApiWithName("RatesHttpApi"); err != nil {
+		t.Error(err)
+	}
+}
+
+func scalar(t *testing.T, n *yaml.Node, keys ...string) string {
+	t.Helper()
+	return mapping(t, n, keys...).Value
+}
+
+func lookupAny(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}

@@ -1,0 +1,25 @@
+package httpmw
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// WrapHTTPAPI returns h wrapped in a lock on store, for an API Gateway
+// HTTP API with payload format 2.0:
+//
+//	lambda.Start(httpmw.WrapHTTPAPI(getRate, store, httpmw.PathParam[events.APIGatewayV2HTTPRequest]("pair")))
+//
+// It is [WrapREST] for the HTTP API's event shape.
+func WrapHTTPAPI[T any](h func(context.Context, events.APIGatewayV2HTTPRequest) (Response[T], error), store lockcore.Store,
+	key func(context.Context, events.APIGatewayV2HTTPRequest) (string, error), opts ...Option,
+) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	c := newCore(h, store, key, opts)
+	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		r := c.serve(ctx, req)
+		body, b64 := encodeBody(r.header["Content-Type"], r.body)
+		return events.APIGatewayV2HTTPResponse{StatusCode: r.status, Headers: r.header, Body: body, IsBase64Encoded: b64}, nil
+	}
+}

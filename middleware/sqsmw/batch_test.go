@@ -1,0 +1,283 @@
+package sqsmw_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/sqsmw"
+)
+
+var errUpstream = errors.New("test: upstream 503")
+
+func TestSampleBatchGroupsByKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet())
+		ev := loadEvent(t, "sqs-standard-batch.json")
+		ctx, cancel := invocation(30 * time.Second)
+		defer cancel()
+		resp, err := h(ctx, ev)
+		if err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("response %+v, %v; want no failures", resp, err)
+		}
+		calls := rec.snapshot()
+		slices.SortFunc(calls, func(a, b call) int { return compare(a.key, b.key) })
+		if len(calls) != 2 || calls[0].key != "EURUSD" || !slices.Equal(calls[0].ids, []string{ev.Records[0].MessageId, ev.Records[2].MessageId}) ||
+			calls[1].key != "GBPUSD" || !slices.Equal(calls[1].ids, []string{ev.Records[1].MessageId}) {
+			t.Errorf("calls %+v, want EURUSD with records 0 and 2, GBPUSD with record 1", calls)
+		}
+	})
+}
+
+func compare(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func TestFailingKeyFailsExactlyItsRecords(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{fail: map[string]error{"GBPUSD": errUpstream}}
+		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet())
+		ev := batchOf(t, "EURUSD", "GBPUSD", "USDJPY", "GBPUSD", "EURUSD", "USDJPY", "GBPUSD", "EURUSD", "USDJPY", "EURUSD")
+		ctx, cancel := invocation(30 * time.Second)
+		defer cancel()
+		resp, _ := h(ctx, ev)
+		if got, want := failedIDs(resp), []string{"m1", "m3", "m6"}; !slices.Equal(got, want) {
+			t.Errorf("failed %q, want %q", got, want)
+		}
+		keys := rec.keys()
+		slices.Sort(keys)
+		if want := []string{"EURUSD", "GBPUSD", "USDJPY"}; !slices.Equal(keys, want) {
+			t.Errorf("handler calls %q, want one per key %q", keys, want)
+		}
+	})
+}
+
+func TestSharedFailureFailsTheNextBatchWithoutACall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{fail: map[string]error{"GBPUSD": errUpstream}}
+		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet(lockcore.WithMaxAttempts(1)))
+		for range 3 {
+			ctx, cancel := invocation(30 * time.Second)
+			resp, _ := h(ctx, batchOf(t, "GBPUSD", "EURUSD"))
+			cancel()
+			if got := failedIDs(resp); !slices.Equal(got, []string{"m0"}) {
+				t.Errorf("failed %q, want [m0]", got)
+			}
+		}
+		if n := countKey(rec.keys(), "GBPUSD"); n != 1 {
+			t.Errorf("GBPUSD handler calls %d over 3 batches with WithMaxAttempts(1), want 1", n)
+		}
+	})
+}
+
+func countKey(keys []string, k string) int {
+	n := 0
+	for _, x := range keys {
+		if x == k {
+			n++
+		}
+	}
+	return n
+}
+
+func TestConcurrentBatchesCoalesce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		rec := &recorder{block: map[string]chan struct{}{"EURUSD": gate}}
+		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet())
+		resps := make([]events.SQSEventResponse, 5)
+		done := make(chan struct{})
+		for i := range resps {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				ctx, cancel := invocation(30 * time.Second)
+				defer cancel()
+				resps[i], _ = h(ctx, batchOf(t, "EURUSD", "EURUSD"))
+			}()
+		}
+		synctest.Wait()
+		close(gate)
+		for range resps {
+			<-done
+		}
+		for i, r := range resps {
+			if len(r.BatchItemFailures) != 0 {
+				t.Errorf("batch %d failed %q", i, failedIDs(r))
+			}
+		}
+		if n := len(rec.keys()); n != 1 {
+			t.Errorf("handler calls %d for 5 concurrent batches of one key, want 1", n)
+		}
+	})
+}
+
+func TestFIFOFailsTheRestOfAGroup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{fail: map[string]error{"EURGBP": errUpstream}}
+		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet())
+		ev := loadEvent(t, "sqs-fifo-batch.json") // eur: EURUSD, EURGBP, EURJPY; gbp: GBPUSD
+		ctx, cancel := invocation(30 * time.Second)
+		defer cancel()
+		resp, _ := h(ctx, ev)
+		want := []string{ev.Records[1].MessageId, ev.Records[3].MessageId}
+		if got := failedIDs(resp); !slices.Equal(got, want) {
+			t.Errorf("failed %q, want EURGBP's record and the EURJPY one after it %q", got, want)
+		}
+		keys := rec.keys()
+		if slices.Contains(keys, "EURJPY") {
+			t.Errorf("EURJPY tried after EURGBP failed in its group: %q", keys)
+		}
+		if i, j := slices.Index(keys, "EURUSD"), slices.Index(keys, "EURGBP"); i < 0 || j < 0 || i > j {
+			t.Errorf("calls %q: want EURUSD before EURGBP, in group order", keys)
+		}
+		if !slices.Contains(keys, "GBPUSD") {
+			t.Errorf("calls %q: the other group's GBPUSD was not tried", keys)
+		}
+	})
+}
+
+func TestFIFOKeepsGroupOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet())
+		pairs := []string{"A1", "B1", "A2", "B2", "A3", "B3", "A4"}
+		groups := []string{"a", "b", "a", "b", "a", "b", "a"}
+		ctx, cancel := invocation(30 * time.Second)
+		defer cancel()
+		resp, _ := h(ctx, fifoOf(batchOf(t, pairs...), groups...))
+		if len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("failed %q", failedIDs(resp))
+		}
+		var a, b []string
+		for _, k := range rec.keys() {
+			if k[0] == 'A' {
+				a = append(a, k)
+			} else {
+				b = append(b, k)
+			}
+		}
+		if !slices.Equal(a, []string{"A1", "A2", "A3", "A4"}) || !slices.Equal(b, []string{"B1", "B2", "B3"}) {
+			t.Errorf("group a ran %q, b %q; want each in its order", a, b)
+		}
+	})
+}
+
+func TestFIFOKeyErrorFailsTheRestOfItsGroup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		store := newKeyRecorder()
+		h := sqsmw.Wrap(rec.handle, store, bodyKey, quiet())
+		ev := fifoOf(batchOf(t, "A1", "", "A3", "B1"), "a", "a", "a", "b")
+		ctx, cancel := invocation(30 * time.Second)
+		defer cancel()
+		resp, _ := h(ctx, ev)
+		if got := failedIDs(resp); !slices.Equal(got, []string{"m1", "m2"}) {
+			t.Errorf("failed %q, want [m1 m2]", got)
+		}
+		asked := store.asked()
+		slices.Sort(asked)
+		if !slices.Equal(asked, []string{"A1", "B1"}) {
+			t.Errorf("locks asked %q, want [A1 B1]", asked)
+		}
+	})
+}
+
+func TestDeadlineIsSharedFairly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		h := sqsmw.Wrap(func(ctx context.Context, key string, records []events.SQSMessage) error {
+			err := rec.handle(ctx, key, records)
+			time.Sleep(5 * time.Second) // the work
+			return err
+		}, lockcore.NewMemoryStore(), bodyKey, quiet(), sqsmw.WithConcurrency(5))
+		var pairs []string
+		for i := range 15 {
+			pairs = append(pairs, string(rune('a'+i)))
+		}
+		ctx, cancel := invocation(60*time.Second + sqsmw.DefaultBatchMargin)
+		defer cancel()
+		resp, _ := h(ctx, batchOf(t, pairs...))
+		if len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("failed %q", failedIDs(resp))
+		}
+		// Three rounds of five keys: the first round gets 60/3 s, the
+		// second 55/2 s (each minus lockmw's margin, which the handler's
+		// context does not show), the third the 50 s left.
+		calls := rec.snapshot()
+		if len(calls) != 15 {
+			t.Fatalf("%d calls, want 15", len(calls))
+		}
+		for i, c := range calls {
+			want := []time.Duration{20 * time.Second, 27500 * time.Millisecond, 50 * time.Second}[i/5]
+			if c.deadline != want {
+				t.Errorf("call %d (%s): %v left, want %v", i, c.key, c.deadline, want)
+			}
+		}
+	})
+}
+
+func TestUnfinishedRecordsAreFailedAtTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stuck := make(chan struct{})
+		rec := &recorder{block: map[string]chan struct{}{"B": stuck}}
+		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet(), sqsmw.WithConcurrency(1))
+		ctx, cancel := invocation(20 * time.Second)
+		defer cancel()
+		start := time.Now()
+		resp, _ := h(ctx, batchOf(t, "A", "B", "C", "A"))
+		if got := failedIDs(resp); !slices.Equal(got, []string{"m1", "m2"}) {
+			t.Errorf("failed %q, want the stuck key's and the untried key's records [m1 m2]", got)
+		}
+		if took, want := time.Since(start), 20*time.Second-sqsmw.DefaultBatchMargin; took != want {
+			t.Errorf("answered after %v, want %v (the deadline minus the batch margin)", took, want)
+		}
+		close(stuck)
+		synctest.Wait()
+	})
+}
+
+func TestHandlerPanicFailsItsKeyOnly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := sqsmw.Wrap(func(_ context.Context, key string, _ []events.SQSMessage) error {
+			if key == "B" {
+				panic("test: handler bug")
+			}
+			return nil
+		}, lockcore.NewMemoryStore(), bodyKey, quiet())
+		ctx, cancel := invocation(30 * time.Second)
+		defer cancel()
+		resp, _ := h(ctx, batchOf(t, "A", "B", "C"))
+		if got := failedIDs(resp); !slices.Equal(got, []string{"m1"}) {
+			t.Errorf("failed %q, want [m1]", got)
+		}
+	})
+}
+
+func TestConfigurationErrorFailsEveryRecord(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for name, h := range map[string]func(context.Context, events.SQSEvent) (events.SQSEventResponse, error){
+			"nil handler": sqsmw.Wrap(nil, lockcore.NewMemoryStore(), bodyKey, quiet()),
+			"nil store":   sqsmw.Wrap((&recorder{}).handle, nil, bodyKey, quiet()),
+			"nil key":     sqsmw.Wrap((&recorder{}).handle, lockcore.NewMemoryStore(), nil, quiet()),
+		} {
+			ctx, cancel := invocation(30 * time.Second)
+			resp, err := h(ctx, batchOf(t, "A", "B"))
+			cancel()
+			if err != nil || !slices.Equal(failedIDs(resp), []string{"m0", "m1"}) {
+				t.Errorf("%s: %q, %v; want every record failed", name, failedIDs(resp), err)
+			}
+		}
+	})
+}
