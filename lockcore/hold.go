@@ -30,8 +30,9 @@ type hold struct {
 	poke     chan struct{} // wakes the keeper after a change of flags or validity
 	done     chan struct{} // closed when the keeper has exited
 
-	relOnce sync.Once // the release runs once per hold
-	relErr  error
+	relOnce   sync.Once // the release runs once per hold
+	relErr    error
+	releasing atomic.Bool // a release of this hold has started: a released item at our revision is ours
 
 	reported atomic.Bool // the end below was reported by Release
 
@@ -263,7 +264,8 @@ func (l *Lock) abandon(h *hold, cause error) {
 
 // Renew renews the lease once, outside the auto-renewal schedule. It returns
 // [ErrNotHeld] when the lock is not held and an error matching
-// [ErrLeaseLost] when the item no longer carries our revision, in which case
+// [ErrLeaseLost] when the item no longer carries our revision, or carries it
+// released by somebody else (a force-release), in which case
 // the holder's context is cancelled.
 func (l *Lock) Renew(ctx context.Context) error {
 	h := l.current()
@@ -308,7 +310,17 @@ func (l *Lock) renewWith(ctx context.Context, h *hold) error {
 	var ce *ConditionError
 	if errors.As(err, &ce) {
 		if ce.Current != nil && ce.Current.Revision == h.revision && ce.Current.Released {
-			return fmt.Errorf("lockcore: renew: %w", ErrReleased)
+			if h.releasing.Load() {
+				return fmt.Errorf("lockcore: renew: %w", ErrReleased)
+			}
+			// Released at our revision by somebody else (an operator's
+			// force-release): the lock is no longer ours, and the holder
+			// writes nothing more, least of all a release over theirs.
+			l.count(MetricLeaseLost, 1)
+			l.logAt(slog.LevelWarn, "lock force-released by somebody else; the holder stops", slog.Int64("fence", h.fence))
+			h.end(ErrLeaseLost)
+			l.drop(h, ErrLeaseLost)
+			return fmt.Errorf("lockcore: renew: %w: released by somebody else: %w", ErrLeaseLost, err)
 		}
 		l.count(MetricLeaseLost, 1)
 		l.logAt(slog.LevelWarn, "lock taken by another holder", slog.Int64("fence", h.fence))

@@ -65,6 +65,7 @@ func (l *Lock) Release(ctx context.Context, result Result, ref string, opts ...R
 
 // releaseHold releases h once; later calls return the first call's error.
 func (l *Lock) releaseHold(ctx context.Context, h *hold, result Result, ref string, o releaseOptions) error {
+	h.releasing.Store(true)
 	h.relOnce.Do(func() { h.relErr = l.doRelease(ctx, h, result, ref, o) })
 	return h.relErr
 }
