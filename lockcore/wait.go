@@ -178,6 +178,7 @@ type waiter struct {
 	lastErr  error
 
 	throttles int // store calls of this wait that were throttled
+	timeouts  int // store calls of this wait cut short by its own deadline or attempt timeout
 	pace      int // throttled polls in a row: each doubles the interval, up to 2^maxPaceShift
 }
 
@@ -218,7 +219,7 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 		case errors.As(err, &ae) && ae.Reason == ReasonNoTimeLeft:
 			return WaitResult{Outcome: Failed}, err
 		case err != nil:
-			w.lastErr = err
+			w.note(err)
 			if isThrottled(err) {
 				w.throttles++
 			}
@@ -328,7 +329,7 @@ func (w *waiter) heldBack(it Item) (until time.Time, err error, held bool) {
 // timedOut ends a wait that reached its deadline at now.
 func (w *waiter) timedOut(now time.Time) (WaitResult, error) {
 	w.l.logAt(slog.LevelWarn, "lock wait timed out", slog.Int("polls", w.polls), slog.Duration("waited", now.Sub(w.start)),
-		slog.Int("throttled", w.throttles))
+		slog.Int("throttled", w.throttles), slog.Int("timedOut", w.timeouts))
 	return WaitResult{Outcome: Failed}, w.timeoutError()
 }
 
@@ -393,23 +394,44 @@ func (w *waiter) poll() (Item, bool, error) {
 		w.l.count(MetricLockThrottled, 1)
 	}
 	if err != nil {
-		w.lastErr = err
+		w.note(err)
 	}
 	return it, found, err
 }
 
+// note keeps err as the wait's last error, unless it is only the wait's own
+// timeout (a call cut short by the deadline or by the attempt timeout while
+// the caller's context is alive): that says nothing about the store, and
+// must not hide the throttle or the failure before it.
+func (w *waiter) note(err error) {
+	if w.ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		w.timeouts++
+		return
+	}
+	w.lastErr = err
+}
+
 // timeoutError is the error of a wait that reached its deadline: it names
-// the key and, when the store throttled the wait, the throttling.
+// the key and, when the store throttled the wait, matches [ErrThrottled]
+// too. It matches the context's deadline error only when that error was
+// the caller's own.
 func (w *waiter) timeoutError() error {
 	k := w.l.key
-	switch {
-	case w.throttles > 0:
-		return fmt.Errorf("%w: lock %s/%s: the store throttled %d of this wait's calls (a hot key): last error: %w",
-			ErrWaitTimeout, k.Group, k.ID, w.throttles, w.lastErr)
-	case w.lastErr != nil:
-		return fmt.Errorf("%w: lock %s/%s: last error: %w", ErrWaitTimeout, k.Group, k.ID, w.lastErr)
+	where := fmt.Sprintf("lock %s/%s", k.Group, k.ID)
+	if w.timeouts > 0 {
+		where += fmt.Sprintf(" (%d store calls timed out)", w.timeouts)
 	}
-	return fmt.Errorf("%w: lock %s/%s", ErrWaitTimeout, k.Group, k.ID)
+	switch {
+	case w.throttles > 0 && w.lastErr != nil:
+		return fmt.Errorf("%w: %s: %w: the store throttled %d of this wait's calls (a hot key): last error: %w",
+			ErrWaitTimeout, where, ErrThrottled, w.throttles, w.lastErr)
+	case w.throttles > 0:
+		return fmt.Errorf("%w: %s: %w: the store throttled %d of this wait's calls (a hot key)",
+			ErrWaitTimeout, where, ErrThrottled, w.throttles)
+	case w.lastErr != nil:
+		return fmt.Errorf("%w: %s: last error: %w", ErrWaitTimeout, where, w.lastErr)
+	}
+	return fmt.Errorf("%w: %s", ErrWaitTimeout, where)
 }
 
 func boolMetric(b bool) float64 {
