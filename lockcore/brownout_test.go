@@ -123,7 +123,9 @@ func TestBrownoutHerdEndsWithOneHolder(t *testing.T) {
 				defer wg.Done()
 				ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second) // the invocation's deadline
 				defer cancel()
-				l := newLock(t, store, "herd", lockcore.WithReadFirst())
+				// A lease longer than the second brownout: the holder's
+				// lease must not lapse while its release is retried.
+				l := newLock(t, store, "herd", lockcore.WithReadFirst(), lockcore.WithLease(20*time.Second))
 				res, err := l.TryAcquireElseWaitForRelease(ctx)
 				outcomes[i], errs[i] = res.Outcome, err
 				if res.Outcome != lockcore.Acquired {
