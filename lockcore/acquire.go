@@ -105,7 +105,7 @@ func (l *Lock) settleContext(ctx context.Context) (context.Context, context.Canc
 type attempt struct {
 	until    time.Time    // the store call ends then, when not zero
 	observed *Observation // the clock-free branch, when set
-	takeover bool         // acquiring ends a wait for an abandoned holder
+	takeover bool         // acquiring ends a wait: a take-over, unless the item replaced was released as a failure
 	herd     bool         // from TryAcquireElseWaitForRelease: a fresh success is read, not redone
 }
 
@@ -173,9 +173,26 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 	if it.Revision != req.Revision || it.Released {
 		return false, &it, nil
 	}
-	h := l.begin(ctx, it, sent, maxHold, takeover)
+	after := acquiredAfterFailure(it)
+	h := l.begin(ctx, it, sent, maxHold, takeover && !after, after)
 	l.millis(MetricLockAcquisitionDuration, time.Since(start))
 	l.count(MetricEpisodeAttempts, float64(h.attempt))
-	l.logAt(slog.LevelDebug, "lock acquired", slog.Int64("fence", it.Fence), slog.Bool("takeover", takeover))
+	switch {
+	case h.tookOver:
+		l.count(MetricTakeover, 1)
+		l.logAt(slog.LevelInfo, "took over an abandoned lease", slog.Int64("fence", it.Fence))
+	case after:
+		l.count(MetricRetryAfterFailure, 1)
+		l.logAt(slog.LevelInfo, "lock acquired after a published failure", slog.Int64("fence", it.Fence),
+			slog.String("reason", it.FailReason), slog.Int64("attempt", h.attempt))
+	default:
+		l.logAt(slog.LevelDebug, "lock acquired", slog.Int64("fence", it.Fence))
+	}
 	return true, &it, nil
 }
+
+// acquiredAfterFailure reports whether it, as an acquisition wrote it,
+// replaced an item released as a Failure: the previous holder published
+// its failure, so this is the attempt after it, not a take-over of an
+// abandoned lease.
+func acquiredAfterFailure(it Item) bool { return it.PrevResult == Failure }

@@ -15,11 +15,13 @@ import (
 type hold struct {
 	revision string
 	fence    int64
-	tookOver bool
-	attempt  int64     // this hold's attempt number in its failure episode, from 1
-	start    time.Time // monotonic: when the acquire was sent
-	deadline time.Time // monotonic: the hard maximum, less ρ·maxHold so a slow clock still stops before expiresAt
-	expMs    int64     // wall clock: the stored hard maximum (ExpiresAtMs), which no renewal's lease may pass
+	tookOver bool // acquired by a waiter from an abandoned lease
+	// afterFailure: acquired over an item released as a Failure
+	afterFailure bool
+	attempt      int64     // this hold's attempt number in its failure episode, from 1
+	start        time.Time // monotonic: when the acquire was sent
+	deadline     time.Time // monotonic: the hard maximum, less ρ·maxHold so a slow clock still stops before expiresAt
+	expMs        int64     // wall clock: the stored hard maximum (ExpiresAtMs), which no renewal's lease may pass
 
 	parent context.Context // the context given to Acquire
 	ctx    context.Context // the holder's context
@@ -111,25 +113,26 @@ func (h *hold) stopKeeper() {
 
 // begin records a new hold of item, acquired by a request sent at sent, and
 // starts its keeper.
-func (l *Lock) begin(ctx context.Context, it Item, sent time.Time, maxHold time.Duration, tookOver bool) *hold {
+func (l *Lock) begin(ctx context.Context, it Item, sent time.Time, maxHold time.Duration, tookOver, afterFailure bool) *hold {
 	hctx, cancel := context.WithCancelCause(ctx)
 	deadline := sent.Add(maxHold - time.Duration(float64(maxHold)*l.o.drift))
 	h := &hold{
-		revision:   it.Revision,
-		fence:      it.Fence,
-		tookOver:   tookOver,
-		attempt:    episodeAttempt(it),
-		start:      sent,
-		deadline:   deadline,
-		expMs:      it.ExpiresAtMs,
-		parent:     ctx,
-		ctx:        hctx,
-		cancel:     cancel,
-		stop:       make(chan struct{}),
-		poke:       make(chan struct{}, 1),
-		done:       make(chan struct{}),
-		validUntil: minTime(sent.Add(l.o.lease-l.validityMargin()), deadline),
-		renewOn:    true,
+		revision:     it.Revision,
+		fence:        it.Fence,
+		tookOver:     tookOver,
+		afterFailure: afterFailure,
+		attempt:      episodeAttempt(it),
+		start:        sent,
+		deadline:     deadline,
+		expMs:        it.ExpiresAtMs,
+		parent:       ctx,
+		ctx:          hctx,
+		cancel:       cancel,
+		stop:         make(chan struct{}),
+		poke:         make(chan struct{}, 1),
+		done:         make(chan struct{}),
+		validUntil:   minTime(sent.Add(l.o.lease-l.validityMargin()), deadline),
+		renewOn:      true,
 	}
 	l.mu.Lock()
 	l.hold, l.last = h, h

@@ -38,10 +38,14 @@ func (o Outcome) String() string {
 // WaitResult describes how TryAcquireElseWaitForRelease ended.
 type WaitResult struct {
 	Outcome Outcome
-	// TookOver is true when the lock was Acquired from an abandoned holder
-	// (crashed, timed out, lease lapsed, or released as a failure) rather
-	// than at the first attempt.
+	// TookOver is true when a waiter Acquired an abandoned lease: its
+	// holder crashed, timed out or stopped renewing, and never released.
 	TookOver bool
+	// AfterFailure is true when the lock was Acquired after its previous
+	// holder released it as a [Failure]: the attempt after a published
+	// failure that the protocol intends (see [WithMaxAttempts]), not a
+	// take-over.
+	AfterFailure bool
 	// Fence is our fencing token when Acquired, and the fence of the holder
 	// that published the result when Released.
 	Fence int64
@@ -61,7 +65,8 @@ type WaitResult struct {
 // acquire it then: the point is that one invocation fetches and the others
 // read what it stored.
 //
-//   - Acquired at once, or by taking over an abandoned lock (WaitResult.
+//   - Acquired at once, after a published failure (WaitResult.
+//     AfterFailure), or by taking over an abandoned lease (WaitResult.
 //     TookOver): do the work, then Release.
 //   - Released: the holder published success; read its result.
 //   - Failed: the wait reached the maximum wait, ctx's deadline or
@@ -110,7 +115,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		if ok, err := l.Acquire(ctx); !ok {
 			return WaitResult{Outcome: Failed}, err
 		}
-		return WaitResult{Outcome: Acquired, Fence: h.fence, TookOver: h.tookOver}, nil
+		return WaitResult{Outcome: Acquired, Fence: h.fence, TookOver: h.tookOver, AfterFailure: h.afterFailure}, nil
 	}
 	step, cur, err := stepAcquire, (*Item)(nil), error(nil)
 	if l.o.readFirst {
@@ -128,7 +133,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 			l.count(MetricLockAcquisitionFailed, 0)
 			l.count(MetricLockAcquisitionSuccess, 1)
 			l.count(MetricLockAcquisitionError, 0)
-			return WaitResult{Outcome: Acquired, Fence: cur.Fence}, nil
+			return WaitResult{Outcome: Acquired, Fence: cur.Fence, AfterFailure: acquiredAfterFailure(*cur)}, nil
 		case cur != nil && cur.Released && cur.Result == Success: // fresh: see WithFreshSuccess
 			step = stepReleased
 		}
@@ -224,9 +229,8 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 				w.throttles++
 			}
 		case acquired:
-			l.count(MetricTakeover, 1)
-			l.logAt(slog.LevelInfo, "took over an abandoned lock", slog.Int64("fence", cur.Fence))
-			return WaitResult{Outcome: Acquired, TookOver: true, Fence: cur.Fence}, nil
+			after := acquiredAfterFailure(*cur)
+			return WaitResult{Outcome: Acquired, TookOver: !after, AfterFailure: after, Fence: cur.Fence}, nil
 		default:
 			w.observe(cur) // another waiter won the race, or a failure holds us back
 			next, res, err, done := w.afterRefusal(cur)
