@@ -192,7 +192,19 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 }
 
 // acquiredAfterFailure reports whether it, as an acquisition wrote it,
-// replaced an item released as a Failure: the previous holder published
-// its failure, so this is the attempt after it, not a take-over of an
-// abandoned lease.
-func acquiredAfterFailure(it Item) bool { return it.PrevResult == Failure }
+// replaced an item whose holder published a failure of its own (an
+// upstream error, an operator's release): this is the attempt after it
+// that the protocol intends, not a take-over of an abandoned lease. A
+// failure the lock released by itself, because its holder lost its lease,
+// reached its maximum hold or ran out of time (or freed a write nobody
+// held, with no reason of its own), is an abandoned lease.
+func acquiredAfterFailure(it Item) bool {
+	if it.PrevResult != Failure {
+		return false
+	}
+	switch it.FailReason {
+	case "", reasonLeaseLost, reasonMaxHold, reasonAborted, reasonContextEnded:
+		return false
+	}
+	return true
+}

@@ -303,6 +303,16 @@ func TestAbandonedLockIsTakenOverByExactlyOneWaiter(t *testing.T) {
 		{"crashed", false, func(t *testing.T, mem *lockcore.MemoryStore) func() {
 			return crashHolder(t, mem, 2*time.Second)
 		}},
+		// The holder's invocation ran out of time: the lock released the
+		// failure by itself (reason context_ended), not the holder.
+		{"ran out of time", false, func(t *testing.T, mem *lockcore.MemoryStore) func() {
+			h := newLock(t, mem, "h")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			if ok, err := h.Acquire(ctx); !ok || err != nil {
+				t.Fatalf("Acquire() = %v, %v", ok, err)
+			}
+			return cancel
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
