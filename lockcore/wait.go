@@ -82,11 +82,15 @@ type WaitResult struct {
 // at once with a *[HolderFailedError] carrying the published reason,
 // not-before and attempt count.
 //
-// An acquire whose answer does not come by the limit may still have been
-// applied: it is settled (a consistent read, and a release when it was
-// applied) on a budget of its own of up to a second, within ctx's deadline,
-// so that no applied acquire is left held by nobody; the call may return
-// that much after the limit.
+// An acquire whose outcome is unknown (its answer lost, a 5xx, a timeout)
+// may still have been applied: it is settled by consistent reads, retried
+// with capped backoff while the store fails or answers too slowly (a
+// brownout) until the limit, and then either held (our own write), waited
+// on (another holder's), or freed with a release when we may not hold it
+// or it stayed unknown, so that no applied acquire is left held by nobody.
+// The first read and the release have budgets of their own (up to a
+// second, and the release timeout, within ctx's deadline): the call may
+// return that much after the limit.
 //
 // A throttled first acquire or poll is not a failure: the store throttles
 // when a herd fills the item's capacity, so the invocation waits, polling
