@@ -105,7 +105,7 @@ func (l *Lock) settleContext(ctx context.Context) (context.Context, context.Canc
 type attempt struct {
 	until    time.Time    // the store call ends then, when not zero
 	observed *Observation // the clock-free branch, when set
-	takeover bool         // acquiring ends a wait: a take-over, unless the item replaced was released as a failure
+	takeover bool         // acquiring ends a wait: a take-over, unless its holder published a failure (see acquiredAfterFailure)
 	herd     bool         // from TryAcquireElseWaitForRelease: a fresh success is read, not redone
 }
 

@@ -16,7 +16,7 @@ type hold struct {
 	revision string
 	fence    int64
 	tookOver bool // acquired by a waiter from an abandoned lease
-	// afterFailure: acquired over an item released as a Failure
+	// afterFailure: acquired over a failure its holder published (see acquiredAfterFailure)
 	afterFailure bool
 	attempt      int64     // this hold's attempt number in its failure episode, from 1
 	start        time.Time // monotonic: when the acquire was sent
