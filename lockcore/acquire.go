@@ -36,40 +36,63 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 	return ok, err
 }
 
-// settle resolves an acquire of req whose outcome is unknown (the store
-// failed with err): the write may have been applied with its response lost.
-// A consistent read, on a short budget of its own (see settleContext) that
-// neither ctx's end nor until cuts short, settles it. It returns the item when our write was
-// applied and we may still hold it. An applied write that we may not hold
-// (until has passed, or ctx ended) is freed with a release, and so is one
-// that stays unknown, so that no acquire is left held by nobody: the
-// release is conditioned on our revision and changes nothing when our
-// write was not applied.
-func (l *Lock) settle(ctx context.Context, req AcquireRequest, until time.Time, err error) (Item, error) {
-	rctx, cancel := l.settleContext(ctx)
-	defer cancel()
-	got, found, gerr := l.store.Get(rctx, l.key)
+// settle resolves an acquire of req, sent at sent, whose outcome is
+// unknown (the store failed with err): the write may have been applied with
+// its response lost. Consistent reads settle it (see settleRead): they are
+// retried with capped backoff while the store fails or answers too slowly
+// (a brownout), until until or ctx's deadline. It returns our item when our
+// write was applied and we may still hold it, and the current item when it
+// was not and another holder has the lock or published success: the caller
+// waits on that (or reads the success), never as a second holder. On a
+// free lock, a write not applied is an *AcquireError, unless it timed out
+// (see isTimeout): then settle returns the item (nil when there is none),
+// and the wait goes on. An applied write that we may not hold (until has passed,
+// ctx ended, or its validity ran out while settling) is freed with a
+// release, and so is one that stays unknown, so that no acquire is left
+// held by nobody: the release is conditioned on our revision and changes
+// nothing when our write was not applied. settle returns nil, and no error,
+// after freeing a write whose validity ran out within the wait, and an
+// *AcquireError when the write is freed because the time ran out or it
+// stayed unknown.
+func (l *Lock) settle(ctx context.Context, req AcquireRequest, sent, until time.Time, err error) (*Item, error) {
+	got, found, gerr := l.settleRead(ctx, until)
 	applied := gerr == nil && found && got.Revision == req.Revision
-	late := ctx.Err() != nil || (!until.IsZero() && !time.Now().Before(until))
-	if applied && !late {
-		return got, nil
+	switch {
+	case gerr == nil && !applied && found && (!got.Released || got.Result == Success || isTimeout(err)):
+		return &got, nil // another holder has it, or published: wait on it, or read it
+	case gerr == nil && !applied && isTimeout(err):
+		return nil, nil // a brownout lost our write on a free lock: the wait goes on
+	case gerr == nil && !applied, gerr == nil && got.Released:
+		// Not applied on a free lock, or ours released by somebody else
+		// since: the store failed our write.
+		l.logAt(slog.LevelWarn, "lock acquire failed", slog.Any("error", err))
+		return nil, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
+	case applied && !l.late(ctx, until) && time.Now().Before(sent.Add(l.o.lease-l.validityMargin())):
+		return &got, nil
 	}
-	if gerr != nil || applied {
-		free := ReleaseRequest{Key: l.key, Revision: req.Revision, NowMs: l.nowMs(), Result: Failure}
-		if applied {
-			// Freed, not failed: the episode stays as the item had it.
-			free.Failures, free.NotBeforeMs = got.Failures, got.NotBeforeMs
-			free.FailReason, free.FailRecentUntilMs = got.FailReason, got.FailRecentUntilMs
-		}
-		_, _ = l.store.Release(rctx, free)
+	free := ReleaseRequest{Key: l.key, Revision: req.Revision, NowMs: l.nowMs(), Result: Failure}
+	if applied {
+		// Freed, not failed: the episode stays as the item had it.
+		free.Failures, free.NotBeforeMs = got.Failures, got.NotBeforeMs
+		free.FailReason, free.FailRecentUntilMs = got.FailReason, got.FailRecentUntilMs
+	}
+	if l.free(ctx, free) && applied && !l.late(ctx, until) {
+		return nil, nil // settled too late to hold, within the wait: it goes on
 	}
 	l.logAt(slog.LevelWarn, "lock acquire failed", slog.Any("error", err))
-	return Item{}, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
+	return nil, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
 }
 
-// settleContext returns the context of settle: it survives ctx's
-// cancellation and the wait's end, and lasts max(poll interval, 1s), no
-// longer than a release may take (see releaseContext), but at least 100ms.
+// late reports whether an acquire may no longer hold what it wrote: ctx
+// ended, or until (when not zero) has passed.
+func (l *Lock) late(ctx context.Context, until time.Time) bool {
+	return ctx.Err() != nil || (!until.IsZero() && !time.Now().Before(until))
+}
+
+// settleContext returns the context of settle's first read: it survives
+// ctx's cancellation and the wait's end, and lasts max(poll interval, 1s),
+// no longer than a release may take (see releaseContext), but at least
+// 100ms.
 func (l *Lock) settleContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	budget := min(max(l.o.pollInterval, time.Second), l.o.releaseTimeout)
 	if dl, ok := ctx.Deadline(); ok {
@@ -82,7 +105,7 @@ func (l *Lock) settleContext(ctx context.Context) (context.Context, context.Canc
 type attempt struct {
 	until    time.Time    // the store call ends then, when not zero
 	observed *Observation // the clock-free branch, when set
-	takeover bool         // acquiring ends a wait for an abandoned holder
+	takeover bool         // acquiring ends a wait: a take-over, unless its holder published a failure (see acquiredAfterFailure)
 	herd     bool         // from TryAcquireElseWaitForRelease: a fresh success is read, not redone
 }
 
@@ -141,16 +164,47 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 			l.count(MetricLockThrottled, 1)
 			return false, nil, &AcquireError{Reason: ReasonThrottled, Cause: fmt.Errorf("lock %s/%s: %w", l.key.Group, l.key.ID, err)}
 		}
-		if it, err = l.settle(ctx, req, until, err); err != nil {
+		got, err := l.settle(ctx, req, sent, until, err)
+		if err != nil || got == nil {
 			return false, nil, err
 		}
+		it = *got
 	}
-	if it.Revision != req.Revision {
+	if it.Revision != req.Revision || it.Released {
 		return false, &it, nil
 	}
-	h := l.begin(ctx, it, sent, maxHold, takeover)
+	after := acquiredAfterFailure(it)
+	h := l.begin(ctx, it, sent, maxHold, takeover && !after, after)
 	l.millis(MetricLockAcquisitionDuration, time.Since(start))
 	l.count(MetricEpisodeAttempts, float64(h.attempt))
-	l.logAt(slog.LevelDebug, "lock acquired", slog.Int64("fence", it.Fence), slog.Bool("takeover", takeover))
+	switch {
+	case h.tookOver:
+		l.count(MetricTakeover, 1)
+		l.logAt(slog.LevelInfo, "took over an abandoned lease", slog.Int64("fence", it.Fence))
+	case after:
+		l.count(MetricRetryAfterFailure, 1)
+		l.logAt(slog.LevelInfo, "lock acquired after a published failure", slog.Int64("fence", it.Fence),
+			slog.String("reason", it.FailReason), slog.Int64("attempt", h.attempt))
+	default:
+		l.logAt(slog.LevelDebug, "lock acquired", slog.Int64("fence", it.Fence))
+	}
 	return true, &it, nil
+}
+
+// acquiredAfterFailure reports whether it, as an acquisition wrote it,
+// replaced an item whose holder published a failure of its own (an
+// upstream error, an operator's release): this is the attempt after it
+// that the protocol intends, not a take-over of an abandoned lease. A
+// failure the lock released by itself, because its holder lost its lease,
+// reached its maximum hold or ran out of time (or freed a write nobody
+// held, with no reason of its own), is an abandoned lease.
+func acquiredAfterFailure(it Item) bool {
+	if it.PrevResult != Failure {
+		return false
+	}
+	switch it.FailReason {
+	case "", reasonLeaseLost, reasonMaxHold, reasonAborted, reasonContextEnded:
+		return false
+	}
+	return true
 }

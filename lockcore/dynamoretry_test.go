@@ -3,12 +3,16 @@ package lockcore_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/herdlock/herdlock/lockcore"
 )
@@ -81,7 +85,8 @@ func TestDynamoStoreMarksThrottles(t *testing.T) {
 }
 
 // Each lock call replaces the client's retryer: no retry of throttles, no
-// retry quota, one attempt for renew and release.
+// retry quota, one SDK attempt for the writes (Acquire retries by itself,
+// see TestDynamoStoreAcquireRetry).
 func TestDynamoStoreCallRetryers(t *testing.T) {
 	f := &optsDynamo{err: errors.New("boom")}
 	s, err := lockcore.NewDynamoStore(f, "locks")
@@ -92,7 +97,7 @@ func TestDynamoStoreCallRetryers(t *testing.T) {
 	if len(f.opts) != 4 {
 		t.Fatalf("calls = %d, want 4", len(f.opts))
 	}
-	want := []int{2, 1, 1, 2}
+	want := []int{1, 1, 1, 2}
 	for i, o := range f.opts {
 		r := o.Retryer
 		if got := r.MaxAttempts(); got != want[i] {
@@ -111,7 +116,64 @@ func TestDynamoStoreCallRetryers(t *testing.T) {
 		}
 	}
 	transient := &smithy.GenericAPIError{Code: "RequestTimeout"}
-	if !f.opts[0].Retryer.IsErrorRetryable(transient) {
-		t.Errorf("acquire: RequestTimeout is not retryable, want one retry")
+	if !f.opts[3].Retryer.IsErrorRetryable(transient) {
+		t.Errorf("get: RequestTimeout is not retryable, want one retry")
 	}
+}
+
+// http500 is a DynamoDB InternalServerError as the SDK reports it: a 5xx,
+// after which the write may have been applied.
+func http500() error {
+	return &awshttp.ResponseError{ResponseError: &smithyhttp.ResponseError{
+		Response: &smithyhttp.Response{Response: &http.Response{StatusCode: 500}},
+		Err:      &types.InternalServerError{Message: aws.String("injected")},
+	}}
+}
+
+// Acquire retries a transient failure once by itself. When that retry is
+// throttled, the first attempt's outcome is still unknown (a 5xx may have
+// been applied): the error does not match ErrThrottled, so the lock settles
+// it rather than waiting on what may be its own write.
+func TestDynamoStoreAcquireRetry(t *testing.T) {
+	throttle := &types.ProvisionedThroughputExceededException{Message: aws.String("injected")}
+	tests := []struct {
+		name      string
+		seq       []fakeReply
+		calls     int
+		throttled bool
+	}{
+		{"5xx then throttle", []fakeReply{{err: http500()}, {err: throttle}}, 2, false},
+		{"5xx then 5xx", []fakeReply{{err: http500()}, {err: http500()}}, 2, false},
+		{"throttle first", []fakeReply{{err: throttle}}, 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeDynamo{updateSeq: tt.seq, updateErr: errors.New("no more replies")}
+			s := newFakeStore(t, f)
+			_, err := s.Acquire(context.Background(), fakeAcquireRequest("rev"))
+			if err == nil {
+				t.Fatal("Acquire() = nil error, want one")
+			}
+			if got := errors.Is(err, lockcore.ErrThrottled); got != tt.throttled {
+				t.Errorf("Acquire() = %v: matches ErrThrottled %t, want %t", err, got, tt.throttled)
+			}
+			if len(f.updates) != tt.calls {
+				t.Errorf("UpdateItem calls = %d, want %d", len(f.updates), tt.calls)
+			}
+		})
+	}
+	// A retry whose condition fails on our own revision: the first attempt
+	// was applied, and Acquire returns our item.
+	f := &fakeDynamo{updateSeq: []fakeReply{{err: http500()}, {err: &types.ConditionalCheckFailedException{Item: ownItem("rev")}}}}
+	it, err := newFakeStore(t, f).Acquire(context.Background(), fakeAcquireRequest("rev"))
+	if err != nil || it.Revision != "rev" {
+		t.Errorf("Acquire(5xx, then own revision) = %q, %v, want our item", it.Revision, err)
+	}
+}
+
+// ownItem is a held item at revision rev, as ALL_OLD returns it.
+func ownItem(rev string) map[string]types.AttributeValue {
+	av := storedItem(rev)
+	av[lockcore.AttrIsReleased] = avBool(false)
+	return av
 }

@@ -72,7 +72,10 @@ var _ DynamoAPI = (*dynamodb.Client)(nil)
 // to pace itself; other transient errors of Acquire and Get are retried
 // once after at most 50 ms; Renew and Release make one attempt, which the
 // lock retries with its own timeout per attempt. An Acquire retried after
-// its first attempt was applied recognises its own revision. See the
+// its first attempt was applied recognises its own revision, and one whose
+// retry is throttled after a first attempt of unknown outcome (a 5xx,
+// which DynamoDB documents may have been applied) reports an error that
+// does not match [ErrThrottled]: the outcome is still unknown. See the
 // package documentation for the client configuration the lock expects.
 //
 // DynamoStore is safe for concurrent use.
@@ -395,7 +398,13 @@ func (s *DynamoStore) get(ctx context.Context, key Key) (Item, bool, error) {
 // exception, or else one read with a consistent GetItem. DynamoDB's refusal
 // of an oversized item matches [ErrItemTooLarge].
 func (s *DynamoStore) update(ctx context.Context, op string, key Key, in *dynamodb.UpdateItemInput) (Item, error) {
-	out, err := s.api.UpdateItem(ctx, in, s.retry.optFns(op)...)
+	var out *dynamodb.UpdateItemOutput
+	var err error
+	if op == "acquire" {
+		out, err = s.acquireItem(ctx, in)
+	} else {
+		out, err = s.api.UpdateItem(ctx, in, s.retry.optFns(op)...)
+	}
 	if err == nil {
 		if len(out.Attributes) == 0 {
 			return Item{}, fmt.Errorf("lockcore: dynamodb %s: no item in the response", op)

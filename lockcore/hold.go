@@ -15,11 +15,13 @@ import (
 type hold struct {
 	revision string
 	fence    int64
-	tookOver bool
-	attempt  int64     // this hold's attempt number in its failure episode, from 1
-	start    time.Time // monotonic: when the acquire was sent
-	deadline time.Time // monotonic: the hard maximum, less ρ·maxHold so a slow clock still stops before expiresAt
-	expMs    int64     // wall clock: the stored hard maximum (ExpiresAtMs), which no renewal's lease may pass
+	tookOver bool // acquired by a waiter from an abandoned lease
+	// afterFailure: acquired over a failure its holder published (see acquiredAfterFailure)
+	afterFailure bool
+	attempt      int64     // this hold's attempt number in its failure episode, from 1
+	start        time.Time // monotonic: when the acquire was sent
+	deadline     time.Time // monotonic: the hard maximum, less ρ·maxHold so a slow clock still stops before expiresAt
+	expMs        int64     // wall clock: the stored hard maximum (ExpiresAtMs), which no renewal's lease may pass
 
 	parent context.Context // the context given to Acquire
 	ctx    context.Context // the holder's context
@@ -30,8 +32,9 @@ type hold struct {
 	poke     chan struct{} // wakes the keeper after a change of flags or validity
 	done     chan struct{} // closed when the keeper has exited
 
-	relOnce sync.Once // the release runs once per hold
-	relErr  error
+	relOnce   sync.Once // the release runs once per hold
+	relErr    error
+	releasing atomic.Bool // a release of this hold has started: a released item at our revision is ours
 
 	reported atomic.Bool // the end below was reported by Release
 
@@ -110,25 +113,26 @@ func (h *hold) stopKeeper() {
 
 // begin records a new hold of item, acquired by a request sent at sent, and
 // starts its keeper.
-func (l *Lock) begin(ctx context.Context, it Item, sent time.Time, maxHold time.Duration, tookOver bool) *hold {
+func (l *Lock) begin(ctx context.Context, it Item, sent time.Time, maxHold time.Duration, tookOver, afterFailure bool) *hold {
 	hctx, cancel := context.WithCancelCause(ctx)
 	deadline := sent.Add(maxHold - time.Duration(float64(maxHold)*l.o.drift))
 	h := &hold{
-		revision:   it.Revision,
-		fence:      it.Fence,
-		tookOver:   tookOver,
-		attempt:    episodeAttempt(it),
-		start:      sent,
-		deadline:   deadline,
-		expMs:      it.ExpiresAtMs,
-		parent:     ctx,
-		ctx:        hctx,
-		cancel:     cancel,
-		stop:       make(chan struct{}),
-		poke:       make(chan struct{}, 1),
-		done:       make(chan struct{}),
-		validUntil: minTime(sent.Add(l.o.lease-l.validityMargin()), deadline),
-		renewOn:    true,
+		revision:     it.Revision,
+		fence:        it.Fence,
+		tookOver:     tookOver,
+		afterFailure: afterFailure,
+		attempt:      episodeAttempt(it),
+		start:        sent,
+		deadline:     deadline,
+		expMs:        it.ExpiresAtMs,
+		parent:       ctx,
+		ctx:          hctx,
+		cancel:       cancel,
+		stop:         make(chan struct{}),
+		poke:         make(chan struct{}, 1),
+		done:         make(chan struct{}),
+		validUntil:   minTime(sent.Add(l.o.lease-l.validityMargin()), deadline),
+		renewOn:      true,
 	}
 	l.mu.Lock()
 	l.hold, l.last = h, h
@@ -263,7 +267,8 @@ func (l *Lock) abandon(h *hold, cause error) {
 
 // Renew renews the lease once, outside the auto-renewal schedule. It returns
 // [ErrNotHeld] when the lock is not held and an error matching
-// [ErrLeaseLost] when the item no longer carries our revision, in which case
+// [ErrLeaseLost] when the item no longer carries our revision, or carries it
+// released by somebody else (a force-release), in which case
 // the holder's context is cancelled.
 func (l *Lock) Renew(ctx context.Context) error {
 	h := l.current()
@@ -308,7 +313,17 @@ func (l *Lock) renewWith(ctx context.Context, h *hold) error {
 	var ce *ConditionError
 	if errors.As(err, &ce) {
 		if ce.Current != nil && ce.Current.Revision == h.revision && ce.Current.Released {
-			return fmt.Errorf("lockcore: renew: %w", ErrReleased)
+			if h.releasing.Load() {
+				return fmt.Errorf("lockcore: renew: %w", ErrReleased)
+			}
+			// Released at our revision by somebody else (an operator's
+			// force-release): the lock is no longer ours, and the holder
+			// writes nothing more, least of all a release over theirs.
+			l.count(MetricLeaseLost, 1)
+			l.logAt(slog.LevelWarn, "lock force-released by somebody else; the holder stops", slog.Int64("fence", h.fence))
+			h.end(ErrLeaseLost)
+			l.drop(h, ErrLeaseLost)
+			return fmt.Errorf("lockcore: renew: %w: released by somebody else: %w", ErrLeaseLost, err)
 		}
 		l.count(MetricLeaseLost, 1)
 		l.logAt(slog.LevelWarn, "lock taken by another holder", slog.Int64("fence", h.fence))

@@ -152,11 +152,21 @@ func (l *Lock) Fence() int64 {
 	return 0
 }
 
-// TookOver reports whether the current hold was taken over from an
-// abandoned holder.
+// TookOver reports whether the current hold was taken over by a waiter from
+// an abandoned lease (see [WaitResult].TookOver).
 func (l *Lock) TookOver() bool {
 	if h := l.current(); h != nil {
 		return h.tookOver
+	}
+	return false
+}
+
+// AfterFailure reports whether the current hold was acquired after its
+// previous holder released the lock as a [Failure] (see
+// [WaitResult].AfterFailure).
+func (l *Lock) AfterFailure() bool {
+	if h := l.current(); h != nil {
+		return h.afterFailure
 	}
 	return false
 }

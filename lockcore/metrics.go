@@ -9,8 +9,8 @@ type Metrics interface {
 }
 
 // Metric names, as the original TypeScript lock emitted them, plus
-// MetricTakeover, MetricLeaseLost, MetricSharedFailure and
-// MetricEpisodeAttempts.
+// MetricTakeover, MetricRetryAfterFailure, MetricLeaseLost,
+// MetricSharedFailure and MetricEpisodeAttempts.
 const (
 	MetricLockTimeout                 = "LockTimeout"                 // Count: maximum hold reached
 	MetricLongRenewalCall             = "LongRenewalCall"             // Count: a renewal outlasted the renewal interval
@@ -27,7 +27,8 @@ const (
 	MetricWaitForLock                 = "WaitForLock"                 // Count
 	MetricLockAcquisitionWaitDuration = "LockAcquisitionWaitDuration" // Milliseconds
 	MetricLockPollCount               = "LockPollCount"               // Count
-	MetricTakeover                    = "LockTakeover"                // Count: a waiter acquired an abandoned lock
+	MetricTakeover                    = "LockTakeover"                // Count: a waiter took over an abandoned lease (a holder crashed, timed out or did not release)
+	MetricRetryAfterFailure           = "LockRetryAfterFailure"       // Count: acquired after the previous holder published a failure
 	MetricLeaseLost                   = "LockLeaseLost"               // Count: the holder lost its lease
 	MetricSharedFailure               = "LockSharedFailure"           // Count: a waiter ended with ErrHolderFailed
 	MetricEpisodeAttempts             = "LockEpisodeAttempts"         // Count: the attempt number, from 1, of a new holder in its failure episode

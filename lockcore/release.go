@@ -12,8 +12,10 @@ import (
 // Release stops renewal, then publishes result and ref on the item and frees
 // the lock, retrying with capped exponential backoff and jitter within the
 // time the invocation has left, each attempt bounded by the attempt
-// timeout; throttled attempts are retried sooner and do not count against
-// the release attempts (the release timeout bounds them). Publish [Success] only after the data that
+// timeout; throttled attempts, and attempts that got no answer in time (a
+// brownout: the next attempt allows up to four times the attempt timeout),
+// are retried sooner and do not count against the release attempts (the
+// release timeout bounds them). Publish [Success] only after the data that
 // waiters will read is stored, or with that data itself ([WithAnswer]):
 // waiters that see it read it instead of fetching again. [Failure] lets one
 // waiter take over, not before the time given with [WithNotBefore], and
@@ -65,6 +67,7 @@ func (l *Lock) Release(ctx context.Context, result Result, ref string, opts ...R
 
 // releaseHold releases h once; later calls return the first call's error.
 func (l *Lock) releaseHold(ctx context.Context, h *hold, result Result, ref string, o releaseOptions) error {
+	h.releasing.Store(true)
 	h.relOnce.Do(func() { h.relErr = l.doRelease(ctx, h, result, ref, o) })
 	return h.relErr
 }
@@ -83,22 +86,28 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 
 	req := l.releaseRequest(h, result, ref, o, l.nowMs())
 	var lastErr error
-	failures, throttles := 0, 0 // attempts that failed, and of those, throttled ones
+	// Attempts that failed; of those, throttled ones, and ones that got no
+	// answer within their timeout while the release's budget lasted.
+	failures, throttles, slow := 0, 0, 0
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			// A throttle means our own herd fills the item's write
-			// capacity: retry soon, and without using up the attempts
-			// meant for failures of the store.
-			wait := holderRetryDelay(throttles)
-			if failures > throttles {
-				wait = max(wait, l.releaseBackoff(failures-throttles-1))
+			// capacity, and a timeout a server slower than the attempt
+			// timeout (a brownout): retry soon, and without using up the
+			// attempts meant for failures of the store; the release's
+			// budget bounds them.
+			wait := holderRetryDelay(throttles + slow)
+			if hard := failures - throttles - slow; hard > 0 {
+				wait = max(wait, l.releaseBackoff(hard-1))
 			}
 			if err := sleepCtx(ctx, wait); err != nil {
 				break
 			}
 			req.NowMs = l.nowMs()
 		}
-		actx, cancelAttempt := context.WithTimeout(ctx, l.o.attemptTimeout)
+		// In a brownout, a longer attempt may get the answer: up to four
+		// times the attempt timeout.
+		actx, cancelAttempt := context.WithTimeout(ctx, l.o.attemptTimeout<<min(slow, 2))
 		_, err := l.store.Release(actx, req)
 		cancelAttempt()
 		if err == nil {
@@ -113,12 +122,15 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 		}
 		lastErr = err
 		failures++
-		if isThrottled(err) {
+		switch {
+		case isThrottled(err):
 			throttles++
 			l.count(MetricLockThrottled, 1)
+		case isTimeout(err) && ctx.Err() == nil:
+			slow++
 		}
 		l.logAt(slog.LevelDebug, "lock release attempt failed", slog.Int("attempt", attempt+1), slog.Any("error", err))
-		if ctx.Err() != nil || errors.Is(err, ErrItemTooLarge) || failures-throttles >= l.o.releaseAttempts {
+		if ctx.Err() != nil || errors.Is(err, ErrItemTooLarge) || failures-throttles-slow >= l.o.releaseAttempts {
 			break
 		}
 	}

@@ -1,6 +1,7 @@
 package lockcore
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"time"
@@ -25,4 +26,13 @@ func isThrottled(err error) bool { return errors.Is(err, ErrThrottled) }
 func holderRetryDelay(n int) time.Duration {
 	d := min(retryBase<<min(max(n-1, 0), 10), retryCap)
 	return time.Duration(float64(d) * (0.5 + rand.Float64()))
+}
+
+// isTimeout reports whether err is a store call that got no answer in
+// time: its own deadline (an attempt timeout) or its transport's timeout.
+// A server slower than the attempt timeout (a brownout) answers so: the
+// call may have been applied, and the server may answer the next one.
+func isTimeout(err error) bool {
+	var te interface{ Timeout() bool }
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &te) && te.Timeout())
 }

@@ -38,10 +38,14 @@ func (o Outcome) String() string {
 // WaitResult describes how TryAcquireElseWaitForRelease ended.
 type WaitResult struct {
 	Outcome Outcome
-	// TookOver is true when the lock was Acquired from an abandoned holder
-	// (crashed, timed out, lease lapsed, or released as a failure) rather
-	// than at the first attempt.
+	// TookOver is true when a waiter Acquired an abandoned lease: its
+	// holder crashed, timed out or stopped renewing, and never released.
 	TookOver bool
+	// AfterFailure is true when the lock was Acquired after its previous
+	// holder released it as a [Failure]: the attempt after a published
+	// failure that the protocol intends (see [WithMaxAttempts]), not a
+	// take-over.
+	AfterFailure bool
 	// Fence is our fencing token when Acquired, and the fence of the holder
 	// that published the result when Released.
 	Fence int64
@@ -61,7 +65,8 @@ type WaitResult struct {
 // acquire it then: the point is that one invocation fetches and the others
 // read what it stored.
 //
-//   - Acquired at once, or by taking over an abandoned lock (WaitResult.
+//   - Acquired at once, after a published failure (WaitResult.
+//     AfterFailure), or by taking over an abandoned lease (WaitResult.
 //     TookOver): do the work, then Release.
 //   - Released: the holder published success; read its result.
 //   - Failed: the wait reached the maximum wait, ctx's deadline or
@@ -77,11 +82,15 @@ type WaitResult struct {
 // at once with a *[HolderFailedError] carrying the published reason,
 // not-before and attempt count.
 //
-// An acquire whose answer does not come by the limit may still have been
-// applied: it is settled (a consistent read, and a release when it was
-// applied) on a budget of its own of up to a second, within ctx's deadline,
-// so that no applied acquire is left held by nobody; the call may return
-// that much after the limit.
+// An acquire whose outcome is unknown (its answer lost, a 5xx, a timeout)
+// may still have been applied: it is settled by consistent reads, retried
+// with capped backoff while the store fails or answers too slowly (a
+// brownout) until the limit, and then either held (our own write), waited
+// on (another holder's), or freed with a release when we may not hold it
+// or it stayed unknown, so that no applied acquire is left held by nobody.
+// The first read and the release have budgets of their own (up to a
+// second, and the release timeout, within ctx's deadline): the call may
+// return that much after the limit.
 //
 // A throttled first acquire or poll is not a failure: the store throttles
 // when a herd fills the item's capacity, so the invocation waits, polling
@@ -110,7 +119,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		if ok, err := l.Acquire(ctx); !ok {
 			return WaitResult{Outcome: Failed}, err
 		}
-		return WaitResult{Outcome: Acquired, Fence: h.fence, TookOver: h.tookOver}, nil
+		return WaitResult{Outcome: Acquired, Fence: h.fence, TookOver: h.tookOver, AfterFailure: h.afterFailure}, nil
 	}
 	step, cur, err := stepAcquire, (*Item)(nil), error(nil)
 	if l.o.readFirst {
@@ -128,7 +137,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 			l.count(MetricLockAcquisitionFailed, 0)
 			l.count(MetricLockAcquisitionSuccess, 1)
 			l.count(MetricLockAcquisitionError, 0)
-			return WaitResult{Outcome: Acquired, Fence: cur.Fence}, nil
+			return WaitResult{Outcome: Acquired, Fence: cur.Fence, AfterFailure: acquiredAfterFailure(*cur)}, nil
 		case cur != nil && cur.Released && cur.Result == Success: // fresh: see WithFreshSuccess
 			step = stepReleased
 		}
@@ -178,6 +187,7 @@ type waiter struct {
 	lastErr  error
 
 	throttles int // store calls of this wait that were throttled
+	timeouts  int // store calls of this wait cut short by its own deadline or attempt timeout
 	pace      int // throttled polls in a row: each doubles the interval, up to 2^maxPaceShift
 }
 
@@ -218,14 +228,13 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 		case errors.As(err, &ae) && ae.Reason == ReasonNoTimeLeft:
 			return WaitResult{Outcome: Failed}, err
 		case err != nil:
-			w.lastErr = err
+			w.note(err)
 			if isThrottled(err) {
 				w.throttles++
 			}
 		case acquired:
-			l.count(MetricTakeover, 1)
-			l.logAt(slog.LevelInfo, "took over an abandoned lock", slog.Int64("fence", cur.Fence))
-			return WaitResult{Outcome: Acquired, TookOver: true, Fence: cur.Fence}, nil
+			after := acquiredAfterFailure(*cur)
+			return WaitResult{Outcome: Acquired, TookOver: !after, AfterFailure: after, Fence: cur.Fence}, nil
 		default:
 			w.observe(cur) // another waiter won the race, or a failure holds us back
 			next, res, err, done := w.afterRefusal(cur)
@@ -328,7 +337,7 @@ func (w *waiter) heldBack(it Item) (until time.Time, err error, held bool) {
 // timedOut ends a wait that reached its deadline at now.
 func (w *waiter) timedOut(now time.Time) (WaitResult, error) {
 	w.l.logAt(slog.LevelWarn, "lock wait timed out", slog.Int("polls", w.polls), slog.Duration("waited", now.Sub(w.start)),
-		slog.Int("throttled", w.throttles))
+		slog.Int("throttled", w.throttles), slog.Int("timedOut", w.timeouts))
 	return WaitResult{Outcome: Failed}, w.timeoutError()
 }
 
@@ -393,23 +402,44 @@ func (w *waiter) poll() (Item, bool, error) {
 		w.l.count(MetricLockThrottled, 1)
 	}
 	if err != nil {
-		w.lastErr = err
+		w.note(err)
 	}
 	return it, found, err
 }
 
+// note keeps err as the wait's last error, unless it is only the wait's own
+// timeout (a call cut short by the deadline or by the attempt timeout while
+// the caller's context is alive): that says nothing about the store, and
+// must not hide the throttle or the failure before it.
+func (w *waiter) note(err error) {
+	if w.ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		w.timeouts++
+		return
+	}
+	w.lastErr = err
+}
+
 // timeoutError is the error of a wait that reached its deadline: it names
-// the key and, when the store throttled the wait, the throttling.
+// the key and, when the store throttled the wait, matches [ErrThrottled]
+// too. It matches the context's deadline error only when that error was
+// the caller's own.
 func (w *waiter) timeoutError() error {
 	k := w.l.key
-	switch {
-	case w.throttles > 0:
-		return fmt.Errorf("%w: lock %s/%s: the store throttled %d of this wait's calls (a hot key): last error: %w",
-			ErrWaitTimeout, k.Group, k.ID, w.throttles, w.lastErr)
-	case w.lastErr != nil:
-		return fmt.Errorf("%w: lock %s/%s: last error: %w", ErrWaitTimeout, k.Group, k.ID, w.lastErr)
+	where := fmt.Sprintf("lock %s/%s", k.Group, k.ID)
+	if w.timeouts > 0 {
+		where += fmt.Sprintf(" (%d store calls timed out)", w.timeouts)
 	}
-	return fmt.Errorf("%w: lock %s/%s", ErrWaitTimeout, k.Group, k.ID)
+	switch {
+	case w.throttles > 0 && w.lastErr != nil:
+		return fmt.Errorf("%w: %s: %w: the store throttled %d of this wait's calls (a hot key): last error: %w",
+			ErrWaitTimeout, where, ErrThrottled, w.throttles, w.lastErr)
+	case w.throttles > 0:
+		return fmt.Errorf("%w: %s: %w: the store throttled %d of this wait's calls (a hot key)",
+			ErrWaitTimeout, where, ErrThrottled, w.throttles)
+	case w.lastErr != nil:
+		return fmt.Errorf("%w: %s: last error: %w", ErrWaitTimeout, where, w.lastErr)
+	}
+	return fmt.Errorf("%w: %s", ErrWaitTimeout, where)
 }
 
 func boolMetric(b bool) float64 {

@@ -270,13 +270,16 @@ func herd(t *testing.T, store lockcore.Store, n int, opts ...lockcore.Option) []
 	return results
 }
 
-func tally(results []lockcore.WaitResult) (acquired, takeovers, released int) {
+func tally(results []lockcore.WaitResult) (acquired, takeovers, afterFailure, released int) {
 	for _, r := range results {
 		switch r.Outcome {
 		case lockcore.Acquired:
 			acquired++
 			if r.TookOver {
 				takeovers++
+			}
+			if r.AfterFailure {
+				afterFailure++
 			}
 		case lockcore.Released:
 			released++
@@ -288,16 +291,27 @@ func tally(results []lockcore.WaitResult) (acquired, takeovers, released int) {
 func TestAbandonedLockIsTakenOverByExactlyOneWaiter(t *testing.T) {
 	tests := []struct {
 		name    string
+		after   bool // the holder published a failure: the waiter's acquire is AfterFailure, not TookOver
 		abandon func(t *testing.T, mem *lockcore.MemoryStore) (reap func())
 	}{
-		{"released as failure", func(t *testing.T, mem *lockcore.MemoryStore) func() {
+		{"released as failure", true, func(t *testing.T, mem *lockcore.MemoryStore) func() {
 			h := newLock(t, mem, "h")
 			mustAcquire(t, h)
 			time.AfterFunc(time.Second, func() { mustRelease(t, h, lockcore.Failure, "") })
 			return func() {}
 		}},
-		{"crashed", func(t *testing.T, mem *lockcore.MemoryStore) func() {
+		{"crashed", false, func(t *testing.T, mem *lockcore.MemoryStore) func() {
 			return crashHolder(t, mem, 2*time.Second)
+		}},
+		// The holder's invocation ran out of time: the lock released the
+		// failure by itself (reason context_ended), not the holder.
+		{"ran out of time", false, func(t *testing.T, mem *lockcore.MemoryStore) func() {
+			h := newLock(t, mem, "h")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			if ok, err := h.Acquire(ctx); !ok || err != nil {
+				t.Fatalf("Acquire() = %v, %v", ok, err)
+			}
+			return cancel
 		}},
 	}
 	for _, tt := range tests {
@@ -305,10 +319,17 @@ func TestAbandonedLockIsTakenOverByExactlyOneWaiter(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				mem := lockcore.NewMemoryStore()
 				defer tt.abandon(t, mem)()
-				results := herd(t, mem, 10, lockcore.WithLease(2*time.Second))
-				acquired, takeovers, released := tally(results)
-				if acquired != 1 || takeovers != 1 || released != 9 {
-					t.Errorf("acquired %d takeovers %d released %d, want 1, 1, 9", acquired, takeovers, released)
+				m := &recMetrics{}
+				results := herd(t, mem, 10, lockcore.WithLease(2*time.Second), lockcore.WithMetrics(m))
+				acquired, takeovers, afterFailure, released := tally(results)
+				wantTake, wantAfter := boolCount(!tt.after), boolCount(tt.after)
+				if acquired != 1 || takeovers != wantTake || afterFailure != wantAfter || released != 9 {
+					t.Errorf("acquired %d, takeovers %d, after a failure %d, released %d; want 1, %d, %d, 9",
+						acquired, takeovers, afterFailure, released, wantTake, wantAfter)
+				}
+				if m.sum(lockcore.MetricTakeover) != float64(wantTake) || m.sum(lockcore.MetricRetryAfterFailure) != float64(wantAfter) {
+					t.Errorf("LockTakeover %v, LockRetryAfterFailure %v; want %d, %d",
+						m.sum(lockcore.MetricTakeover), m.sum(lockcore.MetricRetryAfterFailure), wantTake, wantAfter)
 				}
 			})
 		})
@@ -319,7 +340,7 @@ func TestHerdFetchesOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		results := herd(t, mem, 50)
-		acquired, takeovers, released := tally(results)
+		acquired, takeovers, _, released := tally(results)
 		if acquired != 1 || takeovers != 0 || released != 49 {
 			t.Errorf("acquired %d takeovers %d released %d, want 1, 0, 49", acquired, takeovers, released)
 		}
@@ -549,4 +570,11 @@ func TestOutcomeString(t *testing.T) {
 			t.Errorf("Outcome(%d).String() = %q, want %q", tt.o, got, tt.want)
 		}
 	}
+}
+
+func boolCount(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

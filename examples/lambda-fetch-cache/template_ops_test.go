@@ -22,8 +22,8 @@ var lockMetrics = []string{
 	lockcore.MetricLockReleaseDuration, lockcore.MetricLockAcquisitionSuccess, lockcore.MetricLockAcquisitionFailed,
 	lockcore.MetricLockAcquisitionError, lockcore.MetricLockNotReleased, lockcore.MetricLockAcquisitionWaitTimeout,
 	lockcore.MetricWaitForLock, lockcore.MetricLockAcquisitionWaitDuration, lockcore.MetricLockPollCount,
-	lockcore.MetricTakeover, lockcore.MetricLeaseLost, lockcore.MetricSharedFailure, lockcore.MetricEpisodeAttempts,
-	lockmw.MetricNotTried, lockmw.MetricLockCoalesced, lockmw.MetricLockCoalescedFallThrough, lockmw.MetricLockCoalescedWait,
+	lockcore.MetricTakeover, lockcore.MetricRetryAfterFailure, lockcore.MetricLeaseLost, lockcore.MetricSharedFailure,
+	lockcore.MetricEpisodeAttempts, lockmw.MetricNotTried, lockmw.MetricLockCoalesced, lockmw.MetricLockCoalescedFallThrough, lockmw.MetricLockCoalescedWait,
 }
 
 // rawNode returns the YAML node at the given keys of template.yaml.
@@ -153,6 +153,11 @@ func TestTemplateAlarms(t *testing.T) {
 			t.Errorf("no alarm on %s", want)
 		}
 	}
+	// An attempt after a published failure is the retry the protocol
+	// intends: an alarm on it would fire on every upstream failure.
+	if slices.Contains(lock, lockcore.MetricRetryAfterFailure) {
+		t.Errorf("an alarm watches %s, want only take-overs of abandoned leases alarmed", lockcore.MetricRetryAfterFailure)
+	}
 	if !lambdaErrors {
 		t.Error("no alarm on the function's Errors")
 	}
@@ -235,7 +240,7 @@ func TestTemplateDashboard(t *testing.T) {
 		}
 	}
 	for _, want := range []string{lockcore.MetricLockAcquisitionSuccess, lockcore.MetricLockAcquisitionFailed, lockcore.MetricWaitForLock,
-		lockcore.MetricTakeover, lockcore.MetricLockAcquisitionWaitDuration, lockcore.MetricLockPollCount} {
+		lockcore.MetricTakeover, lockcore.MetricRetryAfterFailure, lockcore.MetricLockAcquisitionWaitDuration, lockcore.MetricLockPollCount} {
 		if !slices.Contains(seen, want) {
 			t.Errorf("dashboard does not show %s", want)
 		}

@@ -54,6 +54,7 @@ func Run(t *testing.T, newStore func(t *testing.T) lockcore.Store, gaps ...Gap) 
 		{"FenceBaseSeedsFreshItem", testFenceBaseSeedsFreshItem},
 		{"Renew", testRenew},
 		{"RenewRefused", testRenewRefused},
+		{"RenewAfterForceRelease", testRenewAfterForceRelease},
 		{"RenewNeverShortens", testRenewNeverShortens},
 		{"Release", testRelease},
 		{"ReleaseRetry", testReleaseRetry},
@@ -717,6 +718,31 @@ func testRenewRefused(t *testing.T, e *env) {
 	_, err = e.s.Renew(ctx(t), rr)
 	wantCondition(t, "Renew(taken over)", err, "renew", &next)
 
+}
+
+// testRenewAfterForceRelease checks the renewal of a holder whose lock an
+// operator force-released (one Failure release conditioned on the holder's
+// revision, as herdlock release writes it): it is refused with the released
+// item, which still carries the holder's revision, and changes nothing. The
+// lock tells it from its own release by that item, so every store must
+// report it the same way.
+func testRenewAfterForceRelease(t *testing.T, e *env) {
+	k := e.key("k")
+	held := mustAcquire(t, e.s, req(k, "holder", baseMs))
+	op, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1,
+		Result: lockcore.Failure, Failures: held.Failures, FailReason: "operator_release"})
+	if err != nil {
+		t.Fatalf("Release(operator) = %v", err)
+	}
+	rr := lockcore.RenewRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, LeaseUntilMs: baseMs + 2 + leaseMs}
+	_, err = e.s.Renew(ctx(t), rr)
+	wantCondition(t, "Renew(force-released)", err, "renew", &op)
+	// A renewal whose lease would not extend the stored one (DynamoStore's
+	// beat-only write) is refused the same way.
+	rr.LeaseUntilMs = baseMs
+	_, err = e.s.Renew(ctx(t), rr)
+	wantCondition(t, "Renew(force-released, shorter lease)", err, "renew", &op)
+	wantItem(t, "Get() after refused renewals", mustGet(t, e.s, k), op)
 }
 
 // testRenewNeverShortens checks that a renewal whose lease end is earlier

@@ -40,7 +40,8 @@ func (c *call) lockLost() bool {
 }
 
 // level is the log level and message of the invocation's line: Debug for a
-// routine outcome, Info for a take-over, Warn or Error for trouble.
+// routine outcome, Info for a take-over of an abandoned lease or an
+// attempt after a published failure, Warn or Error for trouble.
 func (c *call) level(err error) (slog.Level, string) {
 	switch {
 	case !c.tried:
@@ -54,7 +55,9 @@ func (c *call) level(err error) (slog.Level, string) {
 	case err != nil:
 		return slog.LevelWarn, "lockmw: invocation done"
 	case c.info.TookOver:
-		return slog.LevelInfo, "lockmw: invocation done"
+		return slog.LevelInfo, "lockmw: invocation done; took over an abandoned lease"
+	case c.info.AfterFailure:
+		return slog.LevelInfo, "lockmw: invocation done; acquired after a published failure"
 	}
 	return slog.LevelDebug, "lockmw: invocation done"
 }
@@ -71,6 +74,7 @@ func (c *call) logOutcome(err error) {
 		slog.String("outcome", c.outcome()),
 		slog.Int64("fence", c.info.Fence),
 		slog.Bool("takeover", c.info.TookOver),
+		slog.Bool("afterFailure", c.info.AfterFailure),
 		slog.Int("polls", c.info.Polls),
 		slog.Duration("waited", c.info.Waited),
 		slog.Duration("held", c.held),

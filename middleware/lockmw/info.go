@@ -22,8 +22,13 @@ type Info struct {
 	Fence int64
 	// Revision is this holder's revision when ACQUIRED, else empty.
 	Revision string
-	// TookOver is true when the lock was ACQUIRED from an abandoned holder.
+	// TookOver is true when the lock was ACQUIRED by taking over an
+	// abandoned lease: its holder crashed, timed out or did not release.
 	TookOver bool
+	// AfterFailure is true when the lock was ACQUIRED after its previous
+	// holder published a failure: the retry the protocol intends, not a
+	// take-over.
+	AfterFailure bool
 	// ResultRef is the reference the holder published, when RELEASED.
 	ResultRef string
 	// Polls is how many times the lock item was read while waiting.

@@ -112,6 +112,7 @@ func (c *call) acquire(lock *lockcore.Lock) (lockcore.WaitResult, error) {
 	c.info.Outcome = res.Outcome
 	c.info.Fence = res.Fence
 	c.info.TookOver = res.TookOver
+	c.info.AfterFailure = res.AfterFailure
 	c.info.ResultRef = res.ResultRef
 	c.info.Polls = res.Polls
 	c.info.Waited = res.Waited

@@ -51,14 +51,15 @@ const (
 // Attribute keys. Those of the lock are herdlock's own; those of the
 // invocation follow the OpenTelemetry semantic conventions.
 const (
-	AttrLockGroup = "herdlock.lock.group"     // string: the lock group
-	AttrLockID    = "herdlock.lock.id"        // string: the lock id
-	AttrOutcome   = "herdlock.lock.outcome"   // string: ACQUIRED, RELEASED or FAILED
-	AttrFence     = "herdlock.lock.fence"     // int: the holder's fence
-	AttrTakeover  = "herdlock.lock.takeover"  // bool: acquired from an abandoned holder
-	AttrPolls     = "herdlock.lock.polls"     // int: reads of the lock item while waiting
-	AttrResult    = "herdlock.lock.result"    // string: success or failure, on the release span
-	AttrCoalesced = "herdlock.lock.coalesced" // bool: shared another invocation's attempt in this process
+	AttrLockGroup = "herdlock.lock.group"         // string: the lock group
+	AttrLockID    = "herdlock.lock.id"            // string: the lock id
+	AttrOutcome   = "herdlock.lock.outcome"       // string: ACQUIRED, RELEASED or FAILED
+	AttrFence     = "herdlock.lock.fence"         // int: the holder's fence
+	AttrTakeover  = "herdlock.lock.takeover"      // bool: acquired by taking over an abandoned lease
+	AttrAfterFail = "herdlock.lock.after_failure" // bool: acquired after the previous holder published a failure
+	AttrPolls     = "herdlock.lock.polls"         // int: reads of the lock item while waiting
+	AttrResult    = "herdlock.lock.result"        // string: success or failure, on the release span
+	AttrCoalesced = "herdlock.lock.coalesced"     // bool: shared another invocation's attempt in this process
 
 	AttrInvocationID = "faas.invocation_id" // string: the Lambda request id
 	AttrResourceID   = "cloud.resource_id"  // string: the invoked function ARN

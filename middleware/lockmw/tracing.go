@@ -81,19 +81,20 @@ func (tr *invTrace) acquired(actx context.Context, acquire Span, res lockcore.Wa
 	}
 	outcome := slog.String(AttrOutcome, res.Outcome.String())
 	takeover := slog.Bool(AttrTakeover, res.TookOver)
+	afterFailure := slog.Bool(AttrAfterFail, res.AfterFailure)
 	polls := slog.Int(AttrPolls, res.Polls)
 	if res.Polls > 0 || res.Waited > 0 {
 		if _, wait := tr.t.Start(actx, SpanWait, time.Now().Add(-res.Waited)); wait != nil {
-			wait.SetAttributes(outcome, polls, takeover)
+			wait.SetAttributes(outcome, polls, takeover, afterFailure)
 			wait.End(nil)
 		}
 	}
 	fence := slog.Int64(AttrFence, res.Fence)
 	if acquire != nil {
-		acquire.SetAttributes(outcome, fence, takeover)
+		acquire.SetAttributes(outcome, fence, takeover, afterFailure)
 		acquire.End(err)
 	}
-	tr.root.SetAttributes(outcome, fence, takeover, polls)
+	tr.root.SetAttributes(outcome, fence, takeover, afterFailure, polls)
 }
 
 // released ends the release span with what was published.

@@ -40,7 +40,8 @@ type Response struct {
 	Source      string          `json:"source"`
 	Fence       int64           `json:"fence"` // the fence of the holder that fetched Data
 	Outcome     string          `json:"outcome"`
-	TookOver    bool            `json:"tookOver,omitempty"`
+	TookOver    bool            `json:"tookOver,omitempty"`     // acquired by taking over an abandoned lease
+	AfterFail   bool            `json:"afterFailure,omitempty"` // acquired after the previous holder published a failure
 	WaitedMs    int64           `json:"waitedMs"`
 	Polls       int             `json:"polls"`
 	FetchedAtMs int64           `json:"fetchedAtMs"`
@@ -192,6 +193,7 @@ func fromEntry(e Entry, outcome string, info lockmw.Info) Response {
 		Fence:       e.Fence,
 		Outcome:     outcome,
 		TookOver:    info.TookOver,
+		AfterFail:   info.AfterFailure,
 		WaitedMs:    info.Waited.Milliseconds(),
 		Polls:       info.Polls,
 		FetchedAtMs: e.FetchedAt.UnixMilli(),

@@ -58,6 +58,7 @@ func (a *app) fetchInline(ctx context.Context, req Request) (Response, error) {
 		Fence:       info.Fence,
 		Outcome:     info.Outcome.String(),
 		TookOver:    info.TookOver,
+		AfterFail:   info.AfterFailure,
 		WaitedMs:    info.Waited.Milliseconds(),
 		Polls:       info.Polls,
 		FetchedAtMs: a.now().UnixMilli(),

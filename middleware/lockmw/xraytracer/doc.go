@@ -10,7 +10,7 @@
 // The subsegments are "herdlock" (the middleware's part of the invocation),
 // and under it "lock.acquire", "lock.wait" (back-dated to the start of the
 // wait) and "lock.release". They carry the annotations lock_group, lock_id,
-// outcome, fence, takeover, polls, result and coalesced, which X-Ray
+// outcome, fence, takeover, after_failure, polls, result and coalesced, which X-Ray
 // indexes for filter expressions; attributes without an annotation name
 // (the invocation id, the function ARN) go to the metadata namespace
 // "herdlock". A failed span is closed with a fault whose exception holds

@@ -93,6 +93,8 @@ func annotationName(key string) (string, bool) {
 		return "fence", true
 	case lockmw.AttrTakeover:
 		return "takeover", true
+	case lockmw.AttrAfterFail:
+		return "after_failure", true
 	case lockmw.AttrPolls:
 		return "polls", true
 	case lockmw.AttrResult:

@@ -1,0 +1,74 @@
+package lockcore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// An operator's force-release (herdlock release --revision R: one Failure
+// release conditioned on the holder's revision) stops the running holder at
+// its next renewal: its context is cancelled with ErrLeaseLost, Valid is
+// false at once, and it writes nothing more, so the operator's release
+// stands and a newcomer takes over at once.
+func TestForceReleaseStopsTheHolderAtItsNextRenewal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		store := &hookStore{Store: mem}
+		m := &recMetrics{}
+		l := newLock(t, store, "holder", lockcore.WithLease(6*time.Second), lockcore.WithMetrics(m))
+		mustAcquire(t, l)
+		it, _, _ := mem.Get(context.Background(), l.Key())
+		op, err := mem.Release(context.Background(), lockcore.ReleaseRequest{
+			Key: l.Key(), Revision: it.Revision, NowMs: it.HeartbeatAtMs + 100, Result: lockcore.Failure,
+			Failures: it.Failures, FailReason: "operator_release",
+		})
+		if err != nil {
+			t.Fatalf("operator Release() = %v", err)
+		}
+
+		// The next renewal is due after lease/3 = 2s.
+		time.Sleep(2*time.Second + time.Millisecond)
+		synctest.Wait()
+		if l.Valid() || l.HasLock() {
+			t.Errorf("after the next renewal: Valid %v, HasLock %v, want false", l.Valid(), l.HasLock())
+		}
+		if cause := context.Cause(l.Context()); !errors.Is(cause, lockcore.ErrLeaseLost) {
+			t.Errorf("holder's context cause = %v, want ErrLeaseLost", cause)
+		}
+		renews := store.n("renew")
+		if renews != 1 {
+			t.Errorf("renewals = %d, want 1: a renewal refused on our released revision is not retried", renews)
+		}
+		err = l.Release(context.Background(), lockcore.Success, "ref")
+		if !errors.Is(err, lockcore.ErrLeaseLost) {
+			t.Errorf("holder's Release() = %v, want an error matching ErrLeaseLost", err)
+		}
+		time.Sleep(10 * time.Second) // past the lease: nothing is written by the keeper either
+		synctest.Wait()
+		if n := store.n("release"); n != 0 {
+			t.Errorf("holder's release writes = %d, want 0", n)
+		}
+		if n := store.n("renew"); n != renews {
+			t.Errorf("renewals after the refusal = %d, want none", n-renews)
+		}
+		if got, _, _ := mem.Get(context.Background(), l.Key()); !got.Equal(op) {
+			t.Errorf("item = %+v, want the operator's release %+v unchanged", got, op)
+		}
+		if got := m.sum(lockcore.MetricLeaseLost); got != 1 {
+			t.Errorf("LockLeaseLost = %v, want 1", got)
+		}
+
+		// The next caller takes over at once: no failure window holds it back.
+		next := newLock(t, mem, "next")
+		res, err := next.TryAcquireElseWaitForRelease(context.Background())
+		if err != nil || res.Outcome != lockcore.Acquired {
+			t.Errorf("newcomer = %v, %v, want ACQUIRED", res.Outcome, err)
+		}
+		mustRelease(t, next, lockcore.Success, "")
+	})
+}

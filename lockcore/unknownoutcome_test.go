@@ -1,0 +1,54 @@
+package lockcore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// An acquire applied but answered with an error of unknown outcome (a 5xx
+// whose retry was throttled, as DynamoStore reports it), on an item whose
+// reads the herd keeps throttled for a while: the settling read is retried
+// until it is served, and the invocation recognises its own write
+// (ACQUIRED), instead of freeing it and failing, or waiting on it.
+func TestUnknownOutcomeSettledThroughThrottledReads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		var throttledGets atomic.Int32
+		store := &hookStore{Store: mem}
+		store.acquire = func(ctx context.Context, r lockcore.AcquireRequest) (lockcore.Item, error) {
+			if _, err := mem.Acquire(ctx, r); err != nil {
+				return lockcore.Item{}, err
+			}
+			return lockcore.Item{}, errors.New("lockcore: dynamodb acquire: outcome unknown: InternalServerError; the retry was throttled")
+		}
+		served := time.Now().Add(1500 * time.Millisecond)
+		store.get = func(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+			if time.Now().Before(served) {
+				throttledGets.Add(1)
+				return lockcore.Item{}, false, fmt.Errorf("lockcore: dynamodb get: %w", lockcore.ErrThrottled)
+			}
+			return mem.Get(ctx, k)
+		}
+		l := newLock(t, store, "holder")
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := l.TryAcquireElseWaitForRelease(ctx)
+		if res.Outcome != lockcore.Acquired || err != nil {
+			t.Fatalf("TryAcquireElseWaitForRelease() = %v, %v, want ACQUIRED (our own write)", res.Outcome, err)
+		}
+		if throttledGets.Load() < 2 {
+			t.Errorf("throttled settling reads = %d, want several before one is served", throttledGets.Load())
+		}
+		if store.n("release") != 0 || !l.Valid() {
+			t.Errorf("releases = %d, Valid %v; want our write held, not freed", store.n("release"), l.Valid())
+		}
+		mustRelease(t, l, lockcore.Success, "")
+	})
+}
