@@ -55,12 +55,10 @@ func (l *Lock) settle(ctx context.Context, req AcquireRequest, until time.Time, 
 		return got, nil
 	}
 	if gerr != nil || applied {
-		free := ReleaseRequest{Key: l.key, Revision: req.Revision, NowMs: l.nowMs(), Result: Failure}
-		if applied {
-			// Freed, not failed: the episode stays as the item had it.
-			free.Failures, free.NotBeforeMs = got.Failures, got.NotBeforeMs
-			free.FailReason, free.FailRecentUntilMs = got.FailReason, got.FailRecentUntilMs
-		}
+		// Freed, not failed: nothing was attempted, so the episode's
+		// attempts, reason and not-before stay as the item has them, read
+		// or not.
+		free := ReleaseRequest{Key: l.key, Revision: req.Revision, NowMs: l.nowMs(), Result: Failure, KeepEpisode: true}
 		_, _ = l.store.Release(rctx, free)
 	}
 	l.logAt(slog.LevelWarn, "lock acquire failed", slog.Any("error", err))
