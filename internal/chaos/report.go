@@ -21,6 +21,7 @@ type HerdRound struct {
 	Empty    int // RELEASED without data
 	Failed   int
 	Fetches  int
+	Refused  int // fetches the upstream refused with a Retry-After (failing rounds)
 	Verdict  string
 }
 
