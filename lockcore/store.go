@@ -144,11 +144,14 @@ type Item struct {
 	PrevRevision string
 	PrevResult   Result
 
-	// Failures counts the failed attempts of the current failure episode;
+	// Failures counts the failed attempts in a row, each made while the
+	// failure before it was recent (across the exhausted episodes of one
+	// outage, see [WithMaxAttempts]);
 	// NotBeforeMs is the earliest time at which a new attempt may start,
-	// as the last failing holder wrote it (see [WithMaxAttempts]); FailReason is its short reason code; FailRecentUntilMs is
-	// until when the failure counts as recent. A Success release sets them
-	// to zero; an acquisition keeps them.
+	// as the last failing holder wrote it (see [WithMaxAttempts]);
+	// FailReason is its short reason code; FailRecentUntilMs is until when
+	// the failure counts as recent. A Success release sets them to zero;
+	// an acquisition keeps them.
 	Failures          int64
 	NotBeforeMs       int64
 	FailReason        string
