@@ -70,12 +70,10 @@ func (l *Lock) settle(ctx context.Context, req AcquireRequest, sent, until time.
 	case applied && !l.late(ctx, until) && time.Now().Before(sent.Add(l.o.lease-l.validityMargin())):
 		return &got, nil
 	}
-	free := ReleaseRequest{Key: l.key, Revision: req.Revision, NowMs: l.nowMs(), Result: Failure}
-	if applied {
-		// Freed, not failed: the episode stays as the item had it.
-		free.Failures, free.NotBeforeMs = got.Failures, got.NotBeforeMs
-		free.FailReason, free.FailRecentUntilMs = got.FailReason, got.FailRecentUntilMs
-	}
+	// Freed, not failed: the freed hold made no attempt, so the episode's
+	// attempts, reason and not-before stay as the item has them (the
+	// release writes none of them; no read of them is needed).
+	free := ReleaseRequest{Key: l.key, Revision: req.Revision, NowMs: l.nowMs(), Result: Failure, KeepEpisode: true}
 	if l.free(ctx, free) && applied && !l.late(ctx, until) {
 		return nil, nil // settled too late to hold, within the wait: it goes on
 	}

@@ -140,7 +140,7 @@ const (
 	acquireOpenObserve = " OR (#rev = :obsRev AND #beat = :obsBeat)"
 	acquireNotFresh    = " AND NOT (#rel = :true AND #result = :success AND #relAt >= :freshSince)"
 	acquireNotHeldBack = " AND NOT (#rel = :true AND #result = :failure AND #failRecentUntil > :now" +
-		" AND (#notBefore > :now OR #failures >= :maxAttempts))"
+		" AND #notBefore > :now)"
 
 	// Renew extends the lease when that does not shorten it; otherwise a
 	// second write moves only the heartbeat and the beat.
@@ -149,10 +149,10 @@ const (
 	renewBeatUpdate = "SET #hb = :now ADD #beat :one"
 	renewBeatCond   = "#rev = :rev AND #rel = :false"
 
-	releaseUpdate = "SET #rel = :true, #relAt = :now, #result = :result, #resultRef = :ref, #resultFence = #fence, " +
-		"#failures = :failures, #notBefore = :notBefore, #failReason = :failReason, #failRecentUntil = :failRecentUntil"
-	releaseAnswer = ", #answer = :answer"
-	releaseCond   = "#rev = :rev AND (#rel = :false OR #result = :result)"
+	releaseUpdate  = "SET #rel = :true, #relAt = :now, #result = :result, #resultRef = :ref, #resultFence = #fence"
+	releaseEpisode = ", #failures = :failures, #notBefore = :notBefore, #failReason = :failReason, #failRecentUntil = :failRecentUntil"
+	releaseAnswer  = ", #answer = :answer"
+	releaseCond    = "#rev = :rev AND (#rel = :false OR #result = :result)"
 )
 
 // placeholders maps each name placeholder to its attribute.
@@ -264,7 +264,6 @@ func acquireCondition(req AcquireRequest, values map[string]types.AttributeValue
 	if req.MaxAttempts > 0 {
 		guards += acquireNotHeldBack
 		bind(":failure", str(string(Failure)))
-		bind(":maxAttempts", num(req.MaxAttempts))
 	}
 	if guards == "" {
 		return acquireAbsent + " OR " + open
@@ -318,22 +317,22 @@ func (s *DynamoStore) Release(ctx context.Context, req ReleaseRequest) (Item, er
 	}
 	update := releaseUpdate
 	values := map[string]types.AttributeValue{
-		":true":            boolean(true),
-		":now":             num(req.NowMs),
-		":result":          str(string(req.Result)),
-		":ref":             str(req.ResultRef),
-		":rev":             str(req.Revision),
-		":false":           boolean(false),
-		":failures":        num(0),
-		":notBefore":       num(0),
-		":failReason":      str(""),
-		":failRecentUntil": num(0),
+		":true":   boolean(true),
+		":now":    num(req.NowMs),
+		":result": str(string(req.Result)),
+		":ref":    str(req.ResultRef),
+		":rev":    str(req.Revision),
+		":false":  boolean(false),
 	}
-	if req.Result == Failure {
-		values[":failures"] = num(req.Failures)
-		values[":notBefore"] = num(req.NotBeforeMs)
-		values[":failReason"] = str(req.FailReason)
-		values[":failRecentUntil"] = num(req.FailRecentUntilMs)
+	switch {
+	case req.Result == Success:
+		update += releaseEpisode
+		values[":failures"], values[":notBefore"] = num(0), num(0)
+		values[":failReason"], values[":failRecentUntil"] = str(""), num(0)
+	case !req.KeepEpisode:
+		update += releaseEpisode
+		values[":failures"], values[":notBefore"] = num(req.Failures), num(req.NotBeforeMs)
+		values[":failReason"], values[":failRecentUntil"] = str(req.FailReason), num(req.FailRecentUntilMs)
 	}
 	if len(req.Answer) > 0 {
 		update += releaseAnswer

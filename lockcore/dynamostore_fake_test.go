@@ -140,7 +140,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 	const remove = " REMOVE #result, #resultRef, #resultFence, #relAt, #answer"
 	const cond = "attribute_not_exists(#lockKey) OR #rel = :true"
 	const fresh = " AND NOT (#rel = :true AND #result = :success AND #relAt >= :freshSince)"
-	const heldBack = " AND NOT (#rel = :true AND #result = :failure AND #failRecentUntil > :now AND (#notBefore > :now OR #failures >= :maxAttempts))"
+	const heldBack = " AND NOT (#rel = :true AND #result = :failure AND #failRecentUntil > :now AND #notBefore > :now)"
 	base := map[string]types.AttributeValue{
 		":empty": avS(""),
 		":group": avS("fx"), ":id": avS("EUR-USD"), ":owner": avS("fn"), ":newRev": avS("new"), ":leaseMs": avN("10000"),
@@ -226,7 +226,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 			},
 			wantUpdate: set + remove + ", #ttl",
 			wantCond:   "attribute_not_exists(#lockKey) OR ((#rel = :true OR #exp < :nowMinusEps OR #lu < :nowMinusEps)" + heldBack + ")",
-			wantValues: with(map[string]types.AttributeValue{":nowMinusEps": avN("0"), ":failure": avS("failure"), ":maxAttempts": avN("2")}),
+			wantValues: with(map[string]types.AttributeValue{":nowMinusEps": avN("0"), ":failure": avS("failure")}),
 			wantGuards: true,
 		},
 		{
@@ -238,7 +238,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 			wantUpdate: set + remove + ", #ttl",
 			wantCond:   "attribute_not_exists(#lockKey) OR ((#rel = :true)" + fresh + heldBack + ")",
 			wantValues: with(map[string]types.AttributeValue{":success": avS("success"), ":freshSince": avN("700"),
-				":failure": avS("failure"), ":maxAttempts": avN("1")}),
+				":failure": avS("failure")}),
 			wantGuards: true,
 		},
 	}
@@ -249,7 +249,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 		"#resultFence": "resultFence", "#relAt": "releasedAtMs", "#account": "recordAccount",
 		"#ttl": "ttl", "#prevRev": "prevRevision", "#prevResult": "prevResult", "#answer": "answer",
 	}
-	guardNames := map[string]string{"#failRecentUntil": "failRecentUntilMs", "#notBefore": "notBeforeMs", "#failures": "failures"}
+	guardNames := map[string]string{"#failRecentUntil": "failRecentUntilMs", "#notBefore": "notBeforeMs"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: storedItem("new")}}
@@ -365,6 +365,20 @@ func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 			wantValues: map[string]types.AttributeValue{":true": avBool(true), ":now": avN("7"), ":result": avS("failure"),
 				":ref": avS("x"), ":rev": avS("r"), ":false": avBool(false),
 				":failures": avN("2"), ":notBefore": avN("9"), ":failReason": avS("upstream_429"), ":failRecentUntil": avN("11")},
+		},
+		{
+			// Freeing a possible ghost: the episode stays as the item has it.
+			name: "release failure keeping the episode",
+			call: func(ctx context.Context, st *lockcore.DynamoStore) (lockcore.Item, error) {
+				return st.Release(ctx, lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Failure, KeepEpisode: true,
+					Failures: 2, NotBeforeMs: 9, FailReason: "ignored", FailRecentUntilMs: 11})
+			},
+			wantUpdate: "SET #rel = :true, #relAt = :now, #result = :result, #resultRef = :ref, #resultFence = #fence",
+			wantCond:   "#rev = :rev AND (#rel = :false OR #result = :result)",
+			wantNames: map[string]string{"#rel": "isReleased", "#relAt": "releasedAtMs", "#result": "result",
+				"#resultRef": "resultRef", "#resultFence": "resultFence", "#fence": "fence", "#rev": "revision"},
+			wantValues: map[string]types.AttributeValue{":true": avBool(true), ":now": avN("7"), ":result": avS("failure"),
+				":ref": avS(""), ":rev": avS("r"), ":false": avBool(false)},
 		},
 		{
 			name: "release success with an answer",

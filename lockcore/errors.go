@@ -74,14 +74,18 @@ func (e *configError) Unwrap() error        { return e.err }
 func (e *configError) Is(target error) bool { return target == ErrConfig }
 
 // HolderFailedError is returned by [Lock.TryAcquireElseWaitForRelease]
-// (Outcome Failed) when the item shows a recent failure that the caller must
-// not retry: its episode has reached the maximum attempts (see
-// [WithMaxAttempts]), or its not-before time is later than the caller can
-// wait. It carries what the failing holder published, never raw error text.
+// (Outcome Failed) when the item shows a recent failure whose not-before
+// time is later than the caller can wait: the upstream's pacing
+// ([WithNotBefore]) or the hold-back of an episode that used up its
+// attempts ([WithMaxAttempts]). It carries what the failing holder
+// published, never raw error text.
 type HolderFailedError struct {
-	Reason    string    // the failing holder's reason code (see [WithFailureReason])
-	NotBefore time.Time // when a new attempt may start; zero when none was given
-	Attempts  int       // failed attempts of the episode so far
+	Reason string // the failing holder's reason code (see [WithFailureReason])
+	// NotBefore is the earliest time at which a new attempt may start:
+	// from then on this failure holds nobody back, so a caller that comes
+	// back then is not refused by it. Never zero.
+	NotBefore time.Time
+	Attempts  int // failed attempts of the episode so far
 }
 
 func (e *HolderFailedError) Error() string {

@@ -103,7 +103,7 @@ func freshSuccess(cur *Item, req AcquireRequest) bool {
 // heldBackFailure is guard (C) of [Store.Acquire].
 func heldBackFailure(cur *Item, req AcquireRequest) bool {
 	return req.MaxAttempts > 0 && cur.Released && cur.Result == Failure && cur.FailRecentUntilMs > req.NowMs &&
-		(cur.NotBeforeMs > req.NowMs || cur.Failures >= req.MaxAttempts)
+		cur.NotBeforeMs > req.NowMs
 }
 
 // Renew implements [Store.Renew].
@@ -158,6 +158,9 @@ func released(cur Item, req ReleaseRequest) Item {
 			it.Answer = bytes.Clone(req.Answer)
 		}
 		it.Failures, it.NotBeforeMs, it.FailReason, it.FailRecentUntilMs = 0, 0, "", 0
+		return it
+	}
+	if req.KeepEpisode {
 		return it
 	}
 	it.Failures, it.NotBeforeMs = req.Failures, req.NotBeforeMs

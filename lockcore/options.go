@@ -31,10 +31,13 @@ const (
 	// DefaultDrift is ρ, the bound assumed on the rate difference of two
 	// hosts' monotonic clocks for the clock-free path.
 	DefaultDrift = 0.01
-	// DefaultMaxAttempts is how many holders of one failure episode may
-	// try before waiters end with [ErrHolderFailed]: one failure is retried
-	// once, by one taker-over.
+	// DefaultMaxAttempts is how many unpaced attempts (failures without
+	// a not-before) a failure episode makes before it is held back: one
+	// such failure is retried once, by one taker-over.
 	DefaultMaxAttempts = 2
+	// DefaultMaxHoldBack caps the hold-back of an exhausted failure
+	// episode (see [WithMaxAttempts]).
+	DefaultMaxHoldBack = 2 * time.Minute
 	// DefaultReleaseAttempts is how many times Release tries.
 	DefaultReleaseAttempts = 5
 	// DefaultReleaseMaxBackoff caps the wait between release attempts.
@@ -63,6 +66,7 @@ type options struct {
 	useWallClock      bool
 	drift             float64
 	maxAttempts       int
+	maxHoldBack       time.Duration
 	failureWindow     time.Duration // 0: the lease
 	releaseAttempts   int
 	releaseMaxBackoff time.Duration
@@ -88,6 +92,7 @@ func defaultOptions() options {
 		useWallClock:      true,
 		drift:             DefaultDrift,
 		maxAttempts:       DefaultMaxAttempts,
+		maxHoldBack:       DefaultMaxHoldBack,
 		releaseAttempts:   DefaultReleaseAttempts,
 		releaseMaxBackoff: DefaultReleaseMaxBackoff,
 		releaseTimeout:    DefaultReleaseTimeout,
@@ -140,23 +145,43 @@ func WithoutWallClock() Option { return func(o *options) { o.useWallClock = fals
 // Default [DefaultDrift].
 func WithDrift(rho float64) Option { return func(o *options) { o.drift = rho } }
 
-// WithMaxAttempts sets how many holders of one failure episode may try:
-// after a holder releases a [Failure], one waiter or newcomer takes over
-// (once the failure's not-before time has passed) while fewer than n
-// attempts of the episode have failed; once n have, everybody who comes to
-// the lock while the failure is recent (see [WithFailureWindow]) ends
-// Failed with an error matching [ErrHolderFailed] instead of trying again.
-// The bound is part of the acquire condition, so a newcomer that never saw
-// the failure is held back too. Default [DefaultMaxAttempts]; 1 means a
-// failure is never retried within the burst. n must be at least 1.
+// WithMaxAttempts sets how many attempts without pacing a failure episode
+// makes before it is held back. After a holder releases a [Failure], one
+// waiter or newcomer takes over once the failure's not-before time has
+// passed, and its attempt counts in the same episode while the failure is
+// recent (see [WithFailureWindow]):
+//
+//   - a failure with a not-before ([WithNotBefore], an upstream's
+//     Retry-After) is paced: the next attempt starts at that time, one
+//     per not-before for the whole herd, and n does not bound it;
+//   - a failure without one (a 5xx, a timeout) is unpaced: while the
+//     episode's attempt number is not a multiple of n the next attempt
+//     may start at once; the failure of attempt k·n exhausts the episode,
+//     and the holder writes a hold-back as the not-before: the failure
+//     window times 2^(k-1), at most [WithMaxHoldBack]. So consecutive
+//     exhausted episodes back off, and a long outage costs a few calls per
+//     minute.
+//
+// Everybody who comes to the lock before the not-before waits for it, or
+// ends Failed with a *[HolderFailedError] naming it when it cannot wait
+// that long. The not-before is part of the acquire condition, so a
+// newcomer that never saw the failure is held back too. Default
+// [DefaultMaxAttempts]; 1 means an unpaced failure is never retried before
+// its hold-back. n must be at least 1.
 func WithMaxAttempts(n int) Option { return func(o *options) { o.maxAttempts = n } }
 
+// WithMaxHoldBack caps the hold-back after an exhausted failure episode
+// (see [WithMaxAttempts]). d must be positive. Default
+// [DefaultMaxHoldBack].
+func WithMaxHoldBack(d time.Duration) Option { return func(o *options) { o.maxHoldBack = d } }
+
 // WithFailureWindow sets how long a released failure counts as recent:
-// until d after its not-before time (see [WithNotBefore]), or after the
-// release when it has none. While it is recent, the episode's attempt count
-// holds back others (see [WithMaxAttempts]) and the next holder's attempt
-// counts in the same episode; after that, a failure is old news and the
-// next holder starts a new episode. Default (and 0): the lease.
+// until d after its not-before time (see [WithMaxAttempts]), or after the
+// release when it has none. While it is recent, its not-before holds back
+// others and the next holder's attempt counts in the same episode; after
+// that, a failure is old news and the next holder starts a new episode. It
+// is also the first hold-back of an exhausted episode. Default (and 0): the
+// lease.
 func WithFailureWindow(d time.Duration) Option { return func(o *options) { o.failureWindow = d } }
 
 // WithReleaseRetries sets the number of release attempts and the cap on the
@@ -222,7 +247,7 @@ func (o *options) validate() error {
 		{"renewal floor", o.renewFloor}, {"poll interval", o.pollInterval},
 		{"maximum wait", o.maxWait}, {"clock allowance", o.clockAllowance},
 		{"release backoff", o.releaseMaxBackoff}, {"release timeout", o.releaseTimeout}, {"ttl", o.ttl}, {"fresh success", o.freshSuccess}, {"attempt timeout", o.attemptTimeout},
-		{"failure window", o.failureWindow},
+		{"failure window", o.failureWindow}, {"maximum hold-back", o.maxHoldBack},
 	}
 	for _, d := range durations {
 		if d.d < 0 {
@@ -242,6 +267,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("lockcore: maximum attempts must be at least 1, got %d", o.maxAttempts)
 	case o.attemptTimeout == 0:
 		return fmt.Errorf("lockcore: attempt timeout must be positive")
+	case o.maxHoldBack == 0:
+		return fmt.Errorf("lockcore: maximum hold-back must be positive")
 	case o.releaseTimeout == 0:
 		return fmt.Errorf("lockcore: release timeout must be positive")
 	case o.releaseAttempts < 1:

@@ -27,8 +27,11 @@ func WithAnswer(b []byte) ReleaseOption { return func(o *releaseOptions) { o.ans
 // WithNotBefore says, with a [Failure] release, that nobody may take over
 // before t (from an upstream's Retry-After, say): waiters and newcomers
 // wait until then, or end Failed with an error matching [ErrHolderFailed]
-// when they cannot wait that long. It is ignored with [Success]. Default:
-// no not-before, a waiter may take over at once.
+// when they cannot wait that long, and the first of them after t makes
+// the episode's next attempt. Such a paced failure does not count against
+// [WithMaxAttempts]. A t not after the release counts as none. It is
+// ignored with [Success]. Default: no not-before; the failure is unpaced
+// and the attempt bound of [WithMaxAttempts] applies.
 func WithNotBefore(t time.Time) ReleaseOption { return func(o *releaseOptions) { o.notBefore = t } }
 
 // WithFailureReason sets the short reason code published with a [Failure]
@@ -93,9 +96,7 @@ func (l *Lock) releaseRequest(h *hold, result Result, ref string, o releaseOptio
 		return req
 	}
 	req.Failures = h.attempt
-	if !o.notBefore.IsZero() {
-		req.NotBeforeMs = o.notBefore.UnixMilli()
-	}
+	req.NotBeforeMs = l.nextAttemptMs(h.attempt, o.notBefore, nowMs)
 	req.FailReason = safeReason(o.reason)
 	req.FailRecentUntilMs = max(req.NotBeforeMs, nowMs) + l.failureWindow().Milliseconds()
 	return req

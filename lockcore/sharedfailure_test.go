@@ -108,45 +108,6 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	})
 }
 
-// TestAttemptsAreBounded: with every call failing and no not-before, the
-// episode makes WithMaxAttempts calls; everybody else, waiters and
-// newcomers, ends FAILED with the published reason and the attempt count.
-func TestAttemptsAreBounded(t *testing.T) {
-	for _, maxAttempts := range []int{1, 2, 3} {
-		t.Run("max "+string(rune('0'+maxAttempts)), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				mem := lockcore.NewMemoryStore()
-				m := &recMetrics{}
-				var calls int
-				upstream := func(int) error { calls++; return errUpstream }
-				reason := func(error) []lockcore.ReleaseOption {
-					return []lockcore.ReleaseOption{lockcore.WithFailureReason("upstream_503")}
-				}
-				results, errs := failingHerd(t, mem, burst(12, 30*time.Millisecond), upstream, reason,
-					lockcore.WithMaxAttempts(maxAttempts), lockcore.WithMetrics(m))
-				acquired, _, holderFailed := tally13(results, errs)
-				if calls != maxAttempts || acquired != maxAttempts || holderFailed != 12-maxAttempts {
-					t.Fatalf("calls %d, acquired %d, ended with ErrHolderFailed %d; want %d, %d, %d",
-						calls, acquired, holderFailed, maxAttempts, maxAttempts, 12-maxAttempts)
-				}
-				for i, err := range errs {
-					var hf *lockcore.HolderFailedError
-					if results[i].Outcome == lockcore.Failed && (!errors.As(err, &hf) || hf.Reason != "upstream_503" || hf.Attempts != maxAttempts) {
-						t.Errorf("invocation %d: %v, want a HolderFailedError upstream_503 after %d attempts", i, err, maxAttempts)
-					}
-				}
-				if got := m.sum(lockcore.MetricSharedFailure); got != float64(12-maxAttempts) {
-					t.Errorf("LockSharedFailure = %v, want %d", got, 12-maxAttempts)
-				}
-				// Attempt numbers 1, 2, ..., maxAttempts.
-				if got, want := m.sum(lockcore.MetricEpisodeAttempts), float64(maxAttempts*(maxAttempts+1)/2); got != want {
-					t.Errorf("sum of LockEpisodeAttempts = %v, want %v", got, want)
-				}
-			})
-		})
-	}
-}
-
 // TestNotBeforePastTheDeadline: a not-before later than the waiters can
 // wait ends their wait at once, with the not-before in the error.
 func TestNotBeforePastTheDeadline(t *testing.T) {
@@ -171,36 +132,6 @@ func TestNotBeforePastTheDeadline(t *testing.T) {
 			if results[i].Waited > 1240*time.Millisecond {
 				t.Errorf("invocation %d waited %v, want to end within a poll of the release at 1s", i, results[i].Waited)
 			}
-		}
-	})
-}
-
-// TestRecentFailureExpires: once the failure window has passed, a failure
-// is old news: a newcomer acquires and starts a new episode (attempt 1).
-func TestRecentFailureExpires(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		mem := lockcore.NewMemoryStore()
-		opts := []lockcore.Option{lockcore.WithMaxAttempts(1), lockcore.WithFailureWindow(3 * time.Second)}
-		holder := newLock(t, mem, "h", opts...)
-		mustAcquire(t, holder)
-		mustRelease(t, holder, lockcore.Failure, "")
-
-		time.Sleep(2 * time.Second)
-		res, err := newLock(t, mem, "early", opts...).TryAcquireElseWaitForRelease(context.Background())
-		if res.Outcome != lockcore.Failed || !errors.Is(err, lockcore.ErrHolderFailed) {
-			t.Errorf("newcomer within the window = %v, %v; want FAILED with ErrHolderFailed", res.Outcome, err)
-		}
-		time.Sleep(time.Second + time.Millisecond)
-		m := &recMetrics{}
-		late := newLock(t, mem, "late", append(opts, lockcore.WithMetrics(m))...)
-		res, err = late.TryAcquireElseWaitForRelease(context.Background())
-		if res.Outcome != lockcore.Acquired || err != nil || m.sum(lockcore.MetricEpisodeAttempts) != 1 {
-			t.Errorf("newcomer after the window = %v, %v, attempt %v; want ACQUIRED as attempt 1", res.Outcome, err, m.sum(lockcore.MetricEpisodeAttempts))
-		}
-		mustRelease(t, late, lockcore.Failure, "")
-		it, _, _ := mem.Get(context.Background(), late.Key())
-		if it.Failures != 1 {
-			t.Errorf("Failures after a failure in a new episode = %d, want 1", it.Failures)
 		}
 	})
 }

@@ -34,8 +34,10 @@ type Store interface {
 	//	    req.FreshSuccessSinceMs;
 	//	(C) and, when req.MaxAttempts is positive, the item is not a
 	//	    held-back failure: released with Failure, FailRecentUntilMs >
-	//	    req.NowMs, and either NotBeforeMs > req.NowMs or Failures >=
-	//	    req.MaxAttempts.
+	//	    req.NowMs and NotBeforeMs > req.NowMs. The failing holder
+	//	    writes in NotBeforeMs the earliest time at which the next
+	//	    attempt may start (the upstream's pacing, or the hold-back of
+	//	    an exhausted episode), so the guard compares that one time.
 	//
 	// (B) and (C) guard every branch of (A), so neither a lapsed lease nor a
 	// clock-free observation gets past a fresh success or a held-back
@@ -77,8 +79,9 @@ type Store interface {
 	//     failure episode: Failures = 0, NotBeforeMs = 0, FailReason = "",
 	//     FailRecentUntilMs = 0;
 	//   - with Failure: Failures, NotBeforeMs, FailReason and
-	//     FailRecentUntilMs from req. A Failure request with an Answer is
-	//     refused before writing.
+	//     FailRecentUntilMs from req, or, with req.KeepEpisode, as the item
+	//     has them. A Failure request with an Answer is refused before
+	//     writing.
 	//
 	// An Answer longer than [MaxAnswerBytes] is refused before writing with
 	// an error matching [ErrAnswerTooLarge].
@@ -141,11 +144,14 @@ type Item struct {
 	PrevRevision string
 	PrevResult   Result
 
-	// Failures counts the failed attempts of the current failure episode;
-	// NotBeforeMs is when the last failing holder said a new attempt may
-	// start; FailReason is its short reason code; FailRecentUntilMs is
-	// until when the failure counts as recent. A Success release sets them
-	// to zero; an acquisition keeps them.
+	// Failures counts the failed attempts in a row, each made while the
+	// failure before it was recent (across the exhausted episodes of one
+	// outage, see [WithMaxAttempts]);
+	// NotBeforeMs is the earliest time at which a new attempt may start,
+	// as the last failing holder wrote it (see [WithMaxAttempts]);
+	// FailReason is its short reason code; FailRecentUntilMs is until when
+	// the failure counts as recent. A Success release sets them to zero;
+	// an acquisition keeps them.
 	Failures          int64
 	NotBeforeMs       int64
 	FailReason        string
@@ -204,8 +210,11 @@ type AcquireRequest struct {
 	FreshSuccessSinceMs int64
 
 	// MaxAttempts, when positive, keeps an item released with a recent
-	// Failure from being acquired before its NotBeforeMs, or at all once
-	// its Failures reached MaxAttempts. Zero turns that guard off.
+	// Failure from being acquired before its NotBeforeMs: guard (C) of
+	// [Store.Acquire]. The attempt bound itself is applied by the failing
+	// holder, which writes the hold-back of an exhausted episode as the
+	// not-before (see [WithMaxAttempts]); the stores compare only times.
+	// Zero turns the guard off.
 	MaxAttempts int64
 }
 
@@ -233,6 +242,12 @@ type ReleaseRequest struct {
 	NotBeforeMs       int64
 	FailReason        string
 	FailRecentUntilMs int64
+
+	// KeepEpisode, with Failure, leaves the item's failure episode as it
+	// is and ignores the four fields above: the release frees a hold that
+	// made no attempt (a possible ghost of an acquire whose outcome is
+	// unknown), so the episode's attempts, reason and not-before stand.
+	KeepEpisode bool
 }
 
 // Result is the outcome a holder publishes when it releases the lock.

@@ -75,12 +75,13 @@ type WaitResult struct {
 //     ctx's cause, is an *[AcquireError], or is a *[HolderFailedError].
 //
 // A recent failure (see [WithFailureWindow]) is shared: nobody takes over
-// before its not-before time ([WithNotBefore]); a waiter whose deadline
-// allows it sleeps until then, without reading, and then races the others
-// for the lock. When the not-before is later than the deadline, or the
-// failure episode has had [WithMaxAttempts] failed attempts, the wait ends
-// at once with a *[HolderFailedError] carrying the published reason,
-// not-before and attempt count.
+// before its not-before time, the upstream's pacing ([WithNotBefore]) or
+// the hold-back of an episode that used up its attempts
+// ([WithMaxAttempts]); a waiter whose deadline allows it sleeps until then,
+// without reading, and then races the others for the lock. When the
+// not-before is later than the deadline, the wait ends at once with a
+// *[HolderFailedError] carrying the published reason, the attempt count
+// and that not-before, the time at which a new attempt may start.
 //
 // An acquire whose outcome is unknown (its answer lost, a 5xx, a timeout)
 // may still have been applied: it is settled by consistent reads, retried
@@ -304,32 +305,26 @@ func (w *waiter) afterRefusal(cur *Item) (wake time.Time, res WaitResult, err er
 }
 
 // heldBack judges a released Failure it. held is false when it does not
-// hold us back (old news, or its not-before has passed with attempts left):
-// the lock may be taken over. Otherwise err is a *HolderFailedError when
-// waiting cannot help (the episode's attempts reached the maximum, or the
-// not-before is past our deadline), and until is when to look again (the
+// hold us back (old news, or its not-before has passed): the lock may be
+// taken over. Otherwise err is a *HolderFailedError naming the not-before
+// when it is past our deadline, and until is when to look again (the
 // not-before, plus up to a fifth of a poll interval of jitter, so the
-// waiters do not all write at once).
+// waiters do not all write at once). The not-before is the one time the
+// failing holder wrote for the next attempt, the upstream's pacing or an
+// exhausted episode's hold-back (see [WithMaxAttempts]).
 func (w *waiter) heldBack(it Item) (until time.Time, err error, held bool) {
 	l := w.l
 	nowMs := l.nowMs()
-	if it.FailRecentUntilMs <= nowMs {
-		return time.Time{}, nil, false
-	}
-	attemptsLeft := it.Failures < int64(l.o.maxAttempts)
-	if attemptsLeft && it.NotBeforeMs <= nowMs {
+	if it.FailRecentUntilMs <= nowMs || it.NotBeforeMs <= nowMs {
 		return time.Time{}, nil, false
 	}
 	jitter := time.Duration(rand.Float64() * 0.2 * float64(l.o.pollInterval))
 	until = time.Now().Add(time.Duration(it.NotBeforeMs-nowMs)*time.Millisecond + jitter)
-	if attemptsLeft && until.Before(w.deadline) {
+	if until.Before(w.deadline) {
 		return until, nil, true
 	}
-	hf := &HolderFailedError{Reason: it.FailReason, Attempts: int(it.Failures)}
-	if it.NotBeforeMs != 0 {
-		hf.NotBefore = time.UnixMilli(it.NotBeforeMs)
-	}
-	l.logAt(slog.LevelInfo, "lock holders of this burst failed; not retrying",
+	hf := &HolderFailedError{Reason: it.FailReason, Attempts: int(it.Failures), NotBefore: time.UnixMilli(it.NotBeforeMs)}
+	l.logAt(slog.LevelInfo, "lock holders of this burst failed; not retrying before the not-before",
 		slog.String("reason", hf.Reason), slog.Int("attempts", hf.Attempts), slog.Int64("notBeforeMs", it.NotBeforeMs))
 	return time.Time{}, hf, true
 }

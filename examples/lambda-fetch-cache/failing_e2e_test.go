@@ -22,46 +22,45 @@ func TestEndToEndFailingUpstream(t *testing.T) {
 	start := stack.start
 	const key = "EUR-USD"
 
-	t.Run("Retry-After 2, shorter than the time left: at most 2 calls, 2 s apart", func(t *testing.T) {
+	t.Run("Retry-After 2 for 4 s: one call per Retry-After, and the refusals name the true time", func(t *testing.T) {
 		const (
 			retryAfter = 2 * time.Second
-			ttl        = 3 * time.Second
+			throttled  = 4 * time.Second
 		)
-		r := start(t, localrun.Options{N: burstSize, CacheTTL: ttl,
-			Upstream: sandbox.UpstreamConfig{ThrottleFirst: retryAfter, RetryAfter: retryAfter}})
+		// A 6 s function waits at most 4 s (the 2 s safety margin): long
+		// enough for the second call, not for a third, whose not-before
+		// comes after 4 s and some.
+		r := start(t, localrun.Options{N: burstSize, Timeout: 6 * time.Second,
+			Upstream: sandbox.UpstreamConfig{ThrottleFirst: throttled, RetryAfter: retryAfter}})
 		warmUp(t, r)
-		linesBefore := len(r.Pool.Lines())
 
-		answers := classify(t, r.Pool.Burst(burstContext(t), localrun.Payloads(localrun.Repeat(key, burstSize)...)))
-		calls := r.Upstream.ArrivalsFor(key)
-		if len(calls) < 1 || len(calls) > 2 {
-			t.Fatalf("upstream calls = %d (%+v), want 1 or 2", len(calls), calls)
+		// Burst 1, then a burst at the time its refusals named: one call,
+		// data for all.
+		calls, refused := pacedBurst(t, r, "EUR-USD", retryAfter)
+		named := refused.latestRetryAt()
+		if named.IsZero() {
+			t.Fatalf("burst 1 named no time to come back")
 		}
-		t.Logf("burst of %d: %d upstream calls %v, %d data answers, %d clear errors", burstSize, len(calls), callGaps(calls), len(answers.data), len(answers.failed))
-		if len(calls) == 2 {
-			if gap := calls[1].At.Sub(calls[0].At); gap < retryAfter {
-				t.Errorf("second upstream call %v after the first, want at least the Retry-After %v", gap, retryAfter)
+		time.Sleep(time.Until(named))
+		afterWindow(t, r, "EUR-USD", len(calls))
+
+		// Burst 1 on another key, then a burst just after the upstream
+		// recovered: data, or a time at most 2 s ahead.
+		calls, _ = pacedBurst(t, r, "GBP-USD", retryAfter)
+		time.Sleep(time.Until(calls[0].At.Add(throttled + 100*time.Millisecond)))
+		sent := time.Now()
+		late := classify(t, r.Pool.Burst(burstContext(t), localrun.Payloads(localrun.Repeat("GBP-USD", burstSize)...)))
+		for _, f := range late.failed {
+			if f.retryAt.After(sent.Add(2 * time.Second)) {
+				t.Errorf("sandbox %d, sent %v after the upstream recovered: %q names %v, more than 2 s ahead",
+					f.sandbox, sent.Sub(calls[0].At.Add(throttled)), f.message, f.retryAt)
 			}
 		}
-		answers.checkRetryAt(t, calls[0].At.Add(retryAfter))
-		rejected := 0
-		for _, c := range calls {
-			if c.Rejected {
-				rejected++
-			}
+		if len(late.data) > 0 {
+			checkSameData(t, late.data)
 		}
-		// Each refused call is its holder's clear error; with the second
-		// call past the throttling, no waiter has to give up.
-		if len(answers.failed) > rejected || len(answers.data) == 0 {
-			t.Errorf("%d clear errors and %d data answers for %d refused calls of %d, want at most one error per refused call and some data",
-				len(answers.failed), len(answers.data), rejected, len(calls))
-		}
-		checkSameData(t, answers.data)
-		checkEMF(t, r.Pool.Lines()[linesBefore:], map[string]float64{lockcore.MetricSharedFailure: 0})
-
-		// After the window, and once the fetched data is stale: one call.
-		time.Sleep(time.Until(time.UnixMilli(answers.data[0].FetchedAtMs).Add(ttl + 300*time.Millisecond)))
-		afterWindow(t, r, key, len(calls))
+		t.Logf("burst just after recovery: %d upstream calls, %d data answers, %d clear errors",
+			len(r.Upstream.ArrivalsFor("GBP-USD"))-len(calls), len(late.data), len(late.failed))
 	})
 
 	t.Run("Retry-After 8, longer than a 6 s function can wait: one call, the others answer at once", func(t *testing.T) {
@@ -100,10 +99,41 @@ func TestEndToEndFailingUpstream(t *testing.T) {
 			lockcore.MetricLockAcquisitionFailed: burstSize - 1,
 		})
 
-		// After the window (the time the answers named): one call.
-		time.Sleep(time.Until(answers.latestRetryAt().Add(100 * time.Millisecond)))
+		// At the time the answers named: one call.
+		time.Sleep(time.Until(answers.latestRetryAt()))
 		afterWindow(t, r, key, len(calls))
 	})
+}
+
+// pacedBurst sends a burst on key to an upstream that answers 429 with
+// retryAfter: it makes at most 2 upstream calls, retryAfter or more apart,
+// and every invocation answers with data or the clear error, naming a
+// time no earlier than the first refused call's Retry-After and no later
+// than the last one's, rounded up to the second. It returns the calls and
+// the answers.
+func pacedBurst(t *testing.T, r *localrun.Run, key string, retryAfter time.Duration) ([]sandbox.Arrival, answers) {
+	t.Helper()
+	a := classify(t, r.Pool.Burst(burstContext(t), localrun.Payloads(localrun.Repeat(key, burstSize)...)))
+	calls := r.Upstream.ArrivalsFor(key)
+	t.Logf("burst 1 on %s: %d upstream calls %v, %d data answers, %d clear errors", key, len(calls), callGaps(calls), len(a.data), len(a.failed))
+	if len(calls) < 1 || len(calls) > 2 {
+		t.Fatalf("upstream calls = %d (%+v), want 1 or 2", len(calls), calls)
+	}
+	if len(calls) == 2 {
+		if gap := calls[1].At.Sub(calls[0].At); gap < retryAfter {
+			t.Errorf("second upstream call %v after the first, want at least the Retry-After %v", gap, retryAfter)
+		}
+	}
+	first, last := calls[0].At.Add(retryAfter), calls[len(calls)-1].At.Add(retryAfter)
+	for _, f := range a.failed {
+		if f.retryAt.Before(first) || f.retryAt.After(last.Add(1500*time.Millisecond)) {
+			t.Errorf("sandbox %d: %q names %v, want a time from %v to %v rounded up", f.sandbox, f.message, f.retryAt, first, last)
+		}
+	}
+	if len(a.data) > 0 {
+		checkSameData(t, a.data)
+	}
+	return calls, a
 }
 
 // warmUp starts every sandbox of r's pool (their cold starts would

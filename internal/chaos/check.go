@@ -409,12 +409,16 @@ func (a *analysis) checkLiveness() {
 
 // checkHerd is check 4: per herd round, one fetch and data for all when the
 // holder succeeds; at most two fetches and no RELEASED without data when
-// it is killed. Everywhere: no RELEASED without data.
+// it is killed; in a round whose upstream refuses with a Retry-After, at
+// most one fetch per Retry-After (the failure policy) and one served
+// fetch. Everywhere: no RELEASED without data.
 func (a *analysis) checkHerd(killed map[string]bool) {
 	r := a.rep
 	fetches := map[string]int{}
+	byKey := map[string][]Fetch{}
 	for _, f := range a.rec.fetches {
 		fetches[f.Key]++
+		byKey[f.Key] = append(byKey[f.Key], f)
 		r.HerdFetches++
 	}
 	present := map[string]map[int]bool{}
@@ -438,7 +442,7 @@ func (a *analysis) checkHerd(killed map[string]bool) {
 		}
 		hr := rounds[e.Key]
 		if hr == nil {
-			hr = &HerdRound{Key: e.Key, Killed: killed[e.Key], Fetches: fetches[e.Key]}
+			hr = &HerdRound{Key: e.Key, Killed: killed[e.Key], Fetches: fetches[e.Key], Refused: refusedFetches(byKey[e.Key])}
 			rounds[e.Key] = hr
 			order = append(order, e.Key)
 		}
@@ -470,6 +474,15 @@ func (a *analysis) checkHerd(killed map[string]bool) {
 			if hr.Fetches > 2 {
 				a.violate(CheckHerd, "%s: holder killed, %d upstream fetches (want at most 2)", k, hr.Fetches)
 			}
+		case hr.Refused > 0:
+			hr.Verdict = "upstream refused with Retry-After"
+			a.checkPaced(k, byKey[k])
+			if served := hr.Fetches - hr.Refused; hr.HolderOK && served != 1 {
+				a.violate(CheckHerd, "%s: holder succeeded after %d refused fetches, %d served fetches (want 1)", k, hr.Refused, served)
+			}
+			if got := hr.Acquired + hr.WithData; hr.HolderOK && got != hr.Workers {
+				a.violate(CheckHerd, "%s: holder succeeded, %d of %d workers got the data", k, got, hr.Workers)
+			}
 		case hr.HolderOK:
 			hr.Verdict = "holder succeeded"
 			if hr.Fetches != 1 {
@@ -483,6 +496,33 @@ func (a *analysis) checkHerd(killed map[string]bool) {
 		}
 		r.Herd = append(r.Herd, *hr)
 	}
+}
+
+// checkPaced checks the failure policy on the fetches of key, in time
+// order: after a fetch the upstream refused with a Retry-After, the herd
+// makes its next fetch no sooner than that, less what the clocks of the
+// herd phase may differ by.
+func (a *analysis) checkPaced(key string, fs []Fetch) {
+	slack := 2*time.Duration(a.cfg.SkewA.OffsetMs)*time.Millisecond + 50*time.Millisecond
+	sort.Slice(fs, func(i, j int) bool { return fs[i].T < fs[j].T })
+	for i := 1; i < len(fs); i++ {
+		prev := fs[i-1]
+		if gap := time.Duration(fs[i].T - prev.T); prev.RetryAfter > 0 && gap < prev.RetryAfter-slack {
+			a.violate(CheckHerd, "%s: fetch %d came %v after a refusal asking for %v (want one fetch per Retry-After)",
+				key, i+1, gap, prev.RetryAfter)
+		}
+	}
+}
+
+// refusedFetches counts the fetches of fs the upstream refused.
+func refusedFetches(fs []Fetch) int {
+	n := 0
+	for _, f := range fs {
+		if f.RetryAfter > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // nextGrant returns the first grant in gs with a revision other than rev

@@ -44,6 +44,8 @@ type Intent struct {
 	Failures   int64  `json:"failures,omitempty"`
 	NotBefore  int64  `json:"nb,omitempty"`
 	RecentTill int64  `json:"recent,omitempty"`
+	// KeepEpisode: a failure release that leaves the episode as it is.
+	KeepEpisode bool `json:"keep,omitempty"`
 }
 
 type intentKey struct{}
@@ -92,7 +94,10 @@ func (s intentStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lock
 
 func (s intentStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
 	in := Intent{Op: "release", Key: lockcore.PartitionKey(req.Key), Rev: req.Revision, NowMs: req.NowMs, Result: string(req.Result)}
-	if req.Result == lockcore.Failure {
+	switch {
+	case req.Result == lockcore.Failure && req.KeepEpisode:
+		in.KeepEpisode = true
+	case req.Result == lockcore.Failure:
 		in.Failures, in.NotBefore, in.RecentTill = req.Failures, req.NotBeforeMs, req.FailRecentUntilMs
 	}
 	return s.inner.Release(withIntent(ctx, in), req)

@@ -64,7 +64,9 @@ func apply(st lstate, in Intent) (bool, lstate) {
 		return st.Exists && st.Rev == in.Rev && !st.Rel, next
 	case "release":
 		next.Rel, next.Result, next.RelAt = true, in.Result, in.NowMs
-		next.Failures, next.NotBefore, next.RecentTill = in.Failures, in.NotBefore, in.RecentTill
+		if !in.KeepEpisode {
+			next.Failures, next.NotBefore, next.RecentTill = in.Failures, in.NotBefore, in.RecentTill
+		}
 		return st.Exists && st.Rev == in.Rev && (!st.Rel || st.Result == in.Result), next
 	}
 	return false, st
@@ -81,7 +83,7 @@ func acquirable(st lstate, in Intent) bool {
 		(in.Obs && st.Rev == in.ObsRev && st.Beat == in.ObsBeat)
 	fresh := in.FreshSince != 0 && st.Rel && st.Result == string(lockcore.Success) && st.RelAt >= in.FreshSince
 	heldBack := in.MaxAtt > 0 && st.Rel && st.Result == string(lockcore.Failure) && st.RecentTill > in.NowMs &&
-		(st.NotBefore > in.NowMs || st.Failures >= in.MaxAtt)
+		st.NotBefore > in.NowMs
 	return open && !fresh && !heldBack
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"sync"
+	"time"
 )
 
 // StoreOp is one request that the proxy forwarded to Dynoxide, with the
@@ -98,6 +99,9 @@ type Fetch struct {
 	Worker int    `json:"w"`
 	Key    string `json:"key"`
 	Killed bool   `json:"killed,omitempty"`
+	// RetryAfter is set when the upstream refused the call, asking for
+	// this wait (a 429 with Retry-After, in a failing herd round).
+	RetryAfter time.Duration `json:"retryAfter,omitempty"`
 }
 
 // recorder collects everything a run produces. It is safe for concurrent

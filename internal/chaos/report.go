@@ -21,6 +21,7 @@ type HerdRound struct {
 	Empty    int // RELEASED without data
 	Failed   int
 	Fetches  int
+	Refused  int // fetches the upstream refused with a Retry-After (failing rounds)
 	Verdict  string
 }
 
@@ -124,8 +125,8 @@ func (r *Report) Print(w io.Writer) {
 		percentile(r.Liveness, 1).Round(time.Millisecond), r.Bound.Round(time.Millisecond))
 	fmt.Fprintf(tw, "herd\t%d rounds, %d upstream fetches\n", len(r.Herd), r.HerdFetches)
 	for _, h := range r.Herd {
-		fmt.Fprintf(tw, "  %s\t%d workers: %d acquired, %d released with data, %d empty, %d failed; %d fetches; %s\n",
-			h.Key, h.Workers, h.Acquired, h.WithData, h.Empty, h.Failed, h.Fetches, h.Verdict)
+		fmt.Fprintf(tw, "  %s\t%d workers: %d acquired, %d released with data, %d empty, %d failed; %d fetches (%d refused); %s\n",
+			h.Key, h.Workers, h.Acquired, h.WithData, h.Empty, h.Failed, h.Fetches, h.Refused, h.Verdict)
 	}
 	switch {
 	case !r.Lin.Checked:

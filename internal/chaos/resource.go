@@ -20,12 +20,16 @@ type resource struct {
 	// onFetch runs for every upstream fetch before it is answered; it
 	// returns true when it killed the caller.
 	onFetch func(worker int, key string) bool
+	// failing reports whether key belongs to a failing herd round: its
+	// fetches are refused with retryAfter for failFor after its first.
+	failing func(key string) bool
 	// onFreeze runs when a worker returns without releasing.
 	onFreeze func(worker int)
 
 	mu       sync.Mutex       // guards the maps
 	maxFence map[string]int64 // highest fence accepted per key
 	shadow   map[string]int64 // fence of the last write per key, unfenced
+	firstAt  map[string]int64 // first fetch per key
 
 	ln  net.Listener
 	srv *http.Server
@@ -36,7 +40,7 @@ func newResource(rec *recorder) (*resource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chaos: resource listen: %w", err)
 	}
-	r := &resource{rec: rec, maxFence: map[string]int64{}, shadow: map[string]int64{}, ln: ln}
+	r := &resource{rec: rec, maxFence: map[string]int64{}, shadow: map[string]int64{}, firstAt: map[string]int64{}, ln: ln}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /write", r.handleWrite)
 	mux.HandleFunc("POST /fetch", r.handleFetch)
@@ -89,8 +93,43 @@ func (r *resource) handleFetch(w http.ResponseWriter, req *http.Request) {
 	if r.onFetch != nil && r.onFetch(worker, key) {
 		f.Killed = true
 	}
+	f.RetryAfter = r.refusal(key, f.T)
 	r.rec.fetch(f)
-	json.NewEncoder(w).Encode(map[string]string{"data": "upstream:" + key})
+	json.NewEncoder(w).Encode(fetchAnswer{Data: "upstream:" + key, RetryAfterMs: f.RetryAfter.Milliseconds()})
+}
+
+// Failing herd rounds: the upstream refuses a key's fetches for failFor
+// after its first, asking each time for failRetryAfter, as an API
+// answering 429 with Retry-After does.
+const (
+	failFor        = 1500 * time.Millisecond
+	failRetryAfter = time.Second
+)
+
+// fetchAnswer is the upstream's answer: the data, or the wait a refusal
+// asks for.
+type fetchAnswer struct {
+	Data         string `json:"data,omitempty"`
+	RetryAfterMs int64  `json:"retryAfterMs,omitempty"`
+}
+
+// refusal returns the wait the upstream asks for when it refuses a fetch
+// of key at t, or 0 when it serves it.
+func (r *resource) refusal(key string, t int64) time.Duration {
+	if r.failing == nil || !r.failing(key) {
+		return 0
+	}
+	r.mu.Lock()
+	first, seen := r.firstAt[key]
+	if !seen {
+		first = t
+		r.firstAt[key] = t
+	}
+	r.mu.Unlock()
+	if time.Duration(t-first) < failFor {
+		return failRetryAfter
+	}
+	return 0
 }
 
 func (r *resource) handleData(w http.ResponseWriter, req *http.Request) {

@@ -97,6 +97,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer p.res.close()
 	p.res.onFetch = p.onFetch
+	p.res.failing = p.failing
 	p.res.onFreeze = p.onFreeze
 	for slot := range cfg.Workers {
 		px, err := newProxy(slot, cfg.Seed, capModel.URL(), rec, cfg.Faults, cfg.AttemptTimeout+100*time.Millisecond)
@@ -159,7 +160,7 @@ func (p *parent) template(origin int64) workerSpec {
 		}
 		for r := range c.HerdRounds {
 			s.Herd = append(s.Herd, herdRound{Key: fmt.Sprintf("herd.p%d.r%d", i, r), Phase: i,
-				At: ph.Start + int64(500*time.Millisecond) + int64(r)*int64(c.HerdGap), Kill: r%2 == 1})
+				At: ph.Start + int64(500*time.Millisecond) + int64(r)*int64(c.HerdGap), Kill: r%2 == 1, Fail: r%4 == 2})
 		}
 	}
 	return s
@@ -310,6 +311,16 @@ func (p *parent) freezeLocked(slot int, d time.Duration, kind string) bool {
 		}
 	}})
 	return true
+}
+
+// failing reports whether key is the key of a failing herd round.
+func (p *parent) failing(key string) bool {
+	for _, r := range p.specs.Herd {
+		if storeKey(r.Key) == key {
+			return r.Fail
+		}
+	}
+	return false
 }
 
 // onFetch kills the holder of a kill round at its upstream fetch.

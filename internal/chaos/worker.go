@@ -76,12 +76,14 @@ type workerSpec struct {
 }
 
 // herdRound is one herd round: every worker calls the lock on Key at true
-// time At. Kill rounds have their holder killed at its upstream fetch.
+// time At. Kill rounds have their holder killed at its upstream fetch; in
+// Fail rounds the upstream refuses the first fetches with a Retry-After.
 type herdRound struct {
 	Key   string
 	At    int64
 	Phase int
 	Kill  bool
+	Fail  bool
 }
 
 // worker is one worker process's state.
@@ -191,23 +193,28 @@ type holder interface {
 	Fence() int64
 	Revision() string
 	Context() context.Context
-	release(ctx context.Context, success bool) error
+	// release publishes success, or a failure not to be retried before
+	// notBefore (none when zero).
+	release(ctx context.Context, success bool, notBefore time.Time) error
 }
 
 type coreHolder struct{ *lockcore.Lock }
 
-func (h coreHolder) release(ctx context.Context, success bool) error {
-	res := lockcore.Failure
+func (h coreHolder) release(ctx context.Context, success bool, notBefore time.Time) error {
 	if success {
-		res = lockcore.Success
+		return h.Lock.Release(ctx, lockcore.Success, "resource")
 	}
-	return h.Lock.Release(ctx, res, "resource")
+	var opts []lockcore.ReleaseOption
+	if !notBefore.IsZero() {
+		opts = append(opts, lockcore.WithNotBefore(notBefore), lockcore.WithFailureReason("upstream_429"))
+	}
+	return h.Lock.Release(ctx, lockcore.Failure, "resource", opts...)
 }
 
 type seedHolder struct{ *seedlock.Lock }
 
 func (h seedHolder) Valid() bool { return h.HasLock() && h.Context().Err() == nil }
-func (h seedHolder) release(ctx context.Context, _ bool) error {
+func (h seedHolder) release(ctx context.Context, _ bool, _ time.Time) error {
 	return h.Lock.Release(ctx)
 }
 
@@ -280,10 +287,17 @@ func (w *worker) cycle(key string, herd bool) {
 func (w *worker) hold(ctx context.Context, key string, h holder, herd bool) {
 	fence, rev := h.Fence(), h.Revision()
 	wrote := false
+	var notBefore time.Time
 	if herd {
-		w.post("/fetch", url.Values{"key": {key}}) // the parent may kill us here
-		wrote = w.act(key, h, fence, rev)
-		sleepCtx(h.Context(), 100*time.Millisecond)
+		var ans fetchAnswer
+		w.post("/fetch", url.Values{"key": {key}}, &ans) // the parent may kill us here
+		if ans.RetryAfterMs > 0 {
+			// Refused: publish the failure with the upstream's pacing.
+			notBefore = w.clock.Now().Add(time.Duration(ans.RetryAfterMs) * time.Millisecond)
+		} else {
+			wrote = w.act(key, h, fence, rev)
+			sleepCtx(h.Context(), 100*time.Millisecond)
+		}
 	} else {
 		wrote = w.act(key, h, fence, rev)
 		sleepCtx(h.Context(), w.workTime())
@@ -296,7 +310,7 @@ func (w *worker) hold(ctx context.Context, key string, h holder, herd bool) {
 	}
 	success := wrote && h.Valid()
 	t := Mono()
-	err := h.release(ctx, success)
+	err := h.release(ctx, success, notBefore)
 	ev := Event{T: t, T2: Mono(), Kind: EvRelease, Key: key, Fence: fence, Rev: rev, Outcome: "failure"}
 	if success {
 		ev.Outcome = "success"

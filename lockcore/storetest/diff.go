@@ -174,7 +174,7 @@ var categories = []string{
 	"acquire/absent", "acquire/released", "acquire/after-failure", "acquire/wall-clock", "acquire/observed",
 	"acquire/own-write", "acquire/refused-fresh-success", "acquire/refused-held-back-failure", "acquire/refused-held",
 	"renew/ok", "renew/beat-only", "renew/refused-revision", "renew/refused-released", "renew/absent",
-	"release/success", "release/answer", "release/failure", "release/retried", "release/own-publication",
+	"release/success", "release/answer", "release/failure", "release/free-keep-episode", "release/retried", "release/own-publication",
 	"release/refused-result", "release/refused-revision",
 	"get/found", "get/absent", "invalid",
 }
@@ -336,7 +336,7 @@ func category(o op, prev *lockcore.Item, ref outcome) string {
 		case prev.Released && prev.Result == lockcore.Success && r.FreshSuccessSinceMs != 0 && prev.ReleasedAtMs >= r.FreshSuccessSinceMs:
 			return "acquire/refused-fresh-success"
 		case prev.Released && prev.Result == lockcore.Failure && r.MaxAttempts > 0 && prev.FailRecentUntilMs > r.NowMs &&
-			(prev.NotBeforeMs > r.NowMs || prev.Failures >= r.MaxAttempts):
+			prev.NotBeforeMs > r.NowMs:
 			return "acquire/refused-held-back-failure"
 		default:
 			return "acquire/refused-held"
@@ -361,6 +361,8 @@ func category(o op, prev *lockcore.Item, ref outcome) string {
 			return "release/own-publication"
 		case ok && prev.Released:
 			return "release/retried"
+		case ok && r.Result == lockcore.Failure && r.KeepEpisode:
+			return "release/free-keep-episode"
 		case ok && r.Result == lockcore.Failure:
 			return "release/failure"
 		case ok && len(r.Answer) > 0:

@@ -297,13 +297,23 @@ func (g *generator) release(k int) lockcore.ReleaseRequest {
 	if cur != nil && g.chance(0.5) {
 		r.Failures = cur.Failures + 1
 	}
-	if g.chance(0.5) {
+	switch {
+	case g.chance(0.4):
+		// Paced: the upstream's not-before.
 		r.NotBeforeMs = r.NowMs + pick[int64](g, 0, 1, 500, 2_000, 10_000)
+	case g.chance(0.3):
+		// The hold-back of an exhausted episode: the window, doubled.
+		r.NotBeforeMs = r.NowMs + pick(g, leases...).Milliseconds()<<g.rng.IntN(4)
 	}
 	r.FailReason = pick(g, "unspecified", "handler_error", "upstream_429", "lease_lost", "")
 	r.FailRecentUntilMs = max(r.NotBeforeMs, r.NowMs) + pick(g, leases...).Milliseconds()
 	if g.chance(0.1) {
 		r.FailRecentUntilMs = r.NowMs - g.rng.Int64N(1_000) // a window already over
+	}
+	if g.chance(0.15) {
+		// Freeing a possible ghost: the item's episode stays, whatever
+		// the request's fields say.
+		r.KeepEpisode = true
 	}
 	return r
 }

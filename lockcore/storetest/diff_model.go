@@ -188,7 +188,9 @@ func releasedItem(it lockcore.Item, req lockcore.ReleaseRequest) *lockcore.Item 
 		it.Failures, it.NotBeforeMs, it.FailReason, it.FailRecentUntilMs = 0, 0, "", 0
 		return &it
 	}
-	it.Failures, it.NotBeforeMs, it.FailReason, it.FailRecentUntilMs = req.Failures, req.NotBeforeMs, req.FailReason, req.FailRecentUntilMs
+	if !req.KeepEpisode {
+		it.Failures, it.NotBeforeMs, it.FailReason, it.FailRecentUntilMs = req.Failures, req.NotBeforeMs, req.FailReason, req.FailRecentUntilMs
+	}
 	return &it
 }
 

@@ -176,6 +176,9 @@ func (o op) String() string {
 		if r.Answer != nil {
 			fmt.Fprintf(&b, " answer=%s", short(string(r.Answer)))
 		}
+		if r.KeepEpisode {
+			b.WriteString(" keepEpisode")
+		}
 		if r.Failures != 0 || r.NotBeforeMs != 0 || r.FailReason != "" || r.FailRecentUntilMs != 0 {
 			fmt.Fprintf(&b, " failures=%d notBefore=%s failReason=%q failRecentUntil=%s",
 				r.Failures, ms(r.NotBeforeMs), r.FailReason, ms(r.FailRecentUntilMs))

@@ -69,6 +69,27 @@ func (s kinderRenew) Renew(ctx context.Context, req lockcore.RenewRequest) (lock
 	return it, err
 }
 
+// episodeErased is a store with lockcore's old defect of freeing a
+// possible ghost with zero episode fields: it ignores KeepEpisode.
+type episodeErased struct{ *lockcore.MemoryStore }
+
+func (s episodeErased) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+	req.KeepEpisode = false
+	return s.MemoryStore.Release(ctx, req)
+}
+
+// oldHeldBackGuard is a store with the old guard (C): it also refuses a
+// recent failure whose episode reached MaxAttempts, after its not-before.
+type oldHeldBackGuard struct{ *lockcore.MemoryStore }
+
+func (s oldHeldBackGuard) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+	if cur, found, err := s.Get(ctx, req.Key); err == nil && found && req.MaxAttempts > 0 && cur.Released &&
+		cur.Result == lockcore.Failure && cur.FailRecentUntilMs > req.NowMs && cur.Failures >= req.MaxAttempts {
+		return lockcore.Item{}, &lockcore.ConditionError{Op: "acquire", Current: &cur}
+	}
+	return s.MemoryStore.Acquire(ctx, req)
+}
+
 // TestDiffSelfTest checks that the differential test catches a store that
 // differs from the reference, and shrinks the case to the few steps that
 // show it.
@@ -86,6 +107,12 @@ func TestDiffSelfTest(t *testing.T) {
 		{"KinderRelease", kinderRelease{lockcore.NewMemoryStore()}, 3, "Release"},
 		// Acquire, release, renewal of the released item.
 		{"KinderRenew", kinderRenew{lockcore.NewMemoryStore()}, 3, "Renew"},
+		// Acquire, release with failure, acquire, release keeping the
+		// episode.
+		{"EpisodeErasedByFree", episodeErased{lockcore.NewMemoryStore()}, 4, "Release"},
+		// Acquire, release with failure, acquire past the not-before of
+		// an episode at its attempt bound.
+		{"OldHeldBackGuard", oldHeldBackGuard{lockcore.NewMemoryStore()}, 3, "Acquire"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

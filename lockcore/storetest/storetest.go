@@ -61,6 +61,7 @@ func Run(t *testing.T, newStore func(t *testing.T) lockcore.Store, gaps ...Gap) 
 		{"ReleaseRefused", testReleaseRefused},
 		{"ReleaseRecognisesOwnPublication", testReleaseRecognisesOwnPublication},
 		{"ReleaseSuccessEndsEpisode", testReleaseSuccessEndsEpisode},
+		{"ReleaseKeepEpisode", testReleaseKeepEpisode},
 		{"ReleaseAnswerRules", testReleaseAnswerRules},
 		{"ItemTooLarge", testItemTooLarge},
 		{"InvalidUTF8Refused", testInvalidUTF8Refused},
@@ -379,9 +380,10 @@ func testAcquireFreshSuccessEveryBranch(t *testing.T, e *env) {
 }
 
 // testAcquireHeldBackFailure checks guard (C): a recent failure is not
-// acquired before its not-before time, nor at all once its episode reached
-// the request's MaxAttempts, on every branch of the condition; an old
-// failure, or a request without MaxAttempts, is acquired.
+// acquired before its not-before time, on every branch of the condition,
+// whatever its attempt count (the failing holder writes an exhausted
+// episode's hold-back as the not-before); at or after it, an old failure,
+// or a request without MaxAttempts, is acquired.
 func testAcquireHeldBackFailure(t *testing.T, e *env) {
 	const now = baseMs + 10_000
 	tests := []struct {
@@ -399,12 +401,11 @@ func testAcquireHeldBackFailure(t *testing.T, e *env) {
 		{"before not-before, observed", 1, now + 1, now + 5000, 2, false, true, false},
 		{"at not-before", 1, now, now + 5000, 2, false, false, true},
 		{"after not-before", 1, now - 1, now + 5000, 2, true, true, true},
-		{"attempts reached", 2, 0, now + 1, 2, false, false, false},
-		{"attempts reached, wall clock and observed", 2, 0, now + 1, 2, true, true, false},
-		{"attempts over the bound", 3, now - 1, now + 1, 2, false, false, false},
-		{"attempts reached, no longer recent", 2, 0, now, 2, false, false, true},
+		{"attempts reached, no not-before", 2, 0, now + 1, 2, false, false, true},
+		{"attempts reached, hold-back", 2, now + 1, now + 6001, 2, true, true, false},
+		{"attempts over the bound, hold-back over", 3, now - 1, now + 1, 2, false, false, true},
+		{"attempts over the bound, hold-back", 5, now + 6000, now + 12_000, 1, false, false, false},
 		{"before not-before, no longer recent", 1, now + 1, now, 2, false, false, true},
-		{"one attempt allowed", 1, 0, now + 1, 1, false, false, false},
 		{"guard off", 5, now + 1, now + 5000, 0, false, false, true},
 	}
 	for i, tt := range tests {
@@ -441,6 +442,35 @@ func testAcquireHeldBackFailure(t *testing.T, e *env) {
 	if err != nil || got.Revision != "taker" || got.Fence != crashed.Fence+1 || got.Failures != 1 {
 		t.Errorf("Acquire(over a crashed holder of a failing episode) = revision %q, fence %d, failures %d, %v; want %q, %d, 1, nil",
 			got.Revision, got.Fence, got.Failures, err, "taker", crashed.Fence+1)
+	}
+}
+
+// testReleaseKeepEpisode checks a Failure release with KeepEpisode: it
+// frees the hold and leaves the item's failure episode as it was, whatever
+// the request's own episode fields say; a retry of it succeeds too.
+func testReleaseKeepEpisode(t *testing.T, e *env) {
+	k := e.key("k")
+	mustAcquire(t, e.s, req(k, "failed", baseMs))
+	if _, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "failed", NowMs: baseMs + 1, Result: lockcore.Failure,
+		Failures: 2, NotBeforeMs: baseMs + 2, FailReason: "upstream_503", FailRecentUntilMs: baseMs + 9000}); err != nil {
+		t.Fatalf("Release(failure) = %v", err)
+	}
+	ghost := mustAcquire(t, e.s, req(k, "ghost", baseMs+3))
+	free := lockcore.ReleaseRequest{Key: k, Revision: "ghost", NowMs: baseMs + 4, Result: lockcore.Failure, KeepEpisode: true,
+		Failures: 7, NotBeforeMs: baseMs + 99, FailReason: "ignored", FailRecentUntilMs: baseMs + 99}
+	for _, call := range []string{"Release(keep episode)", "Release(keep episode) again"} {
+		got, err := e.s.Release(ctx(t), free)
+		if err != nil {
+			t.Fatalf("%s = %v", call, err)
+		}
+		want := ghost
+		want.Released, want.ReleasedAtMs, want.Result, want.ResultFence = true, baseMs+4, lockcore.Failure, ghost.Fence
+		wantItem(t, call, got, want)
+		wantItem(t, call+" then Get", mustGet(t, e.s, k), want)
+		if got.Failures != 2 || got.NotBeforeMs != baseMs+2 || got.FailReason != "upstream_503" || got.FailRecentUntilMs != baseMs+9000 {
+			t.Errorf("%s: episode = %d, %d, %q, %d; want the item's, 2, %d, upstream_503, %d", call,
+				got.Failures, got.NotBeforeMs, got.FailReason, got.FailRecentUntilMs, baseMs+2, baseMs+9000)
+		}
 	}
 }
 

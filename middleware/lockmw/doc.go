@@ -29,10 +29,12 @@
 //     and the cost); with Handlers.OnReleased, that runs and reads what the
 //     holder stored.
 //   - FAILED: an error matching [ErrLockFailed], or the Handlers.OnFailed
-//     fallback. When the holders of the burst failed and waiting on would
-//     only repeat the failure, it also matches lockcore.ErrHolderFailed,
-//     and its *lockcore.HolderFailedError carries their reason and
-//     not-before.
+//     fallback. When the holders of the burst failed and the next attempt
+//     may not start before the invocation's deadline, it also matches
+//     lockcore.ErrHolderFailed, and its *lockcore.HolderFailedError
+//     carries their reason and the not-before: the earliest time at which
+//     a new attempt may start (the upstream's Retry-After, or the
+//     hold-back after the burst used up its attempts).
 //
 // # Deadline
 //

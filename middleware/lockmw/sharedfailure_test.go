@@ -23,6 +23,11 @@ func sumMetric(t *testing.T, s, name string) float64 {
 	return sum
 }
 
+// TestFailingUpstreamIsCalledAtMostMaxAttemptsPerBurst: an upstream failing
+// without Retry-After gets WithMaxAttempts calls from a burst whose
+// invocations can wait 3 s (5 s functions, 2 s safety margin), less than
+// the 6 s hold-back of the exhausted episode; everybody else is told when
+// the hold-back ends.
 func TestFailingUpstreamIsCalledAtMostMaxAttemptsPerBurst(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -47,10 +52,12 @@ func TestFailingUpstreamIsCalledAtMostMaxAttemptsPerBurst(t *testing.T) {
 				h := lockmw.Wrap(up.fetch, lockcore.NewMemoryStore(), keyOf, lockmw.WithLockGroup(group),
 					lockmw.WithLogger(discardLogger()), lockmw.WithMetricsWriter(&metrics), lockmw.WithLockOptions(lockOpts...))
 
-				_, errs := burst(t, h, n, 10*time.Second)
-				if got := len(up.callTimes()); got != tt.want {
+				_, errs := burst(t, h, n, 5*time.Second)
+				calls := up.callTimes()
+				if got := len(calls); got != tt.want {
 					t.Fatalf("upstream calls = %d, want %d", got, tt.want)
 				}
+				holdBackEnd := calls[len(calls)-1].Add(lockcore.DefaultLease)
 				var own, shared int
 				for i, err := range errs {
 					var hf *lockcore.HolderFailedError
@@ -59,8 +66,10 @@ func TestFailingUpstreamIsCalledAtMostMaxAttemptsPerBurst(t *testing.T) {
 						own++
 					case errors.Is(err, lockmw.ErrLockFailed) && errors.As(err, &hf):
 						shared++
-						if hf.Reason != lockmw.ReasonHandlerError || hf.Attempts != tt.want {
-							t.Errorf("invocation %d: %+v, want reason %s after %d attempts", i, hf, lockmw.ReasonHandlerError, tt.want)
+						if hf.Reason != lockmw.ReasonHandlerError || hf.Attempts != tt.want ||
+							hf.NotBefore.Before(holdBackEnd) || hf.NotBefore.After(holdBackEnd.Add(100*time.Millisecond)) {
+							t.Errorf("invocation %d: %+v, want reason %s after %d attempts, retry after the hold-back, %v",
+								i, hf, lockmw.ReasonHandlerError, tt.want, holdBackEnd)
 						}
 					default:
 						t.Errorf("invocation %d: error %v, want the upstream's or the shared failure", i, err)

@@ -25,8 +25,12 @@ type UnavailableError struct {
 	// Reason is the failure code, such as upstream_throttled (see
 	// [CodeThrottled] and the other codes).
 	Reason string
-	// RetryAt is the earliest time a new request can expect data; zero
-	// when the upstream gave no hint.
+	// RetryAt is the earliest time at which a new request may reach the
+	// upstream: for a shared failure, the lock's not-before
+	// (lockcore.HolderFailedError.NotBefore: the upstream's Retry-After,
+	// or the hold-back after the burst used up its attempts), so that a
+	// request sent then is not refused by the lock; for this invocation's
+	// own failure, the upstream's Retry-After. Zero when there is none.
 	RetryAt time.Time
 	// Shared is true when another invocation's call failed and the lock
 	// passed its failure on, false when this invocation's own call failed.

@@ -38,9 +38,6 @@ const (
 const (
 	// maxBodyBytes keeps the cached item below DynamoDB's 400 KB item size.
 	maxBodyBytes = 350 << 10
-	// defaultRetryAfter is the wait after a 429, a 5xx or a timeout without
-	// a usable Retry-After.
-	defaultRetryAfter = time.Second
 	// maxRetryAfter bounds the wait an answer can ask for: a later
 	// Retry-After is read as this.
 	maxRetryAfter = 5 * time.Minute
@@ -61,8 +58,11 @@ type UpstreamError struct {
 	// Status is the answer's HTTP status, 0 when there was no answer.
 	Status int
 	// Wait is how long to wait before the next call: from Retry-After
-	// (delay-seconds or an HTTP date, at most 5 minutes), 1 s for a 429, a
-	// 5xx or a timeout without a usable one, 0 for a bad answer.
+	// (delay-seconds or an HTTP date, at most 5 minutes); 0 when the
+	// upstream gave no usable one (a 5xx, a timeout, a bad answer). A zero
+	// wait is no pacing: the lock then bounds the burst's attempts
+	// (lockcore.WithMaxAttempts) and backs off after them, rather than
+	// retrying at a pace the upstream never asked for.
 	Wait time.Duration
 	// Cause is the transport's error, when there was one. It may hold the
 	// request URL: inspect it, do not log it.
@@ -125,8 +125,10 @@ func NewUpstream(base *url.URL, client *http.Client) *Upstream {
 // 429, a 5xx or a timeout it returns an [*UpstreamError] at once, whose
 // RetryAfter the lock publishes with its failure release, so that the
 // waiters and newcomers of the burst stay away from the upstream until
-// then, and the burst makes at most the lock's attempts per episode
-// (lockcore.WithMaxAttempts) upstream calls. A wait inside the holder
+// then and the herd makes one call per Retry-After; without one, the
+// herd makes at most the lock's attempts per episode
+// (lockcore.WithMaxAttempts) and then holds back, longer after each
+// exhausted episode. A wait inside the holder
 // would hide the failure from the herd, and a retry inside it would
 // multiply that bound.
 func (u *Upstream) Fetch(ctx context.Context, item string) (json.RawMessage, error) {
@@ -168,7 +170,6 @@ func (u *Upstream) statusError(resp *http.Response) error {
 	default:
 		return e
 	}
-	e.Wait = defaultRetryAfter
 	if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), u.now()); ok {
 		e.Wait = d
 	}
@@ -185,13 +186,13 @@ func (u *Upstream) transportError(ctx context.Context, err error) error {
 		if !errors.Is(cause, context.DeadlineExceeded) {
 			return fmt.Errorf("upstream: %w", cause)
 		}
-		return &UpstreamError{Code: CodeTimeout, Wait: defaultRetryAfter, Cause: cause}
+		return &UpstreamError{Code: CodeTimeout, Cause: cause}
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return &UpstreamError{Code: CodeTimeout, Wait: defaultRetryAfter, Cause: err}
+		return &UpstreamError{Code: CodeTimeout, Cause: err}
 	}
-	return &UpstreamError{Code: CodeUnavailable, Wait: defaultRetryAfter, Cause: err}
+	return &UpstreamError{Code: CodeUnavailable, Cause: err}
 }
 
 // parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP date,

@@ -55,11 +55,11 @@ func TestFetchFailures(t *testing.T) {
 	}{
 		{"429 with Retry-After seconds", 429, "2", UpstreamError{Code: CodeThrottled, Status: 429, Wait: 2 * time.Second}, ErrRateLimited},
 		{"429 with Retry-After 8", 429, "8", UpstreamError{Code: CodeThrottled, Status: 429, Wait: 8 * time.Second}, ErrRateLimited},
-		{"429 without Retry-After", 429, "", UpstreamError{Code: CodeThrottled, Status: 429, Wait: defaultRetryAfter}, ErrRateLimited},
-		{"429 with garbage", 429, "soon", UpstreamError{Code: CodeThrottled, Status: 429, Wait: defaultRetryAfter}, ErrRateLimited},
+		{"429 without Retry-After", 429, "", UpstreamError{Code: CodeThrottled, Status: 429, Wait: 0}, ErrRateLimited},
+		{"429 with garbage", 429, "soon", UpstreamError{Code: CodeThrottled, Status: 429, Wait: 0}, ErrRateLimited},
 		{"429 asking for a day", 429, "86400", UpstreamError{Code: CodeThrottled, Status: 429, Wait: maxRetryAfter}, ErrRateLimited},
 		{"503 with Retry-After", 503, "3", UpstreamError{Code: CodeUnavailable, Status: 503, Wait: 3 * time.Second}, nil},
-		{"500", 500, "", UpstreamError{Code: CodeUnavailable, Status: 500, Wait: defaultRetryAfter}, nil},
+		{"500", 500, "", UpstreamError{Code: CodeUnavailable, Status: 500, Wait: 0}, nil},
 		{"404", 404, "", UpstreamError{Code: CodeBadAnswer, Status: 404}, ErrUpstreamStatus},
 	}
 	for _, tt := range tests {
@@ -126,8 +126,8 @@ func TestFetchTimeout(t *testing.T) {
 	client.Timeout = 50 * time.Millisecond
 	_, err := NewUpstream(base, client).Fetch(t.Context(), "EUR-USD")
 	var ue *UpstreamError
-	if !errors.As(err, &ue) || ue.Code != CodeTimeout || ue.RetryAfter() != defaultRetryAfter {
-		t.Fatalf("Fetch() past the client's timeout = %v, want %s with RetryAfter %v", err, CodeTimeout, defaultRetryAfter)
+	if !errors.As(err, &ue) || ue.Code != CodeTimeout || ue.RetryAfter() != 0 {
+		t.Fatalf("Fetch() past the client's timeout = %v, want %s with no RetryAfter", err, CodeTimeout)
 	}
 }
 
