@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
@@ -450,35 +449,6 @@ func tooLarge(err error) bool {
 		strings.Contains(ae.ErrorMessage(), "exceeded the maximum allowed size")
 }
 
-// record is the stored form of an [Item].
-type record struct {
-	LockKey           string `dynamodbav:"lockKey"`
-	LockGroup         string `dynamodbav:"lockGroup"`
-	LockID            string `dynamodbav:"lockId"`
-	OwnerName         string `dynamodbav:"ownerName"`
-	Revision          string `dynamodbav:"revision"`
-	Fence             int64  `dynamodbav:"fence"`
-	Beat              int64  `dynamodbav:"beat"`
-	LeaseMs           int64  `dynamodbav:"leaseMs"`
-	HeartbeatAtMs     int64  `dynamodbav:"heartbeatAtMs"`
-	LeaseUntilMs      int64  `dynamodbav:"leaseUntilMs"`
-	ExpiresAtMs       int64  `dynamodbav:"expiresAtMs"`
-	IsReleased        bool   `dynamodbav:"isReleased"`
-	Result            string `dynamodbav:"result,omitempty"`
-	ResultRef         string `dynamodbav:"resultRef,omitempty"`
-	ResultFence       int64  `dynamodbav:"resultFence,omitempty"`
-	ReleasedAtMs      int64  `dynamodbav:"releasedAtMs,omitempty"`
-	RecordAccount     string `dynamodbav:"recordAccount"`
-	TTL               int64  `dynamodbav:"ttl,omitempty"`
-	PrevRevision      string `dynamodbav:"prevRevision,omitempty"`
-	PrevResult        string `dynamodbav:"prevResult,omitempty"`
-	Failures          int64  `dynamodbav:"failures,omitempty"`
-	NotBeforeMs       int64  `dynamodbav:"notBeforeMs,omitempty"`
-	FailReason        string `dynamodbav:"failReason,omitempty"`
-	FailRecentUntilMs int64  `dynamodbav:"failRecentUntilMs,omitempty"`
-	Answer            []byte `dynamodbav:"answer,omitempty"`
-}
-
 // requiredAttrs are the attributes every acquired item has and without which
 // an item cannot be judged.
 var requiredAttrs = []string{AttrLockKey, AttrLockGroup, AttrLockID, AttrRevision, AttrFence, AttrBeat, AttrIsReleased}
@@ -496,38 +466,40 @@ func decodeItem(av map[string]types.AttributeValue) (Item, error) {
 	if len(missing) > 0 {
 		return Item{}, fmt.Errorf("malformed lock item: missing %s", strings.Join(missing, ", "))
 	}
-	var r record
-	if err := attributevalue.UnmarshalMap(av, &r); err != nil {
-		return Item{}, fmt.Errorf("malformed lock item: %w", err)
+	d := attrDecoder{av: av}
+	it := Item{
+		Key:               Key{Group: d.str(AttrLockGroup), ID: d.str(AttrLockID)},
+		Owner:             d.str(AttrOwnerName),
+		Revision:          d.str(AttrRevision),
+		Fence:             d.num(AttrFence),
+		Beat:              d.num(AttrBeat),
+		Lease:             time.Duration(d.num(AttrLeaseMs)) * time.Millisecond,
+		HeartbeatAtMs:     d.num(AttrHeartbeatAtMs),
+		LeaseUntilMs:      d.num(AttrLeaseUntilMs),
+		ExpiresAtMs:       d.num(AttrExpiresAtMs),
+		Released:          d.boolean(AttrIsReleased),
+		Result:            Result(d.str(AttrResult)),
+		ResultRef:         d.str(AttrResultRef),
+		ResultFence:       d.num(AttrResultFence),
+		ReleasedAtMs:      d.num(AttrReleasedAtMs),
+		RecordAccount:     d.str(AttrRecordAccount),
+		TTL:               d.num(AttrTTL),
+		PrevRevision:      d.str(AttrPrevRevision),
+		PrevResult:        Result(d.str(AttrPrevResult)),
+		Failures:          d.num(AttrFailures),
+		NotBeforeMs:       d.num(AttrNotBeforeMs),
+		FailReason:        d.str(AttrFailReason),
+		FailRecentUntilMs: d.num(AttrFailRecentUntilMs),
+		Answer:            d.bytes(AttrAnswer),
 	}
-	for _, res := range []string{r.Result, r.PrevResult} {
-		if res := Result(res); res != "" && !res.Valid() {
+	_ = d.str(AttrLockKey) // present (checked above) and a string
+	if d.err != nil {
+		return Item{}, fmt.Errorf("malformed lock item: %w", d.err)
+	}
+	for _, res := range []Result{it.Result, it.PrevResult} {
+		if res != "" && !res.Valid() {
 			return Item{}, fmt.Errorf("malformed lock item: result %q is neither %q nor %q", res, Success, Failure)
 		}
 	}
-	return Item{
-		Key:               Key{Group: r.LockGroup, ID: r.LockID},
-		Owner:             r.OwnerName,
-		Revision:          r.Revision,
-		Fence:             r.Fence,
-		Beat:              r.Beat,
-		Lease:             time.Duration(r.LeaseMs) * time.Millisecond,
-		HeartbeatAtMs:     r.HeartbeatAtMs,
-		LeaseUntilMs:      r.LeaseUntilMs,
-		ExpiresAtMs:       r.ExpiresAtMs,
-		Released:          r.IsReleased,
-		Result:            Result(r.Result),
-		ResultRef:         r.ResultRef,
-		ResultFence:       r.ResultFence,
-		ReleasedAtMs:      r.ReleasedAtMs,
-		RecordAccount:     r.RecordAccount,
-		TTL:               r.TTL,
-		PrevRevision:      r.PrevRevision,
-		PrevResult:        Result(r.PrevResult),
-		Failures:          r.Failures,
-		NotBeforeMs:       r.NotBeforeMs,
-		FailReason:        r.FailReason,
-		FailRecentUntilMs: r.FailRecentUntilMs,
-		Answer:            r.Answer,
-	}, nil
+	return it, nil
 }

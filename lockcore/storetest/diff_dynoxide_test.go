@@ -1,8 +1,6 @@
 package storetest
 
 import (
-	"errors"
-	"strings"
 	"testing"
 
 	"github.com/herdlock/herdlock/internal/dynalite"
@@ -28,31 +26,5 @@ func TestDiffDynoxide(t *testing.T) {
 	}
 	if rep.Coverage["renew/absent"] > 0 && without == 0 && rep.Failure == nil {
 		t.Errorf("failed conditions without an item = 0, want some (renewals of absent keys)")
-	}
-}
-
-// runShiftedSizeEdge requires r's store under test to accept sizeEdge's
-// release up to exactly refLimit - m.sizeEdgeShift bytes of reference, with
-// the reference's answers, and to refuse one a byte longer, which the
-// reference accepts, with ErrItemTooLarge.
-func runShiftedSizeEdge(t *testing.T, r *runner, refLimit int, m ServerModel) {
-	want := refLimit - m.sizeEdgeShift
-	for _, n := range []int{want, want + 1} {
-		s := r.newStepper(0)
-		for i, o := range sizeEdge(n) {
-			ref, got, diffs, err := s.step(t.Context(), o)
-			if err != nil {
-				t.Fatalf("reference of %d bytes, step %d: %v", n, i+1, err)
-			}
-			refused := n > want && o.kind == opRelease
-			switch {
-			case refused && (got.class != classError || !errors.Is(got.err, lockcore.ErrItemTooLarge)):
-				t.Errorf("reference of %d bytes (limit: the reference store's %d, %s's by its model %d): store under test = %s (%v), want ErrItemTooLarge",
-					n, refLimit, m.Name(), want, got.class, got.err)
-			case !refused && len(diffs) > 0:
-				t.Errorf("reference of %d bytes (limit: the reference store's %d, %s's by its model %d), step %d:\nreference: %s\nstore under test: %s (%v)\n  %s",
-					n, refLimit, m.Name(), want, i+1, ref.class, got.class, got.err, strings.Join(diffs, "\n  "))
-			}
-		}
 	}
 }
