@@ -29,7 +29,7 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	defer os.RemoveAll(work)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "consumer\tmodules\tgo.sum lines\tbootstrap\tinit (median of 7)")
+	fmt.Fprintln(tw, "consumer\tmodules\tgo.sum lines\tbootstrap\tinit (least of 7)")
 	var base figures
 	for i, c := range consumers() {
 		f, err := measure(ctx, repo, work, c, true)
