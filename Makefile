@@ -60,7 +60,7 @@ $(DYNALITE_STAMP): $(DYNALITE_DIR)/package.json $(DYNALITE_DIR)/package-lock.jso
 	npm ci --prefix $(DYNALITE_DIR) --no-audit --no-fund --loglevel=error
 
 $(RIE): tools/go.mod tools/go.sum
-	cd tools && GOWORK=off $(GO) build -o $(RIE) github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
+	cd tools && GOWORK=off CGO_ENABLED=0 $(GO) build -trimpath -o $(RIE) github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
 
 $(STATICCHECK): tools/go.mod tools/go.sum
 	cd tools && GOWORK=off $(GO) build -o $(STATICCHECK) honnef.co/go/tools/cmd/staticcheck
@@ -97,9 +97,11 @@ lint: $(STATICCHECK)
 # Interface Emulator, on local Dynoxide and a rate-limited local upstream;
 # FRONT=http sends them as HTTP API requests GET /rates/{pair}. It needs
 # only Dynoxide and the emulator; go run fetches the modules the demo and
-# the bootstrap build need, and no more.
+# the bootstrap build need, and no more. The demo is built as the bootstrap
+# is (CGO_ENABLED=0, -trimpath), so a cold build compiles the AWS SDK once
+# for both, not twice.
 demo: $(DYNOXIDE_STAMP) $(RIE)
-	$(GO) run ./examples/lambda-fetch-cache/demo -n $(N) -upstream-latency $(UPSTREAM_LATENCY) -front $(FRONT)
+	CGO_ENABLED=0 $(GO) run -trimpath ./examples/lambda-fetch-cache/demo -n $(N) -upstream-latency $(UPSTREAM_LATENCY) -front $(FRONT)
 
 # Called by `sam build` (template.yaml: BuildMethod makefile) with ARTIFACTS_DIR.
 # LAMBDA_TAGS picks the tracing SDKs compiled in (xray, otel, both
