@@ -67,14 +67,3 @@ func TestDynamoStoreConformanceDynalite(t *testing.T) {
 		t.Errorf("dynalite condition failures: %d with the old item, %d without; want 0 with, some without", withItem, withoutItem)
 	}
 }
-
-// subtestName returns the last element of t's name.
-func subtestName(t *testing.T) string {
-	name := t.Name()
-	for i := len(name) - 1; i >= 0; i-- {
-		if name[i] == '/' {
-			return name[i+1:]
-		}
-	}
-	return name
-}
