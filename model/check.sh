@@ -105,9 +105,9 @@ if [ "$mode" = ci ]; then
   queue newcomer-success   $H pass "$base $nof -DTMAX=14 -DLATESTART=9"
   # attempts that land after their call returned
   queue late-attempt+fix   $H pass "$base -DTMAX=12 -DLATEDUP -DFIX_SELF=1 -DCHECKS=62 -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=1"
-  # findings (must fail): a late acquire leaves a ghost lock (Property 6);
-  # a holder's failure release lands on the operator's release (Property 9)
-  queue finding-late-ghost $H p6   "$base -DTMAX=16 -DLATEDUP -DFIX_SELF=1 -DUPFAIL=1 -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=0"
+  # a late acquire attempt with the new guards: the ghost lock of Finding 2 is
+  # not found at these bounds (README); kept as a passing search of Property 6
+  queue late-acquire       $H pass "$base -DTMAX=16 -DLATEDUP -DFIX_SELF=1 -DUPFAIL=1 -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=0"
   queue finding-opr-overwrite $H p9 "$base $nof -DTMAX=10 -DTOPR=6 -DNPAUSE=1 -DNOPREL=1 -DCHECKS=512"
   # mutants (must fail): each removes one guard, or a timing assumption
   queue mutant-held-rel-only $H p7 "$base $nof -DTMAX=12 -DUPFAIL=1 -DLATESTART=9 -DMUT_HELD=1"
