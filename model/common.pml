@@ -79,14 +79,23 @@
 #ifndef NREV
 #define NREV 4           /* acquire attempts per process */
 #endif
+#ifndef NOPREL
+#define NOPREL 0         /* operator force-releases (herdlock release --revision), in total */
+#endif
+#ifndef TOPR
+#define TOPR 8           /* the operator acts at ticks <= TOPR */
+#endif
+#ifndef LATESTART
+#define LATESTART 0      /* > 0: process 2 is a newcomer that starts at this tick */
+#endif
 
 #define NP 3
 
 /* which properties to assert: bit n for Property n (default: all) */
 #ifndef CHECKS
-#define CHECKS 126
+#define CHECKS 1022      /* bits 1-9 */
 #endif
-hidden byte p1, p2, p3, p4, p6;
+hidden byte p1, p2, p3, p4, p6, p7, p8, p9;
 #define ASSERTN(n, v, e) if :: ((CHECKS >> n) & 1) -> v = (e); assert(v) :: else fi
 mtype = { Acquire, Renew, Release, Get };
 #define OPNAME(op) (op == OP_ACQ -> Acquire : (op == OP_REN -> Renew : (op == OP_REL -> Release : Get)))
@@ -138,6 +147,9 @@ short rqnow[NP], rqlu[NP], rqexp[NP];
 bool rqhasobs[NP];
 byte rqobr[NP], rqobb[NP];
 byte rqres[NP];
+byte rqkind[NP]; /* release: 0 the holder's, 1 freeing a possible ghost hold */
+byte rqfail[NP]; /* release: failures of the episode */
+short rqnb[NP];  /* release: not-before (wall units), 0 none */
 bool rqap[NP];   /* decided: applied or lost */
 byte rstat[NP];  /* R_OK, R_CF, R_LOST */
 bool rdel[NP];   /* response delivered */
@@ -148,8 +160,8 @@ short slu[NP], sexp[NP];
 
 /* LATEDUP: one write attempt that the client gave up on, applied late or
    never; its response is discarded */
-byte dop, down, ds, drev, dobr, dobb, dres;
-short dnow, dlu, dexp;
+byte dop, down, ds, drev, dobr, dobb, dres, dkind, dfail;
+short dnow, dlu, dexp, dnb;
 bool dhasobs;
 
 /* the protected resource: one pending write per process */
@@ -201,7 +213,7 @@ inline sdk_retry(j) {
      :: dop == 0 && !rqap[j] ->
         dop = rqop[j]; down = j; ds = now; drev = rqrev[j]; dnow = rqnow[j];
         dlu = rqlu[j]; dexp = rqexp[j]; dhasobs = rqhasobs[j]; dobr = rqobr[j];
-        dobb = rqobb[j]; dres = rqres[j];
+        dobb = rqobb[j]; dres = rqres[j]; dkind = rqkind[j]; dfail = rqfail[j]; dnb = rqnb[j];
         printf("t=%d   (the lost attempt is only late: it may land up to %d ticks later)\n", now, DDUP)
      :: else
      fi;

@@ -4,9 +4,20 @@
  * Read README.md first. Build: spin -a [-DNAME=value ...] herdlock.pml
  *
  * Switches (0/1): WALLPATH (default 1: the wall-clock branch of the acquire
- * condition), FIX_SELF and FIX_LU (default 0: the protocol exactly as
- * written; 1: two corrections for attempts that land late, README.md
- * "Findings"). EPS, TAKE and MARGIN can be overridden to check mutants.
+ * condition), FIX_SELF (default 0; 1: a correction for acquire attempts that
+ * land late, README.md "Findings"), FIX_OPREL (default 0; 1: a release never
+ * applies over an operator's release, README.md "Findings"). UPFAIL: the
+ * upstream the holders call (0 answers, 1 fails, 2 fails with or without a
+ * not-before). MAXATT: WithMaxAttempts.
+ *
+ * Mutants (each removes one guard of lockcore; each must give a
+ * counterexample, see check.sh): MUT_HELD (1: the failure guard on the
+ * #rel branch only, 2: no failure guard), MUT_FRESH (1: the fresh-success
+ * guard on the #rel branch only, 2: none), MUT_RENEW (1: a renewal may
+ * shorten the lease), MUT_FREE (1: no free of
+ * a possible ghost hold, 2: the free writes an empty failure episode),
+ * MUT_OPR (1: a renewal refused on its own, released revision is retried as
+ * transient). EPS, TAKE and MARGIN can be overridden to check mutants too.
  */
 #include "common.pml"
 
@@ -16,8 +27,32 @@
 #ifndef FIX_SELF
 #define FIX_SELF 0
 #endif
-#ifndef FIX_LU
-#define FIX_LU 0
+#ifndef FIX_OPREL
+#define FIX_OPREL 0
+#endif
+#ifndef UPFAIL
+#define UPFAIL 0
+#endif
+#ifndef MAXATT
+#define MAXATT 2                         /* WithMaxAttempts (the default) */
+#endif
+#ifndef NBD
+#define NBD 8                            /* a failure's not-before: now + NBD units (2 ticks) */
+#endif
+#ifndef MUT_HELD
+#define MUT_HELD 0
+#endif
+#ifndef MUT_FRESH
+#define MUT_FRESH 0
+#endif
+#ifndef MUT_RENEW
+#define MUT_RENEW 0
+#endif
+#ifndef MUT_FREE
+#define MUT_FREE 0
+#endif
+#ifndef MUT_OPR
+#define MUT_OPR 0
 #endif
 
 #ifndef EPS
@@ -34,17 +69,30 @@
 #define WAIT 3     /* sleeping until the next poll */
 #define POLL 4     /* consistent GetItem sent */
 #define HOLD 5     /* returned ACQUIRED */
+#define FREE 6     /* freeing a possible ghost hold: the settling read failed */
 /* holder sub-states */
 #define H_WORK 0
 #define H_WRITING 1
 #define H_RELEASING 2
 
-/* the lock item */
+/* the lock item. Time is abstract for the failure window and the
+   fresh-success window: both outlast the horizon, so "recent" is a flag that
+   a failure release sets and a success or the operator clears. */
 bool iex, irel;
 byte irev, ifence, ibeat, ires, iresf;
 short ilu, iexp;
+byte ifail;              /* failures: failed attempts without a not-before in the episode */
+short inb;               /* notBeforeMs (wall units), 0: none */
+bool irec;               /* failRecentUntilMs > now: the failure is recent */
+bool iopr;               /* failReason = operator_release */
 byte maxissued;          /* ghost: highest fence ever issued (Property 1) */
 int succmask;            /* ghost: bit f set when success was published for fence f */
+byte oprev;              /* ghost: the revision the operator released, 0: none */
+/* ghost: the failure episode as the upstream saw it (Property 7) */
+byte efail;              /* failures without a not-before published in the episode */
+bool elastnb;            /* the episode's last failure carried a not-before */
+short enbv;              /* ... this one */
+byte ecalls;             /* upstream calls since the episode's last failure */
 
 /* waiter state */
 byte nrev[NP], myrev[NP];
@@ -55,13 +103,23 @@ short t0[NP];
 /* holder state */
 byte hrev[NP], hfence[NP], hst[NP], hres[NP], relatt[NP], wdue[NP], rdue[NP];
 short vu[NP], hexp[NP], rnmono[NP], rnlease[NP];
+byte hfail[NP];          /* the episode's failures in the acquired item */
+bool hrec[NP];           /* ... and whether its failure was recent */
+short hnb[NP];           /* the not-before of this holder's failure, 0: none */
+/* the item's failure fields in the response */
+byte sfail[NP];
+short snb[NP];
+bool srec[NP], sopr[NP];
 
 hidden byte ok, got;
+hidden byte fresh_, held_, open_;
 hidden byte op_, st_, rv_;
 hidden short nv_;
 
 #define HOLDER_ACK(i) (ph[i] == HOLD && hst[i] == H_WRITING && wack[i] != 0)
-#define INSIDE(j) (ph[j] == HOLD && hst[j] != H_RELEASING && MONO(j) < vu[j])
+/* a holder whose lock the operator released believes it holds it until its
+   next renewal: the operator's act, excepted from Property 3 */
+#define INSIDE(j) (ph[j] == HOLD && hst[j] != H_RELEASING && MONO(j) < vu[j] && hrev[j] != oprev)
 /* Property 6: the item is held by a revision of a live process that has
    finished without ever having been told it holds it */
 #define GHOST(i) (ph[i] >= D_ACQ && ph[i] != CRASHED && iex && !irel && OWNER(irev) == i && irev != hrev[i])
@@ -84,54 +142,117 @@ ltl p5 { [] ((CRASHED_HOLDS && SOME_WAITER) -> <> TAKEN) }
 
 inline snap(j) {
   sex[j] = iex; srel[j] = irel; srev[j] = irev; sbeat[j] = ibeat; sfence[j] = ifence;
-  sres[j] = ires; sresf[j] = iresf; slu[j] = ilu; sexp[j] = iexp
+  sres[j] = ires; sresf[j] = iresf; slu[j] = ilu; sexp[j] = iexp;
+  sfail[j] = ifail; snb[j] = inb; srec[j] = irec; sopr[j] = iopr
+}
+
+/* the episode as the upstream saw it starts again */
+inline episode_reset() {
+  efail = 0; elastnb = 0; enbv = 0; ecalls = 0
 }
 
 /* The Store contract of lockcore/store.go, one atomic step per request. */
-inline apply(op, rev, anow, alu, aexp, ahas, aobr, aobb, ares, j, resp) {
+inline apply(op, rev, anow, alu, aexp, ahas, aobr, aobb, ares, akind, afail, anb, j, resp) {
   if
   :: op == OP_ACQ ->
-     ok = (!iex || irel || (WALLPATH && (iexp < anow - EPS || ilu < anow - EPS)) ||
-           (ahas && irev == aobr && ibeat == aobb));
+     /* absent OR ((#rel OR lapsed OR observed) AND NOT fresh AND NOT held
+        back): acquireCondition in lockcore/dynamostore.go, acquirable in
+        memstore.go. Every acquire of the model comes from
+        TryAcquireElseWaitForRelease (the fresh-success guard is on) with
+        MaxAttempts = MAXATT. */
+     fresh_ = irel && ires == SUCC;
+     held_ = irel && ires == FAIL && irec && (inb > anow || ifail >= MAXATT);
+     open_ = (WALLPATH && (iexp < anow - EPS || ilu < anow - EPS)) || (ahas && irev == aobr && ibeat == aobb);
+     ok = (!iex ||
+           (irel && !(MUT_FRESH < 2 && fresh_) && !(MUT_HELD < 2 && held_)) ||
+           (open_ && !(MUT_FRESH == 0 && fresh_) && !(MUT_HELD == 0 && held_)));
 #if FIX_SELF
      ok = ok && !(iex && irev == rev);   /* an attempt never applies twice */
 #endif
      if
      :: ok -> iex = 1; irel = 0; irev = rev; ifence++;
               ASSERTN(1, p1, ifence > maxissued);   /* P1 */
-              maxissued = ifence; ibeat = 0; ilu = alu; iexp = aexp; ires = 0; iresf = 0
+              maxissued = ifence; ibeat = 0; ilu = alu; iexp = aexp; ires = 0; iresf = 0; iopr = 0
+              /* the failure episode stays: the new holder counts its attempt from it */
      :: else
      fi;
      ok = ok || (iex && irev == rev)                 /* an earlier attempt was applied */
   :: op == OP_REN ->
+     /* #rev = :rev AND #rel = :false AND #lu <= :leaseUntil; when only the
+        last part fails, DynamoStore's second write (#rev = :rev AND
+        #rel = :false) moves the beat alone: together, one atomic step that
+        never shortens the lease (MemoryStore's max). A late SDK attempt
+        (resp = 0) is the first write alone: nobody sends its second. */
      ok = (iex && irev == rev && !irel);
-#if FIX_LU
-     ok = ok && ilu <= alu;                          /* leaseUntil never moves back */
-#endif
-     if :: ok -> ilu = alu; ibeat++ :: else fi
-  :: op == OP_REL ->
-     ok = (iex && irev == rev && (!irel || ires == ares));
      if
-     :: ok -> irel = 1; ires = ares; iresf = ifence;
-              if :: ares == SUCC -> succmask = succmask | (1 << ifence) :: else fi
+     :: MUT_RENEW == 1 -> skip                       /* mutant: the lease may move back */
+     :: MUT_RENEW != 1 && !resp -> ok = ok && ilu <= alu
+     :: else
+     fi;
+     if
+     :: ok && (MUT_RENEW == 1 || ilu <= alu) -> ilu = alu; ibeat++
+     :: ok && !(MUT_RENEW == 1 || ilu <= alu) -> ibeat++   /* beat-only */
+     :: else
+     fi
+  :: op == OP_REL ->
+     /* #rev = :rev AND (#rel = :false OR #result = :result) */
+     ok = (iex && irev == rev && (!irel || ires == ares));
+#if FIX_OPREL
+     ok = ok && !(irel && iopr);                     /* never over an operator's release */
+#endif
+     if
+     :: ok && akind == 1 ->                          /* freeing a possible ghost hold */
+        if
+        :: !irel -> irel = 1; ires = FAIL; iresf = ifence;
+#if MUT_FREE == 2
+           ifail = 0; inb = 0; irec = 0              /* mutant: the episode is erased */
+#else
+           skip                                      /* the episode stays as the item has it */
+#endif
+        :: else                                      /* already released: nothing changes */
+        fi
+     :: ok && akind == 0 ->
+        ASSERTN(9, p9, !(irel && iopr));             /* P9: no operator release overwritten */
+        if
+        :: !irel && ares == FAIL && anb != 0 -> elastnb = 1; enbv = anb; ecalls = 0
+        :: !irel && ares == FAIL && anb == 0 -> efail++; elastnb = 0; ecalls = 0
+        :: else
+        fi;
+        irel = 1; ires = ares; iresf = ifence;
+        if
+        :: ares == SUCC -> succmask = succmask | (1 << ifence); ifail = 0; inb = 0; irec = 0; episode_reset()
+        :: else -> ifail = afail; inb = anb; irec = 1
+        fi
      :: else
      fi
   :: op == OP_GET -> ok = 1
   fi;
-  printf("t=%d store: %e rev=%d %d -> item exists=%d rev=%d fence=%d beat=%d released=%d result=%d lu=%d exp=%d\n",
-         now, OPNAME(op), rev, ok, iex, irev, ifence, ibeat, irel, ires, ilu, iexp);
+  printf("t=%d store: %e rev=%d %d -> item exists=%d rev=%d fence=%d beat=%d released=%d result=%d lu=%d exp=%d failures=%d nb=%d recent=%d\n",
+         now, OPNAME(op), rev, ok, iex, irev, ifence, ibeat, irel, ires, ilu, iexp, ifail, inb, irec);
   if
   :: resp -> snap(j); rstat[j] = (ok -> R_OK : R_CF)
   :: else
   fi
 }
 
-#define STORE_APPLY(j) apply(rqop[j], rqrev[j], rqnow[j], rqlu[j], rqexp[j], rqhasobs[j], rqobr[j], rqobb[j], rqres[j], j, 1)
-#define DUP_APPLY apply(dop, drev, dnow, dlu, dexp, dhasobs, dobr, dobb, dres, down, 0)
+#define STORE_APPLY(j) apply(rqop[j], rqrev[j], rqnow[j], rqlu[j], rqexp[j], rqhasobs[j], rqobr[j], rqobb[j], rqres[j], rqkind[j], rqfail[j], rqnb[j], j, 1)
+#define DUP_APPLY apply(dop, drev, dnow, dlu, dexp, dhasobs, dobr, dobb, dres, dkind, dfail, dnb, down, 0)
+
+/* herdlock release GROUP ID --revision R (cmd/herdlock): a failure release
+   conditioned on the revision the operator read, with no hold-back
+   (failRecentUntilMs 0, reason operator_release), the failures kept; on a
+   held item, or on a recent failure (to clear it). */
+#define OPERATOR_CAN (nopr < NOPREL && now <= TOPR && iex && (!irel || (ires == FAIL && irec)))
+byte nopr;
+inline operator_release() {
+  nopr++; irel = 1; ires = FAIL; iresf = ifence; inb = 0; irec = 0; iopr = 1; oprev = irev;
+  episode_reset();
+  printf("t=%d the operator releases rev=%d (fence %d)\n", now, irev, ifence)
+}
 
 inline check_p3(i) {
   if
-  :: MONO(i) < vu[i] ->
+  :: MONO(i) < vu[i] && hrev[i] != oprev ->
      ASSERTN(3, p3, (i == 0 || !INSIDE(0)) && (i == 1 || !INSIDE(1)) && (i == 2 || !INSIDE(2)))  /* P3 */
   :: else
   fi
@@ -145,6 +266,27 @@ inline to_wait(i) {
   ph[i] = WAIT; due[i] = TICK_AT(i, MONO(i) + POLLI)
 }
 
+/* RELEASED, on an item released with success */
+inline released(i) {
+  ASSERTN(4, p4, (succmask >> sresf[i]) & 1);   /* P4 */
+  ph[i] = D_REL; printf("t=%d P%d RELEASED (result fence %d)\n", now, i, sresf[i])
+}
+
+/* heldBack in lockcore/wait.go, on an item released with failure: when the
+   failure is recent and the episode has used its attempts, FAILED
+   (ErrHolderFailed); when its not-before lies ahead, sleep until then on the
+   monotonic clock; otherwise acquire (take) or poll again (!take). */
+inline held_back(i, take) {
+  if
+  :: srec[i] && sfail[i] >= MAXATT ->
+     ph[i] = D_FAIL; printf("t=%d P%d FAILED: the holders of this burst failed\n", now, i)
+  :: srec[i] && sfail[i] < MAXATT && snb[i] > WALL(i) ->
+     ph[i] = WAIT; due[i] = TICK_AT(i, MONO(i) + snb[i] - WALL(i))
+  :: else ->
+     if :: take -> acquire(i, 0) :: else -> to_wait(i) fi
+  fi
+}
+
 inline acquire(i, withobs) {
   if
   :: nrev[i] >= NREV -> ph[i] = D_FAIL               /* model bound, see README */
@@ -152,7 +294,7 @@ inline acquire(i, withobs) {
      initial[i] = (ph[i] == IDLE);
      rv_ = i*NREV + nrev[i] + 1; nrev[i]++; myrev[i] = rv_; amono[rv_] = MONO(i);
      rqrev[i] = rv_; rqnow[i] = WALL(i); rqlu[i] = rqnow[i] + LEASE; rqexp[i] = rqnow[i] + MAXD;
-     rqhasobs[i] = withobs; rqobr[i] = obsrev[i]; rqobb[i] = obsbeat[i]; rqres[i] = 0;
+     rqhasobs[i] = withobs; rqobr[i] = obsrev[i]; rqobb[i] = obsbeat[i]; rqres[i] = 0; rqkind[i] = 0;
      send(i, OP_ACQ); ph[i] = ACQ
   fi
 }
@@ -160,6 +302,7 @@ inline acquire(i, withobs) {
 /* ACQUIRED for revision rv, with the item in the response snapshot */
 inline grant(i, rv) {
   ph[i] = HOLD; hrev[i] = rv; hfence[i] = sfence[i]; hexp[i] = sexp[i]; hst[i] = H_WORK; relatt[i] = 0;
+  hfail[i] = sfail[i]; hrec[i] = srec[i]; hnb[i] = 0;
   vu[i] = amono[rv] + LEASE - MARGIN;               /* validity from the first send */
   rdue[i] = TICK_AT(i, amono[rv] + RENEWI);
   if
@@ -175,10 +318,8 @@ inline on_poll(i) {
   :: !sex[i] -> acquire(i, 0)
   :: else ->
      if
-     :: srel[i] && sres[i] == SUCC ->
-        ASSERTN(4, p4, (succmask >> sresf[i]) & 1);   /* P4 */
-        ph[i] = D_REL; printf("t=%d P%d RELEASED (result fence %d)\n", now, i, sresf[i])
-     :: srel[i] && sres[i] != SUCC -> acquire(i, 0)
+     :: srel[i] && sres[i] == SUCC -> released(i)
+     :: srel[i] && sres[i] != SUCC -> held_back(i, 1)
      :: else ->                                      /* held */
         if
         :: OWNER(srev[i]) == i ->
@@ -205,6 +346,41 @@ inline on_poll(i) {
   fi
 }
 
+/* a conditional acquire was refused over the item in the response: a
+   first acquire that meets a fresh success returns RELEASED; a failure
+   holds back as heldBack says; otherwise wait for the next poll */
+inline refused(i) {
+  if
+  :: sex[i] && srel[i] && sres[i] == SUCC && initial[i] -> released(i)
+  :: sex[i] && srel[i] && sres[i] != SUCC -> held_back(i, 0)
+  :: else ->
+     if :: initial[i] -> observe(i) :: else fi;
+     to_wait(i)
+  fi
+}
+
+/* an acquire whose outcome stayed unknown: a first acquire ends FAILED
+   (the store's error), a waiter goes on waiting */
+inline unsettled(i) {
+  if
+  :: initial[i] -> ph[i] = D_FAIL; printf("t=%d P%d FAILED: store error\n", now, i)
+  :: else -> to_wait(i)
+  fi
+}
+
+/* the holder calls the upstream (and writes the resource with its fence
+   when the call answers): Properties 7 and 8, except for a holder whose
+   lock the operator released (the operator's act) */
+inline upstream_call(i) {
+  if
+  :: hrev[i] != oprev ->
+     ASSERTN(8, p8, succmask == 0);                /* P8: a published success is read, not redone */
+     ASSERTN(7, p7, efail < MAXATT && !(elastnb && (ecalls > 0 || WALL(i) < enbv)));  /* P7 */
+     if :: ecalls < 2 -> ecalls++ :: else fi
+  :: else
+  fi
+}
+
 inline on_resp(i) {
   op_ = rqop[i]; got = rdel[i]; st_ = rstat[i];
   clear_rq(i);
@@ -212,9 +388,7 @@ inline on_resp(i) {
   :: ph[i] == ACQ ->
      if
      :: got && st_ == R_OK -> grant(i, srev[i])
-     :: got && st_ == R_CF ->
-        if :: initial[i] -> observe(i) :: else fi;
-        to_wait(i)
+     :: got && st_ == R_CF -> refused(i)
      :: !got -> rqrev[i] = 0; send(i, OP_GET); ph[i] = AREAD
      fi
   :: ph[i] == AREAD ->
@@ -222,10 +396,18 @@ inline on_resp(i) {
      :: got && sex[i] && !srel[i] && (srev[i] == myrev[i] || (FIX_SELF && OWNER(srev[i]) == i)) ->
         grant(i, srev[i])
      :: got && !(sex[i] && !srel[i] && (srev[i] == myrev[i] || (FIX_SELF && OWNER(srev[i]) == i))) ->
-        if :: initial[i] -> observe(i) :: else fi;
-        to_wait(i)
-     :: !got -> send(i, OP_GET)
+        refused(i)
+     :: !got ->
+        /* still unknown: settle frees the possible hold with a failure
+           release conditioned on the revision it tried to write, keeping
+           the item's failure episode */
+#if MUT_FREE == 1
+        unsettled(i)                               /* mutant: nothing freed */
+#else
+        rqrev[i] = myrev[i]; rqres[i] = FAIL; rqkind[i] = 1; rqnow[i] = WALL(i); send(i, OP_REL); ph[i] = FREE
+#endif
      fi
+  :: ph[i] == FREE -> unsettled(i)                  /* whatever the answer */
   :: ph[i] == POLL ->
      if
      :: got -> on_poll(i)
@@ -238,9 +420,16 @@ inline on_resp(i) {
         :: got && st_ == R_OK ->
            nv_ = rnmono[i] + rnlease[i] - MARGIN;  /* validity from the send time */
            if :: nv_ > vu[i] -> vu[i] = nv_; printf("t=%d P%d renewed: valid until mono %d\n", now, i, nv_); check_p3(i) :: else fi
-        :: got && st_ == R_CF && !(FIX_LU && srev[i] == hrev[i] && !srel[i]) ->
+        :: got && st_ == R_CF && sex[i] && srev[i] == hrev[i] && srel[i] ->
+           /* our revision, released: the operator force-released it */
+#if MUT_OPR
+           skip                                   /* mutant: retried as transient */
+#else
+           ph[i] = D_ACQ; printf("t=%d P%d lease lost: released under it\n", now, i)  /* writes nothing more */
+#endif
+        :: got && st_ == R_CF && !(sex[i] && srev[i] == hrev[i]) ->
            ph[i] = D_ACQ                          /* lease lost */
-        :: else
+        :: else                                   /* not extended, or lost: retried */
         fi
      :: op_ == OP_REL ->
         if
@@ -264,10 +453,22 @@ inline on_timer(i) {
      :: else ->
         if
         :: hst[i] == H_RELEASING && rqop[i] == 0 ->
-           rqrev[i] = hrev[i]; rqres[i] = hres[i]; rqnow[i] = WALL(i); send(i, OP_REL)
+           rqrev[i] = hrev[i]; rqres[i] = hres[i]; rqnow[i] = WALL(i); rqkind[i] = 0;
+           /* releaseRequest: a failure counts in the episode unless it carries a not-before */
+           rqnb[i] = hnb[i];
+           rqfail[i] = (hnb[i] != 0 -> (hrec[i] -> hfail[i] : 0) : (hrec[i] -> hfail[i] + 1 : 1));
+           send(i, OP_REL)
         :: hst[i] == H_WORK && now >= wdue[i] ->  /* checked: MONO < vu */
-           wf[i] = hfence[i]; wrv[i] = hrev[i]; ws[i] = now; wack[i] = 0; hst[i] = H_WRITING;
-           printf("t=%d P%d writes to the resource with fence %d\n", now, i, hfence[i])
+           upstream_call(i);
+           if
+           :: UPFAIL == 0 ->
+              wf[i] = hfence[i]; wrv[i] = hrev[i]; ws[i] = now; wack[i] = 0; hst[i] = H_WRITING;
+              printf("t=%d P%d writes to the resource with fence %d\n", now, i, hfence[i])
+           :: UPFAIL != 0 -> hst[i] = H_RELEASING; hres[i] = FAIL;
+              printf("t=%d P%d: the upstream fails\n", now, i)
+           :: UPFAIL == 2 -> hst[i] = H_RELEASING; hres[i] = FAIL; hnb[i] = WALL(i) + NBD;
+              printf("t=%d P%d: the upstream fails, retry after %d\n", now, i, hnb[i])
+           fi
         :: else ->                                 /* renewal due */
            rqrev[i] = hrev[i]; rqnow[i] = WALL(i); rqlu[i] = MIN(rqnow[i] + LEASE, hexp[i]);
            rnmono[i] = MONO(i); rnlease[i] = rqlu[i] - rqnow[i];
@@ -290,7 +491,7 @@ inline recompute_due(i) {
      :: else
      fi;
      due[i] = (nv_ < now -> now : nv_)
-  :: ph[i] == ACQ || ph[i] == AREAD || ph[i] == POLL || ph[i] >= D_ACQ -> due[i] = NEVER
+  :: ph[i] == ACQ || ph[i] == AREAD || ph[i] == POLL || ph[i] == FREE || ph[i] >= D_ACQ -> due[i] = NEVER
   :: else
   fi
 }

@@ -31,6 +31,9 @@ end:
   :: atomic { NETREADY(2) -> netstep(2); INV }
   :: atomic { dop != 0 -> printf("t=%d the duplicate of P%d's %e arrives:\n", now, down, OPNAME(dop)); DUP_APPLY; dop = 0; INV }
   :: atomic { DURG -> dop = 0 }
+#if NOPREL > 0
+  :: atomic { OPERATOR_CAN -> operator_release(); INV }
+#endif
   od
 }
 
@@ -82,7 +85,8 @@ end:
 
 /* one burst: process i starts at start[i] in [0,SJ], with rate and offset
    chosen here. The tuples are sorted (symmetry reduction: the processes are
-   identical up to the names of their revisions). */
+   identical up to the names of their revisions). With LATESTART, process 2
+   is a newcomer that starts later, and only processes 0 and 1 are sorted. */
 #define KEY(i) (rate[i]*64 + (off[i]+OFF)*8 + start[i])
 inline choose(i) {
 #ifdef PROFILES
@@ -109,10 +113,14 @@ inline choose(i) {
   fi;
 #endif
   start[i] = 0;
-  do
-  :: start[i] < SJ -> start[i]++
-  :: break
-  od;
+  if
+  :: LATESTART > 0 && i == 2 -> start[i] = LATESTART
+  :: else ->
+     do
+     :: start[i] < SJ -> start[i]++
+     :: break
+     od
+  fi;
   due[i] = start[i]
 }
 
@@ -121,7 +129,7 @@ init {
     choose(0); choose(1); choose(2);
     printf("rates %d %d %d, offsets %d %d %d, starts %d %d %d\n", rate[0], rate[1], rate[2], off[0], off[1], off[2], start[0], start[1], start[2]);
     if
-    :: KEY(0) <= KEY(1) && KEY(1) <= KEY(2) ->
+    :: KEY(0) <= KEY(1) && (LATESTART > 0 || KEY(1) <= KEY(2)) ->
        run net(); run clock(); run workers()
     :: else
     fi
