@@ -24,12 +24,12 @@ const DefaultHotKeys = 1024
 // [DynamoStore] and [MemoryStore] each keep one, shared by every Lock on
 // the store (see [WithHotKeys]); in Lambda the store lives as long as the
 // execution environment, so the invocations it serves one after another
-// share it. HotKeys is safe for concurrent use; the zero value is not
-// usable, use [NewHotKeys].
+// share it. HotKeys is safe for concurrent use; its zero value remembers
+// up to [DefaultHotKeys] keys.
 type HotKeys struct {
 	mu   sync.Mutex
-	max  int
-	keys map[Key]time.Time // monotonic: hot until then
+	max  int               // 0: DefaultHotKeys
+	keys map[Key]time.Time // monotonic: hot until then; nil when empty
 }
 
 // NewHotKeys returns an empty HotKeys remembering at most n keys (at
@@ -52,7 +52,14 @@ func (h *HotKeys) mark(k Key, until time.Time) {
 		}
 		return
 	}
-	if len(h.keys) >= h.max {
+	if h.keys == nil {
+		h.keys = make(map[Key]time.Time)
+	}
+	limit := h.max
+	if limit == 0 {
+		limit = DefaultHotKeys
+	}
+	if len(h.keys) >= limit {
 		h.evict(time.Now())
 	}
 	h.keys[k] = until
