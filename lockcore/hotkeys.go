@@ -128,15 +128,15 @@ func (l *Lock) readsFirst() bool {
 }
 
 // noteFirst updates the memory of hot keys after the first request of
-// TryAcquireElseWaitForRelease: a held lock, a published success, a
-// held-back failure or a throttle make the key hot; a read that found the
-// lock free makes it cold (an acquire that succeeds at once changes
-// nothing: an uncontended key was never hot).
-func (l *Lock) noteFirst(step firstStep, read bool, err error) {
+// TryAcquireElseWaitForRelease was a read that led to step: a held lock, a
+// published success or a throttle keep the key hot; a served read that
+// found the lock free makes it cold (an acquire that succeeds at once
+// changes nothing: an uncontended key was never hot).
+func (l *Lock) noteFirst(step firstStep, err error) {
 	switch {
 	case step != stepAcquire:
 		l.markHot()
-	case read && err == nil:
+	case err == nil:
 		l.hot.forget(l.key)
 	}
 }

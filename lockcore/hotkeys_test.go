@@ -258,3 +258,25 @@ func TestWaitWritesOnlyAfterAcquirableRead(t *testing.T) {
 		}
 	})
 }
+
+// A late arrival whose write is refused over a fresh success makes the key
+// hot too: the next one reads the success without a write.
+func TestHotKeyFromFreshSuccess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newCountingMem()
+		fresh := lockcore.WithFreshSuccess(10 * time.Second)
+		holder := newLock(t, lockcore.Store(s.MemoryStore), "holder", fresh, lockcore.WithHotKeys(nil))
+		mustAcquire(t, holder)
+		mustRelease(t, holder, lockcore.Success, "ref")
+		for i, want := range []string{"acquire", "get"} {
+			l := newLock(t, s, "late", fresh)
+			res, err := l.TryAcquireElseWaitForRelease(context.Background())
+			if err != nil || res.Outcome != lockcore.Released {
+				t.Fatalf("late %d: TryAcquireElseWaitForRelease() = %+v, %v, want Released", i, res, err)
+			}
+			if ops := s.take(); len(ops) != 1 || ops[0].op != want {
+				t.Errorf("late %d: requests %v, want one %s", i, ops, want)
+			}
+		}
+	})
+}

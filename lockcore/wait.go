@@ -134,7 +134,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 	step, cur, err := stepAcquire, (*Item)(nil), error(nil)
 	if l.readsFirst() {
 		step, cur, err = l.readFirst(ctx, limit)
-		l.noteFirst(step, true, err)
+		l.noteFirst(step, err)
 	}
 	if step == stepAcquire {
 		var acquired bool
@@ -153,7 +153,9 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 			step = stepReleased
 		case cur != nil || err != nil: // refused over a holder or a held-back failure, or throttled
 			step = stepWait
-			l.noteFirst(step, false, nil)
+		}
+		if step != stepAcquire {
+			l.markHot()
 		}
 	}
 	l.count(MetricLockAcquisitionSuccess, 0)
