@@ -82,6 +82,7 @@ type DynamoStore struct {
 	api   DynamoAPI
 	table string
 	retry retryers
+	hot   *HotKeys // the Locks' memory of hot keys (see HotKeys)
 }
 
 var _ Store = (*DynamoStore)(nil)
@@ -101,8 +102,10 @@ func NewDynamoStore(client DynamoAPI, table string) (*DynamoStore, error) {
 	if len(problems) > 0 {
 		return nil, &configError{fmt.Errorf("lockcore: dynamodb store: %s", strings.Join(problems, ", "))}
 	}
-	return &DynamoStore{api: client, table: table, retry: newRetryers()}, nil
+	return &DynamoStore{api: client, table: table, retry: newRetryers(), hot: NewHotKeys(DefaultHotKeys)}, nil
 }
+
+func (s *DynamoStore) hotKeys() *HotKeys { return s.hot }
 
 // Table returns the name of the store's table.
 func (s *DynamoStore) Table() string { return s.table }

@@ -41,6 +41,7 @@ type Lock struct {
 	recordAccount string
 	remaining     func() time.Duration
 	o             options
+	hot           *HotKeys // nil: no memory of hot keys
 
 	mu   sync.Mutex // guards hold and last
 	hold *hold      // the current hold, nil when the lock is not held
@@ -98,6 +99,10 @@ func New(store Store, p Params, opts ...Option) (*Lock, error) {
 		recordAccount: fmt.Sprintf("act:%d/app:%d", p.AccountID, p.AppID),
 		remaining:     p.RemainingTime,
 		o:             o,
+		hot:           o.hotKeys,
+	}
+	if hk, ok := store.(hotKeyed); ok && !o.hotKeysSet {
+		l.hot = hk.hotKeys()
 	}
 	if o.lease < o.minLease {
 		l.logAt(slog.LevelWarn, "lock lease below minimum, raised",

@@ -22,14 +22,17 @@ import (
 type MemoryStore struct {
 	mu    sync.Mutex       // guards items
 	items map[string]*Item // by PartitionKey; each value owned by the store
+	hot   *HotKeys         // the Locks' memory of hot keys (see HotKeys); not part of any item
 }
 
 var _ Store = (*MemoryStore)(nil)
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{items: make(map[string]*Item)}
+	return &MemoryStore{items: make(map[string]*Item), hot: NewHotKeys(DefaultHotKeys)}
 }
+
+func (s *MemoryStore) hotKeys() *HotKeys { return s.hot }
 
 // Acquire implements [Store.Acquire].
 func (s *MemoryStore) Acquire(ctx context.Context, req AcquireRequest) (Item, error) {

@@ -74,6 +74,8 @@ type options struct {
 	ttl               time.Duration
 	freshSuccess      time.Duration
 	readFirst         bool
+	hotKeys           *HotKeys
+	hotKeysSet        bool // WithHotKeys was given: hotKeys replaces the store's
 	attemptTimeout    time.Duration
 	logger            *slog.Logger
 	metrics           Metrics
@@ -216,8 +218,20 @@ func WithFreshSuccess(d time.Duration) Option { return func(o *options) { o.fres
 // costs a strongly consistent GetItem (1 RCU for a lock item) and the
 // conditional UpdateItem (1 WCU), two requests instead of one. Use it when
 // herds are the normal case, as for a response cache. Default: off, one
-// conditional write first. Acquire ignores it.
+// conditional write first, except on a key found hot (see [HotKeys]),
+// which is read first without this option. Acquire ignores it.
 func WithReadFirst() Option { return func(o *options) { o.readFirst = true } }
+
+// WithHotKeys sets the memory of hot keys the Lock shares (see
+// [HotKeys]): while its key is hot, TryAcquireElseWaitForRelease reads
+// first, as with [WithReadFirst]. Default: the store's own, when the store
+// keeps one ([DynamoStore] and [MemoryStore] do; a Store wrapping one does
+// not, unless its Locks are given the inner store's with this option), so
+// every Lock on one store shares it. nil turns the memory off: every
+// TryAcquireElseWaitForRelease then writes first, unless [WithReadFirst].
+func WithHotKeys(h *HotKeys) Option {
+	return func(o *options) { o.hotKeys, o.hotKeysSet = h, true }
+}
 
 // WithAttemptTimeout bounds one attempt of a renewal, a release or a poll.
 // A renewal is retried until the lease's validity ends and a release until

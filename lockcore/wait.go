@@ -98,6 +98,15 @@ type WaitResult struct {
 // less often while throttled; if the wait runs out meanwhile, err matches
 // both [ErrWaitTimeout] and [ErrThrottled] and names the key.
 //
+// Only the first request of a wait may be a write that a read would have
+// answered: every later try reads the item first and writes only when the
+// read shows the lock acquirable (absent, released and not held back, or
+// abandoned). The first request is the conditional write (one request when
+// uncontended), unless [WithReadFirst] or the key is hot (see [HotKeys]):
+// then it is a strongly consistent read, so that a herd's later
+// invocations on a store that found the key hot spend a read, not a
+// write, to learn that it is held or that its success is published.
+//
 // An abandoned lock is never reported as Released: waiters race one
 // conditional write and exactly one of them acquires it. Waiters read with
 // strongly consistent reads every poll interval (±20% jitter); nothing about
@@ -123,8 +132,9 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		return WaitResult{Outcome: Acquired, Fence: h.fence, TookOver: h.tookOver, AfterFailure: h.afterFailure}, nil
 	}
 	step, cur, err := stepAcquire, (*Item)(nil), error(nil)
-	if l.o.readFirst {
+	if l.readsFirst() {
 		step, cur, err = l.readFirst(ctx, limit)
+		l.noteFirst(step, err)
 	}
 	if step == stepAcquire {
 		var acquired bool
@@ -141,6 +151,11 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 			return WaitResult{Outcome: Acquired, Fence: cur.Fence, AfterFailure: acquiredAfterFailure(*cur)}, nil
 		case cur != nil && cur.Released && cur.Result == Success: // fresh: see WithFreshSuccess
 			step = stepReleased
+		case cur != nil || err != nil: // refused over a holder or a held-back failure, or throttled
+			step = stepWait
+		}
+		if step != stepAcquire {
+			l.markHot()
 		}
 	}
 	l.count(MetricLockAcquisitionSuccess, 0)

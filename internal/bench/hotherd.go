@@ -21,10 +21,17 @@ const (
 	HotMargin   = time.Second // kept from the deadline for release and flush, as lockmw does
 )
 
-// HotMode is one way of running the herd: its name and the lock options.
+// HotMode is one way of running the herd: its name, the lock options, and
+// whether execution environments are reused.
 type HotMode struct {
 	Name string
 	Opts []lockcore.Option
+	// Reuse makes the herd run as Lambda runs it: an invocation takes a
+	// free execution environment (its SDK client and store, with the
+	// store's memory of hot keys) when there is one, and starts a new one
+	// otherwise; it frees it when it returns. Without Reuse every
+	// invocation starts a new one.
+	Reuse bool
 }
 
 // HotResult is one hot-key herd: N invocations on one key arriving evenly
@@ -47,6 +54,12 @@ type HotResult struct {
 	Throttles map[string]int `json:"throttles"` // by operation
 	// WritesPerInvocation is Writes / N.
 	WritesPerInvocation float64 `json:"writesPerInvocation"`
+	// Requests is every request on the item, throttled ones included, and
+	// Throttled the throttled ones.
+	Requests  int `json:"requests"`
+	Throttled int `json:"throttled"`
+	// Environments is how many execution environments the herd started.
+	Environments int `json:"environments"`
 	// Latency is, per Released invocation, the time from the later of
 	// the holder's release call and the invocation's start to its return.
 	Latency Summary  `json:"releaseToReturn"`
@@ -117,6 +130,7 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 		err     error
 	}
 	rets := make([]ret, n)
+	pool := &envPool{env: env, reuse: mode.Reuse}
 	begin := time.Now()
 	var wg sync.WaitGroup
 	for i := range n {
@@ -128,12 +142,12 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 			start := time.Now()
 			ictx, cancel := context.WithDeadline(ctx, start.Add(HotDeadline))
 			defer cancel()
-			client := env.NewClient()
-			store, err := lockcore.NewDynamoStore(client, LockTable)
+			store, err := pool.get()
 			if err != nil {
 				rets[i] = ret{outcome: Failed, start: start, end: time.Now(), err: err}
 				return
 			}
+			defer pool.put(store)
 			l, err := lockcore.New(store, lockcore.Params{
 				LockID: key, LockGroup: "bench", OwnerName: fmt.Sprintf("invocation-%d", i), AccountID: 1, AppID: 1,
 				RemainingTime: func() time.Duration { return time.Until(start.Add(HotDeadline - HotMargin)) },
@@ -181,10 +195,13 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 		LeaseLost: int(leaseLost.Load()), WCU: s.WriteUnits, RCU: s.ReadUnits, Writes: s.Writes(),
 		Reads: s.Ops["GetItem"].Requests, Throttles: map[string]int{}, WallMs: ms(time.Since(begin))}
 	for op, o := range s.Ops {
+		r.Requests += o.Requests
+		r.Throttled += o.Throttled
 		if o.Throttled > 0 {
 			r.Throttles[op] = o.Throttled
 		}
 	}
+	r.Environments = pool.started
 	r.WritesPerInvocation = float64(r.Writes) / float64(n)
 	seen := map[string]bool{}
 	var lat []float64
@@ -208,4 +225,45 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 	sort.Strings(r.Errors)
 	r.Latency = Summarize(lat)
 	return r
+}
+
+// envPool hands out execution environments: a DynamoStore on its own SDK
+// client, reused when the mode says so.
+type envPool struct {
+	env     *HotEnv
+	reuse   bool
+	mu      sync.Mutex
+	free    []*lockcore.DynamoStore
+	started int
+}
+
+func (p *envPool) get() (*lockcore.DynamoStore, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); p.reuse && n > 0 {
+		s := p.free[n-1]
+		p.free = p.free[:n-1]
+		return s, nil
+	}
+	p.started++
+	return lockcore.NewDynamoStore(p.env.NewClient(), LockTable)
+}
+
+func (p *envPool) put(s *lockcore.DynamoStore) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reuse {
+		p.free = append(p.free, s)
+	}
+}
+
+// RequestsPerInvocation is Requests / N.
+func (r HotResult) RequestsPerInvocation() float64 { return float64(r.Requests) / float64(r.N) }
+
+// ThrottledShare is Throttled / Requests.
+func (r HotResult) ThrottledShare() float64 {
+	if r.Requests == 0 {
+		return 0
+	}
+	return float64(r.Throttled) / float64(r.Requests)
 }

@@ -40,7 +40,7 @@ func main() {
 	benchtime := flag.String("benchtime", "300ms", "-benchtime of the CPU benchmarks")
 	readCap := flag.Float64("read-cap", 500, "the peak reads per second on the item that the herd rows check against")
 	figures := flag.String("figures", "1,2,3,4,5,6,7,8,9", "the figures to run, comma-separated")
-	hotN := flag.String("hot-n", "200,1000,3000", "herd sizes of the hot-key figure (8), comma-separated")
+	hotN := flag.String("hot-n", "200,1000,3000,10000", "herd sizes of the hot-key figure (8), comma-separated")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("bench: ")

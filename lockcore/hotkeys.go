@@ -1,0 +1,142 @@
+package lockcore
+
+import (
+	"sync"
+	"time"
+)
+
+// DefaultHotKeys is how many keys a [HotKeys] made by a store remembers.
+const DefaultHotKeys = 1024
+
+// HotKeys remembers which lock keys the Locks sharing it found hot: an
+// acquire write refused over a live holder or a fresh success, or a
+// throttled acquire or read. While a key is hot,
+// [Lock.TryAcquireElseWaitForRelease] reads the item before it writes, as
+// with [WithReadFirst]: a herd's later invocations learn from one read
+// (1 RCU, against 1 WCU for a refused write) that the lock is held or that
+// its success is published, and write only when the read shows the lock
+// free. A key stays hot for the lease or the fresh-success window
+// ([WithFreshSuccess]), whichever is longer, after it was last found hot,
+// and is forgotten as soon as a read shows the lock free. A key that was
+// never found hot costs nothing: its first request is the conditional
+// write.
+//
+// [DynamoStore] and [MemoryStore] each keep one, shared by every Lock on
+// the store (see [WithHotKeys]); in Lambda the store lives as long as the
+// execution environment, so the invocations it serves one after another
+// share it. HotKeys is safe for concurrent use; its zero value remembers
+// up to [DefaultHotKeys] keys.
+type HotKeys struct {
+	mu   sync.Mutex
+	max  int               // 0: DefaultHotKeys
+	keys map[Key]time.Time // monotonic: hot until then; nil when empty
+}
+
+// NewHotKeys returns an empty HotKeys remembering at most n keys (at
+// least 1): when it is full, expired keys are forgotten first, then the
+// one whose hot time ends soonest.
+func NewHotKeys(n int) *HotKeys {
+	return &HotKeys{max: max(n, 1), keys: make(map[Key]time.Time)}
+}
+
+// mark makes k hot until until (never shortening an earlier mark).
+func (h *HotKeys) mark(k Key, until time.Time) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if old, ok := h.keys[k]; ok {
+		if until.After(old) {
+			h.keys[k] = until
+		}
+		return
+	}
+	if h.keys == nil {
+		h.keys = make(map[Key]time.Time)
+	}
+	limit := h.max
+	if limit == 0 {
+		limit = DefaultHotKeys
+	}
+	if len(h.keys) >= limit {
+		h.evict(time.Now())
+	}
+	h.keys[k] = until
+}
+
+// evict forgets every expired key, or, when none has expired, the key
+// whose hot time ends soonest. The caller holds mu.
+func (h *HotKeys) evict(now time.Time) {
+	var soonest Key
+	var soonestAt time.Time
+	n := len(h.keys)
+	for k, until := range h.keys {
+		if !until.After(now) {
+			delete(h.keys, k)
+			continue
+		}
+		if soonestAt.IsZero() || until.Before(soonestAt) {
+			soonest, soonestAt = k, until
+		}
+	}
+	if len(h.keys) == n && !soonestAt.IsZero() {
+		delete(h.keys, soonest)
+	}
+}
+
+// hot reports whether k is hot at now.
+func (h *HotKeys) hot(k Key, now time.Time) bool {
+	if h == nil {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	until, ok := h.keys[k]
+	if ok && !until.After(now) {
+		delete(h.keys, k)
+		return false
+	}
+	return ok
+}
+
+// forget makes k cold.
+func (h *HotKeys) forget(k Key) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.keys, k)
+}
+
+// hotKeyed is a Store that keeps a HotKeys for the Locks on it.
+type hotKeyed interface {
+	hotKeys() *HotKeys
+}
+
+// markHot notes that the Lock found its key hot: for the lease or the
+// fresh-success window, whichever is longer.
+func (l *Lock) markHot() {
+	l.hot.mark(l.key, time.Now().Add(max(l.o.lease, l.o.freshSuccess)))
+}
+
+// readsFirst reports whether TryAcquireElseWaitForRelease starts with a
+// read: [WithReadFirst], or the key is hot.
+func (l *Lock) readsFirst() bool {
+	return l.o.readFirst || l.hot.hot(l.key, time.Now())
+}
+
+// noteFirst updates the memory of hot keys after the first request of
+// TryAcquireElseWaitForRelease was a read that led to step: a held lock, a
+// published success or a throttle keep the key hot; a served read that
+// found the lock free makes it cold (an acquire that succeeds at once
+// changes nothing: an uncontended key was never hot).
+func (l *Lock) noteFirst(step firstStep, err error) {
+	switch {
+	case step != stepAcquire:
+		l.markHot()
+	case err == nil:
+		l.hot.forget(l.key)
+	}
+}

@@ -1,0 +1,282 @@
+package lockcore_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// countingMem is a MemoryStore that counts its requests. It embeds the
+// store, so Locks on it share the store's own memory of hot keys, as
+// Locks on a plain MemoryStore or DynamoStore do.
+type countingMem struct {
+	*lockcore.MemoryStore
+	mu  sync.Mutex
+	ops []memOp
+}
+
+// memOp is one request: "acquire" or "get", and for a get whether the item
+// it returned was acquirable (absent, or released).
+type memOp struct {
+	op         string
+	acquirable bool
+}
+
+func newCountingMem() *countingMem { return &countingMem{MemoryStore: lockcore.NewMemoryStore()} }
+
+func (s *countingMem) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+	s.log(memOp{op: "acquire"})
+	return s.MemoryStore.Acquire(ctx, req)
+}
+
+func (s *countingMem) Get(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+	it, found, err := s.MemoryStore.Get(ctx, k)
+	s.log(memOp{op: "get", acquirable: err == nil && (!found || it.Released)})
+	return it, found, err
+}
+
+func (s *countingMem) log(o memOp) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ops = append(s.ops, o)
+}
+
+// take returns the requests since the last take, and forgets them.
+func (s *countingMem) take() []memOp {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ops := s.ops
+	s.ops = nil
+	return ops
+}
+
+func count(ops []memOp, op string) int {
+	n := 0
+	for _, o := range ops {
+		if o.op == op {
+			n++
+		}
+	}
+	return n
+}
+
+// An uncontended key is never hot: each TryAcquireElseWaitForRelease is
+// exactly one request, the conditional write, also after earlier
+// uncontended episodes on the same store.
+func TestUncontendedIsOneRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newCountingMem()
+		for i := range 3 {
+			l := newLock(t, s, "solo", lockcore.WithFreshSuccess(0))
+			res, err := l.TryAcquireElseWaitForRelease(context.Background())
+			if err != nil || res.Outcome != lockcore.Acquired {
+				t.Fatalf("episode %d: TryAcquireElseWaitForRelease() = %+v, %v, want Acquired", i, res, err)
+			}
+			if ops := s.take(); len(ops) != 1 || ops[0].op != "acquire" {
+				t.Fatalf("episode %d: requests %v, want exactly one acquire", i, ops)
+			}
+			mustRelease(t, l, lockcore.Success, "ref")
+			s.take()
+		}
+	})
+}
+
+// A write refused over a live holder makes the key hot on the store: a
+// later invocation reads first, and learns the published success from that
+// one read, without a write.
+func TestHotKeyNewcomerReadsInsteadOfWriting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newCountingMem()
+		fresh := lockcore.WithFreshSuccess(10 * time.Second)
+		holder := newLock(t, s, "holder", fresh)
+		mustAcquire(t, holder)
+		waiter := newLock(t, s, "waiter", fresh)
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			mustRelease(t, holder, lockcore.Success, "ref")
+		}()
+		res, err := waiter.TryAcquireElseWaitForRelease(context.Background())
+		if err != nil || res.Outcome != lockcore.Released {
+			t.Fatalf("waiter: TryAcquireElseWaitForRelease() = %+v, %v, want Released", res, err)
+		}
+		s.take()
+
+		newcomer := newLock(t, s, "newcomer", fresh)
+		res, err = newcomer.TryAcquireElseWaitForRelease(context.Background())
+		if err != nil || res.Outcome != lockcore.Released || res.ResultRef != "ref" {
+			t.Fatalf("newcomer: TryAcquireElseWaitForRelease() = %+v, %v, want Released with ref", res, err)
+		}
+		if ops := s.take(); len(ops) != 1 || ops[0].op != "get" {
+			t.Errorf("newcomer's requests %v, want exactly one get (the key is hot: no write)", ops)
+		}
+	})
+}
+
+// A newcomer on a hot key whose read shows the lock held waits without
+// writing; one whose read shows it free writes, and the key is then cold:
+// the next invocation writes first again.
+func TestHotKeyReadFirstThenCold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newCountingMem()
+		holder := newLock(t, s, "holder")
+		mustAcquire(t, holder)
+		first := newLock(t, s, "first")
+		go func() {
+			time.Sleep(time.Second)
+			mustRelease(t, holder, lockcore.Success, "ref")
+		}()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if res, err := first.TryAcquireElseWaitForRelease(context.Background()); res.Outcome != lockcore.Released {
+				t.Errorf("first: TryAcquireElseWaitForRelease() = %+v, %v, want Released", res, err)
+			}
+		}()
+		time.Sleep(100 * time.Millisecond) // first's write was refused: hot
+		synctest.Wait()
+		s.take()
+		second := newLock(t, s, "second")
+		res, err := second.TryAcquireElseWaitForRelease(context.Background())
+		if err != nil || res.Outcome != lockcore.Released {
+			t.Fatalf("second: TryAcquireElseWaitForRelease() = %+v, %v, want Released", res, err)
+		}
+		<-done
+		if ops := s.take(); count(ops, "acquire") != 0 {
+			t.Errorf("requests while the key was held: %v, want no acquire (both read)", ops)
+		}
+
+		// No fresh-success window: the read shows a released lock, the
+		// write follows and the key is cold.
+		third := newLock(t, s, "third")
+		res, err = third.TryAcquireElseWaitForRelease(context.Background())
+		if err != nil || res.Outcome != lockcore.Acquired {
+			t.Fatalf("third: TryAcquireElseWaitForRelease() = %+v, %v, want Acquired", res, err)
+		}
+		if ops := s.take(); len(ops) != 2 || ops[0].op != "get" || ops[1].op != "acquire" {
+			t.Errorf("third's requests %v, want get then acquire", ops)
+		}
+		mustRelease(t, third, lockcore.Success, "ref")
+		s.take()
+		fourth := newLock(t, s, "fourth")
+		if res, err := fourth.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
+			t.Fatalf("fourth: TryAcquireElseWaitForRelease() = %+v, %v, want Acquired", res, err)
+		}
+		if ops := s.take(); len(ops) != 1 || ops[0].op != "acquire" {
+			t.Errorf("fourth's requests %v, want one acquire (the key is cold again)", ops)
+		}
+		mustRelease(t, fourth, lockcore.Success, "ref")
+	})
+}
+
+// The hot memory lasts the lease (or the fresh-success window when
+// longer): after that the key is written first again.
+func TestHotKeyExpires(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newCountingMem()
+		holder := newLock(t, s, "holder", lockcore.WithLease(2*time.Second))
+		mustAcquire(t, holder)
+		probe := newLock(t, s, "probe", lockcore.WithLease(2*time.Second), lockcore.WithMaxWait(100*time.Millisecond))
+		if res, _ := probe.TryAcquireElseWaitForRelease(context.Background()); res.Outcome != lockcore.Failed {
+			t.Fatalf("probe: Outcome = %v, want Failed (its wait is shorter than the hold)", res.Outcome)
+		}
+		mustRelease(t, holder, lockcore.Failure, "")
+		time.Sleep(3 * time.Second)
+		s.take()
+		late := newLock(t, s, "late", lockcore.WithLease(2*time.Second))
+		if res, err := late.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
+			t.Fatalf("late: TryAcquireElseWaitForRelease() = %+v, %v, want Acquired", res, err)
+		}
+		if ops := s.take(); len(ops) != 1 || ops[0].op != "acquire" {
+			t.Errorf("late requests %v, want one acquire (the hot mark expired)", ops)
+		}
+		mustRelease(t, late, lockcore.Success, "ref")
+	})
+}
+
+// WithHotKeys(nil) turns the memory off: a refused write does not make
+// later invocations read first.
+func TestWithoutHotKeysWritesFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newCountingMem()
+		holder := newLock(t, s, "holder")
+		mustAcquire(t, holder)
+		for _, name := range []string{"a", "b"} {
+			l := newLock(t, s, name, lockcore.WithHotKeys(nil), lockcore.WithMaxWait(50*time.Millisecond))
+			s.take()
+			l.TryAcquireElseWaitForRelease(context.Background())
+			if ops := s.take(); len(ops) == 0 || ops[0].op != "acquire" {
+				t.Errorf("%s: requests %v, want an acquire first", name, ops)
+			}
+		}
+		mustRelease(t, holder, lockcore.Success, "ref")
+	})
+}
+
+// After the first request of a wait, every write is preceded by a read
+// that showed the lock acquirable: a throttled first write and a released
+// failure cost two writes in all, not one per poll.
+func TestWaitWritesOnlyAfterAcquirableRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newCountingMem()
+		holder := newLock(t, s, "holder")
+		mustAcquire(t, holder)
+		s.take()
+		throttled := true
+		store := &hookStore{Store: s, acquire: func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+			if throttled {
+				throttled = false
+				s.log(memOp{op: "acquire"})
+				return lockcore.Item{}, errThrottle
+			}
+			return s.Acquire(ctx, req)
+		}}
+		waiter := newLock(t, store, "waiter")
+		go func() {
+			time.Sleep(time.Second)
+			mustRelease(t, holder, lockcore.Failure, "")
+		}()
+		res, err := waiter.TryAcquireElseWaitForRelease(context.Background())
+		if err != nil || res.Outcome != lockcore.Acquired {
+			t.Fatalf("TryAcquireElseWaitForRelease() = %+v, %v, want Acquired after the failure", res, err)
+		}
+		mustRelease(t, waiter, lockcore.Success, "ref")
+		waiterOps := s.take() // releases are not logged
+		if got := count(waiterOps, "acquire"); got != 2 {
+			t.Errorf("writes = %d, want 2 (the throttled first, the take-over): %v", got, waiterOps)
+		}
+		for i, o := range waiterOps {
+			if i == 0 || o.op != "acquire" {
+				continue
+			}
+			if prev := waiterOps[i-1]; prev.op != "get" || !prev.acquirable {
+				t.Errorf("request %d is a write after %+v, want after a read that showed the lock acquirable", i, prev)
+			}
+		}
+	})
+}
+
+// A late arrival whose write is refused over a fresh success makes the key
+// hot too: the next one reads the success without a write.
+func TestHotKeyFromFreshSuccess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newCountingMem()
+		fresh := lockcore.WithFreshSuccess(10 * time.Second)
+		holder := newLock(t, lockcore.Store(s.MemoryStore), "holder", fresh, lockcore.WithHotKeys(nil))
+		mustAcquire(t, holder)
+		mustRelease(t, holder, lockcore.Success, "ref")
+		for i, want := range []string{"acquire", "get"} {
+			l := newLock(t, s, "late", fresh)
+			res, err := l.TryAcquireElseWaitForRelease(context.Background())
+			if err != nil || res.Outcome != lockcore.Released {
+				t.Fatalf("late %d: TryAcquireElseWaitForRelease() = %+v, %v, want Released", i, res, err)
+			}
+			if ops := s.take(); len(ops) != 1 || ops[0].op != want {
+				t.Errorf("late %d: requests %v, want one %s", i, ops, want)
+			}
+		}
+	})
+}
