@@ -97,7 +97,7 @@ if [ "$mode" = ci ]; then
   queue ghost-free         $H pass "$base $nof -DTMAX=9 -DNLOSS=2 -DUPFAIL=1"
   queue unbounded-pause    $H pass "$base -DTMAX=8 -DUNBOUNDED -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   queue crash+delay        $H pass "$base -DTMAX=16 -DNCRASH=1 -DNLOSS=0 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
-  queue operator+pause     $H pass "$base $nof -DTMAX=9 -DTOPR=6 -DNPAUSE=1 -DNOPREL=1 -DFIX_OPREL=1"
+  queue operator+pause     $H pass "$base $nof -DTMAX=8 -DTOPR=6 -DNPAUSE=1 -DNOPREL=1 -DFIX_OPREL=1"
   queue operator           $H pass "$base $nof -DTMAX=11 -DTOPR=6 -DNOPREL=1"
   queue failing-upstream   $H pass "$base $nof -DTMAX=14 -DUPFAIL=2"
   queue failing+pause      $H pass "$base $nof -DTMAX=10 -DUPFAIL=2 -DNPAUSE=1"
