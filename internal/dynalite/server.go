@@ -175,35 +175,8 @@ func (s *Server) Close() error {
 // exists on disk, else internal/dynalite under the first folder at or above
 // the working directory that holds go.mod.
 func Dir() (string, error) {
-	if d := os.Getenv(DirEnv); d != "" {
-		return d, nil
-	}
-	if _, file, _, ok := runtime.Caller(0); ok {
-		d := filepath.Dir(file)
-		if isDynaliteDir(d) {
-			return d, nil
-		}
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("dynalite: %w", err)
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			if c := filepath.Join(d, "internal", "dynalite"); isDynaliteDir(c) {
-				return c, nil
-			}
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	return "", fmt.Errorf("dynalite: cannot find internal/dynalite (with launch.js) above %s; set %s", wd, DirEnv)
-}
-
-func isDynaliteDir(d string) bool {
-	_, err := os.Stat(filepath.Join(d, "launch.js"))
-	return err == nil
+	_, file, _, _ := runtime.Caller(0)
+	return proc.PackageDir("dynalite", DirEnv, filepath.Dir(file), "launch.js")
 }
 
 // firstLine is an io.Writer that sends the first complete line written to

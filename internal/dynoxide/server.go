@@ -224,35 +224,8 @@ func Binary() (string, error) {
 // exists on disk, else internal/dynoxide under the first folder at or above
 // the working directory that holds go.mod.
 func Dir() (string, error) {
-	if d := os.Getenv(DirEnv); d != "" {
-		return d, nil
-	}
-	if _, file, _, ok := runtime.Caller(0); ok {
-		d := filepath.Dir(file)
-		if isDynoxideDir(d) {
-			return d, nil
-		}
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("dynoxide: %w", err)
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			if c := filepath.Join(d, "internal", "dynoxide"); isDynoxideDir(c) {
-				return c, nil
-			}
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	return "", fmt.Errorf("dynoxide: cannot find internal/dynoxide (with package.json) above %s; set %s", wd, DirEnv)
-}
-
-func isDynoxideDir(d string) bool {
-	_, err := os.Stat(filepath.Join(d, "package.json"))
-	return err == nil
+	_, file, _, _ := runtime.Caller(0)
+	return proc.PackageDir("dynoxide", DirEnv, filepath.Dir(file), "package.json")
 }
 
 // lineWatch is an io.Writer that closes ch once a complete line starting
