@@ -19,9 +19,9 @@ func testJSONOutput(t *testing.T, c *cli, store *lockcore.DynamoStore) {
 	var cr created
 	r := c.want(exitOK, []string{"create-table", "--output", "json"})
 	if err := json.Unmarshal([]byte(r.stdout), &cr); err != nil || cr.Table != c.table || cr.Status != "ACTIVE" ||
-		cr.PartitionKey != lockcore.AttrLockKey || cr.TTL != ttlUnsupported {
-		t.Errorf("create-table --output json = %+v, %v; want %s ACTIVE, key %s, TTL %s (dynalite has none):\n%s",
-			cr, err, c.table, lockcore.AttrLockKey, ttlUnsupported, r.stdout)
+		cr.PartitionKey != lockcore.AttrLockKey || cr.TTL != ttlEnabling {
+		t.Errorf("create-table --output json = %+v, %v; want %s ACTIVE, key %s, TTL %s (Dynoxide has UpdateTimeToLive):\n%s",
+			cr, err, c.table, lockcore.AttrLockKey, ttlEnabling, r.stdout)
 	}
 	var cfn struct {
 		Resources struct {
