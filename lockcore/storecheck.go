@@ -26,6 +26,17 @@ func checkStrings(fields ...string) error {
 	return nil
 }
 
+// checkNow refuses a request time before the Unix epoch. No clock reads
+// that, and with it an attribute the item lacks would compare differently
+// on the two stores: DynamoDB finds a comparison with an absent attribute
+// false, MemoryStore compares the field's zero value.
+func checkNow(ms int64) error {
+	if ms < 0 {
+		return fmt.Errorf("request time %d ms is before the Unix epoch", ms)
+	}
+	return nil
+}
+
 func checkKey(k Key) error {
 	return checkStrings("lock group", k.Group, "lock id", k.ID)
 }
@@ -33,6 +44,9 @@ func checkKey(k Key) error {
 func checkAcquireRequest(req AcquireRequest) error {
 	if req.Revision == "" {
 		return errEmptyRevision
+	}
+	if err := checkNow(req.NowMs); err != nil {
+		return err
 	}
 	obsRev := ""
 	if req.Observed != nil {
@@ -48,6 +62,9 @@ func checkAcquireRequest(req AcquireRequest) error {
 func checkRenewRequest(req RenewRequest) error {
 	if req.Revision == "" {
 		return errEmptyRevision
+	}
+	if err := checkNow(req.NowMs); err != nil {
+		return err
 	}
 	if err := checkKey(req.Key); err != nil {
 		return err
@@ -65,6 +82,8 @@ func checkReleaseRequest(req ReleaseRequest) error {
 		return fmt.Errorf("%w: %d bytes, the maximum is %d", ErrAnswerTooLarge, len(req.Answer), MaxAnswerBytes)
 	case len(req.Answer) > 0 && req.Result != Success:
 		return errors.New("an answer is published only with success")
+	case req.NowMs < 0:
+		return checkNow(req.NowMs)
 	}
 	if err := checkKey(req.Key); err != nil {
 		return err
