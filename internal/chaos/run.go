@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/herdlock/herdlock/internal/dynalite"
 	"github.com/herdlock/herdlock/lockcore"
 )
 
@@ -73,12 +72,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer rec.close()
 
-	dyn, err := dynalite.Start(ctx)
+	dyn, err := startServer(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer dyn.Close()
-	if err := lockcore.CreateTable(ctx, dynalite.NewClient(dyn.Endpoint()), table); err != nil {
+	if err := lockcore.CreateTable(ctx, serverClient(dyn.Endpoint()), table); err != nil {
 		return nil, err
 	}
 

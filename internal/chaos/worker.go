@@ -15,11 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/herdlock/herdlock/internal/dynalite"
 	"github.com/herdlock/herdlock/internal/seedlock"
 	"github.com/herdlock/herdlock/lockcore"
 )
@@ -105,15 +101,7 @@ func runWorker(spec workerSpec) error {
 		http:  &http.Client{Timeout: 5 * time.Second},
 		log:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
-	w.client = dynalite.NewClient(spec.Proxy, func(o *dynamodb.Options) {
-		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(spec.AttemptTimeout)
-		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
-			so.MaxAttempts = spec.Attempts
-			so.MaxBackoff = spec.MaxBackoff
-			so.RateLimiter = ratelimit.None
-		})
-		withIntentHeader(o)
-	})
+	w.client = lockClient(spec.Proxy, spec.AttemptTimeout, spec.Attempts, spec.MaxBackoff)
 	ds, err := lockcore.NewDynamoStore(w.client, spec.Table)
 	if err != nil {
 		return err
