@@ -21,7 +21,9 @@ const IntentHeader = "X-Harness-Intent"
 
 // Intent is a lockcore.Store call as the library made it.
 //
-// Op is acquire, renew, release or get as the library called the store;
+// Op is acquire, renew, release or get as the library called the store,
+// or op-release for an operator's force-release (the write of `herdlock
+// release`, which the parent makes through the same Store.Release);
 // the proxy refines it from the request it carries: "get" for any GetItem
 // (a condition failure's fallback read too), and "renew-beat" for Renew's
 // second write, which moves the beat without the lease.
@@ -44,6 +46,7 @@ type Intent struct {
 	Failures   int64  `json:"failures,omitempty"`
 	NotBefore  int64  `json:"nb,omitempty"`
 	RecentTill int64  `json:"recent,omitempty"`
+	Reason     string `json:"reason,omitempty"`
 }
 
 type intentKey struct{}
@@ -72,8 +75,11 @@ func withIntentHeader(o *dynamodb.Options) {
 }
 
 // intentStore wraps a lockcore.Store and tags each call's context with its
-// Intent.
-type intentStore struct{ inner lockcore.Store }
+// Intent. An operator's intentStore tags its releases op-release.
+type intentStore struct {
+	inner    lockcore.Store
+	operator bool
+}
 
 func (s intentStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
 	in := Intent{Op: "acquire", Key: lockcore.PartitionKey(req.Key), Rev: req.Revision, NowMs: req.NowMs,
@@ -92,8 +98,11 @@ func (s intentStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lock
 
 func (s intentStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
 	in := Intent{Op: "release", Key: lockcore.PartitionKey(req.Key), Rev: req.Revision, NowMs: req.NowMs, Result: string(req.Result)}
+	if s.operator {
+		in.Op = "op-release"
+	}
 	if req.Result == lockcore.Failure {
-		in.Failures, in.NotBefore, in.RecentTill = req.Failures, req.NotBeforeMs, req.FailRecentUntilMs
+		in.Failures, in.NotBefore, in.RecentTill, in.Reason = req.Failures, req.NotBeforeMs, req.FailRecentUntilMs, req.FailReason
 	}
 	return s.inner.Release(withIntent(ctx, in), req)
 }
@@ -143,6 +152,17 @@ func (s noRevisionStore) Release(ctx context.Context, req lockcore.ReleaseReques
 			"#resultRef": lockcore.AttrResultRef, "#resultFence": lockcore.AttrResultFence, "#fence": lockcore.AttrFence})
 }
 
+// noGuardStore is the deliberately broken store of check 6's self-test: its
+// Acquire turns the failure guard off (MaxAttempts 0) before the intent is
+// recorded, so check 5 sees a consistent history while newcomers take over
+// a failure before its not-before and past the episode's attempts.
+type noGuardStore struct{ lockcore.Store }
+
+func (s noGuardStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+	req.MaxAttempts = 0
+	return s.Store.Acquire(ctx, req)
+}
+
 func num(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
@@ -163,6 +183,7 @@ type View struct {
 	Failures   int64  `json:"failures,omitempty"`
 	NotBefore  int64  `json:"nb,omitempty"`
 	RecentTill int64  `json:"recent,omitempty"`
+	Reason     string `json:"reason,omitempty"`
 }
 
 // attr is one DynamoDB JSON attribute value.
@@ -205,6 +226,7 @@ func decodeView(m map[string]attr) *View {
 		Failures:   m[lockcore.AttrFailures].num(),
 		NotBefore:  m[lockcore.AttrNotBeforeMs].num(),
 		RecentTill: m[lockcore.AttrFailRecentUntilMs].num(),
+		Reason:     m[lockcore.AttrFailReason].str(),
 	}
 	if b := m[lockcore.AttrIsReleased].BOOL; b != nil {
 		v.Rel = *b

@@ -28,6 +28,7 @@ type lstate struct {
 	Failures   int64
 	NotBefore  int64
 	RecentTill int64
+	Reason     string
 }
 
 // lout is what the store answered.
@@ -54,7 +55,7 @@ func apply(st lstate, in Intent) (bool, lstate) {
 	case "acquire":
 		return acquirable(st, in), lstate{Exists: true, Rev: in.Rev, Fence: nextFence(st, in), LU: in.LUMs, Exp: in.ExpMs,
 			PrevRev: st.Rev, PrevResult: st.Result,
-			Failures: st.Failures, NotBefore: st.NotBefore, RecentTill: st.RecentTill}
+			Failures: st.Failures, NotBefore: st.NotBefore, RecentTill: st.RecentTill, Reason: st.Reason}
 	case "renew": // the first write: extends the lease, never shortens it
 		next.Beat++
 		next.LU = in.LUMs
@@ -62,9 +63,12 @@ func apply(st lstate, in Intent) (bool, lstate) {
 	case "renew-beat": // the second write, when the stored lease ends later
 		next.Beat++
 		return st.Exists && st.Rev == in.Rev && !st.Rel, next
-	case "release":
+	case "release", "op-release":
+		// An operator's force-release is the same conditional write as
+		// the holder's: a failure at the revision the operator saw, with
+		// the episode's failures, no not-before, not recent.
 		next.Rel, next.Result, next.RelAt = true, in.Result, in.NowMs
-		next.Failures, next.NotBefore, next.RecentTill = in.Failures, in.NotBefore, in.RecentTill
+		next.Failures, next.NotBefore, next.RecentTill, next.Reason = in.Failures, in.NotBefore, in.RecentTill, in.Reason
 		return st.Exists && st.Rev == in.Rev && (!st.Rel || st.Result == in.Result), next
 	}
 	return false, st
@@ -95,7 +99,7 @@ func nextFence(st lstate, in Intent) int64 {
 func sameView(v *View, st lstate) bool {
 	return st.Exists && *v == View{Rev: st.Rev, Fence: st.Fence, Beat: st.Beat, Rel: st.Rel, Result: st.Result, RelAt: st.RelAt,
 		LU: st.LU, Exp: st.Exp, PrevRev: st.PrevRev, PrevResult: st.PrevResult,
-		Failures: st.Failures, NotBefore: st.NotBefore, RecentTill: st.RecentTill}
+		Failures: st.Failures, NotBefore: st.NotBefore, RecentTill: st.RecentTill, Reason: st.Reason}
 }
 
 // lockModel is the porcupine model of one lock item.

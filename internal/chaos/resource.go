@@ -23,9 +23,11 @@ type resource struct {
 	// onFreeze runs when a worker returns without releasing.
 	onFreeze func(worker int)
 
-	mu       sync.Mutex       // guards the maps
-	maxFence map[string]int64 // highest fence accepted per key
-	shadow   map[string]int64 // fence of the last write per key, unfenced
+	mu         sync.Mutex       // guards the fields below
+	maxFence   map[string]int64 // highest fence accepted per key
+	shadow     map[string]int64 // fence of the last write per key, unfenced
+	failUntil  int64            // Mono: the upstream fails every call until then
+	retryAfter time.Duration    // of a failing stretch: 429 with this Retry-After, or 503 without when 0
 
 	ln  net.Listener
 	srv *http.Server
@@ -83,13 +85,37 @@ func (r *resource) handleWrite(w http.ResponseWriter, req *http.Request) {
 	json.NewEncoder(w).Encode(map[string]bool{"accepted": wr.Accepted})
 }
 
+// failUpstream makes the upstream fail every call until Mono reaches
+// until: with 429 and retryAfter (whole seconds), or with 503 and no
+// Retry-After when retryAfter is 0.
+func (r *resource) failUpstream(until int64, retryAfter time.Duration) {
+	r.mu.Lock()
+	r.failUntil, r.retryAfter = until, retryAfter
+	r.mu.Unlock()
+}
+
 func (r *resource) handleFetch(w http.ResponseWriter, req *http.Request) {
 	worker, key := int(qInt(req, "w")), req.URL.Query().Get("key")
-	f := Fetch{T: Mono(), Worker: worker, Key: key}
-	if r.onFetch != nil && r.onFetch(worker, key) {
+	f := Fetch{T: Mono(), Worker: worker, Key: key, Rev: req.URL.Query().Get("rev"), Status: http.StatusOK}
+	r.mu.Lock()
+	if f.T < r.failUntil {
+		f.Status, f.RetryAfter = http.StatusServiceUnavailable, r.retryAfter
+		if f.RetryAfter > 0 {
+			f.Status = http.StatusTooManyRequests
+		}
+	}
+	r.mu.Unlock()
+	if f.Status == http.StatusOK && r.onFetch != nil && r.onFetch(worker, key) {
 		f.Killed = true
 	}
 	r.rec.fetch(f)
+	if f.Status != http.StatusOK {
+		if f.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(f.RetryAfter/time.Second)))
+		}
+		http.Error(w, "upstream failing", f.Status)
+		return
+	}
 	json.NewEncoder(w).Encode(map[string]string{"data": "upstream:" + key})
 }
 

@@ -34,6 +34,9 @@ type parent struct {
 	rec      *recorder
 	res      *resource
 	prox     []*proxy
+	opProxy  *proxy    // the operator's
+	op       *operator // force-releases in storm phases
+	ops      sync.WaitGroup
 	capacity *capacityModel // between the proxies and dynalite
 	specs    workerSpec     // template; Slot and Inc set per spawn
 	end      int64
@@ -104,6 +107,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		defer px.close()
 		p.prox = append(p.prox, px)
 	}
+	if p.opProxy, err = newProxy(cfg.Workers, cfg.Seed, capModel.URL(), rec, cfg.Faults, cfg.AttemptTimeout+100*time.Millisecond); err != nil {
+		return nil, err
+	}
+	defer p.opProxy.close()
+	opStore, err := lockcore.NewDynamoStore(lockClient(p.opProxy.URL(), cfg.AttemptTimeout, cfg.Attempts, cfg.MaxBackoff), table)
+	if err != nil {
+		return nil, err
+	}
+	p.op = &operator{store: intentStore{inner: opStore, operator: true}, rec: rec, timeout: 5 * time.Second}
 
 	// The timeline: phases start after the workers have had time to start.
 	origin := Mono() + int64(1500*time.Millisecond)
@@ -127,11 +139,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	p.schedule(ctx)
+	p.ops.Wait()
 	p.stopAll()
 	p.progress("run finished; checking the recorded history")
 	// The proxies may still record a request that was in flight; check
 	// reads the history under the recorder's lock.
-	rep := check(&p.cfg, rec, p.killed)
+	rep := check(&p.cfg, rec, p.killed, time.Now().UnixNano()-Mono())
 	rep.LogPath = cfg.LogPath
 	return rep, nil
 }
@@ -147,10 +160,11 @@ func (p *parent) template(origin int64) workerSpec {
 	c := p.cfg
 	s := workerSpec{Seed: c.Seed, Variant: c.Variant, Resource: p.res.URL(), Table: table, Phases: c.Phases,
 		Origin: origin, End: p.end, Keys: c.Keys, Epoch: c.Epoch,
-		Lease: c.Lease, Poll: c.Poll, MaxWait: c.MaxWait, MaxHold: c.MaxHold, ClockAllowance: c.ClockAllowance, Drift: c.Drift,
+		Lease: c.Lease, Poll: c.Poll, MaxWait: c.MaxWait, MaxHold: c.MaxHold, MaxAttempts: c.MaxAttempts,
+		ClockAllowance: c.ClockAllowance, Drift: c.Drift,
 		AttemptTimeout: c.AttemptTimeout, Attempts: c.Attempts, MaxBackoff: c.MaxBackoff,
 		WorkMedian: c.WorkMedian, LongWorkP: c.LongWorkP, LongWorkMin: c.LongWorkMin, LongWorkMax: c.LongWorkMax,
-		FreezeAfterReturnP: c.Faults.FreezeAfterReturnP}
+		FreezeAfterReturnP: c.Faults.FreezeAfterReturnP, NearMaxHoldP: c.Storm.NearMaxHoldP}
 	for i, ph := range c.Phases {
 		if ph.Kind != Herd {
 			continue
@@ -344,14 +358,15 @@ func (p *parent) expGap(mean time.Duration) int64 {
 }
 
 // schedule drives the run until its end: proxy modes per phase, then
-// partitions, freezes and kills in the A and B phases, and the pending
-// SIGCONTs and respawns.
+// partitions, freezes and kills in the A, B and storm phases, the storm
+// faults (storm.go), and the pending SIGCONTs and respawns.
 func (p *parent) schedule(ctx context.Context) {
 	f := p.cfg.Faults
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	cur := -1
 	var nextPart, nextFreeze, nextKill int64
+	var storm stormDue
 	for now := Mono(); now < p.end; now = Mono() {
 		select {
 		case <-ctx.Done():
@@ -367,7 +382,7 @@ func (p *parent) schedule(ctx context.Context) {
 			mode := modeOff
 			if idx >= 0 {
 				switch p.cfg.Phases[idx].Kind {
-				case SmallSkew, LargeSkew:
+				case SmallSkew, LargeSkew, Storm:
 					mode = modeFull
 				case Herd, Throttled:
 					mode = modeLight
@@ -377,7 +392,7 @@ func (p *parent) schedule(ctx context.Context) {
 				p.progress("phase %d (%s, %v) begins", idx, ph.Kind, ph.Dur)
 				p.rec.note("phase", map[string]any{"i": idx, "kind": ph.Kind, "t": now})
 			}
-			for _, px := range p.prox {
+			for _, px := range p.allProxies() {
 				px.setMode(mode)
 				if mode != modeFull {
 					px.partition(0, false) // faults of a phase end with it
@@ -388,6 +403,7 @@ func (p *parent) schedule(ctx context.Context) {
 			}
 			p.mu.Lock()
 			nextPart, nextFreeze, nextKill = now+p.expGap(f.PartitionEvery), now+p.expGap(f.FreezeEvery), now+p.expGap(f.KillEvery)
+			storm = p.endStorm(now)
 			p.mu.Unlock()
 		}
 		p.mu.Lock()
@@ -401,7 +417,14 @@ func (p *parent) schedule(ctx context.Context) {
 			}
 		}
 		p.pending = keep
-		faulty := idx >= 0 && (p.cfg.Phases[idx].Kind == SmallSkew || p.cfg.Phases[idx].Kind == LargeSkew)
+		kind := PhaseKind("")
+		if idx >= 0 {
+			kind = p.cfg.Phases[idx].Kind
+		}
+		faulty := kind == SmallSkew || kind == LargeSkew || kind == Storm
+		if kind == Storm {
+			p.stormLocked(now, &storm)
+		}
 		if faulty && f.PartitionEvery > 0 && now >= nextPart {
 			nextPart = now + p.expGap(f.PartitionEvery)
 			slot := p.rng.IntN(p.cfg.Workers)

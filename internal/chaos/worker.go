@@ -60,6 +60,7 @@ type workerSpec struct {
 	Herd     []herdRound
 
 	Lease, Poll, MaxWait, MaxHold, ClockAllowance time.Duration
+	MaxAttempts                                   int
 	Drift                                         float64
 	AttemptTimeout                                time.Duration
 	Attempts                                      int
@@ -69,6 +70,7 @@ type workerSpec struct {
 	LongWorkP                float64
 	LongWorkMin, LongWorkMax time.Duration
 	FreezeAfterReturnP       float64
+	NearMaxHoldP             float64
 }
 
 // herdRound is one herd round: every worker calls the lock on Key at true
@@ -107,8 +109,11 @@ func runWorker(spec workerSpec) error {
 		return err
 	}
 	w.store = intentStore{inner: ds}
-	if spec.Variant == VariantNoRevision {
+	switch spec.Variant {
+	case VariantNoRevision:
 		w.store = intentStore{inner: noRevisionStore{DynamoStore: ds, api: w.client, table: spec.Table}}
+	case VariantNoGuard:
+		w.store = noGuardStore{intentStore{inner: ds}}
 	}
 	w.emit(Event{T: Mono(), Kind: EvStart})
 	for guard := 0; Mono() < spec.End && guard < 1_000_000; guard++ {
@@ -123,7 +128,11 @@ func runWorker(spec workerSpec) error {
 			time.Sleep(time.Duration(spec.Phases[idx].End - Mono()))
 			continue
 		}
-		w.cycle(w.pickKey(idx), false)
+		kind := cyclePlain
+		if spec.Phases[idx].Kind == Storm {
+			kind = cycleStorm
+		}
+		w.cycle(w.pickKey(idx), kind)
 	}
 	return nil
 }
@@ -166,11 +175,28 @@ func (w *worker) herdPhase(idx int) {
 		if d := time.Duration(r.At - Mono()); d > 0 {
 			time.Sleep(d) // workload scheduling: start the round together with the others
 		}
-		w.cycle(r.Key, true)
+		w.cycle(r.Key, cycleHerd)
 	}
 	if d := time.Duration(w.spec.Phases[idx].End - Mono()); d > 0 {
 		time.Sleep(d)
 	}
+}
+
+// cycleKind says what a cycle's holder does.
+type cycleKind int
+
+const (
+	cyclePlain cycleKind = iota // write, work, write, release
+	cycleHerd                   // fetch upstream, write, release
+	cycleStorm                  // fetch upstream (which may fail), write, work, write, release
+)
+
+// outcome is how a holder releases: with success, or as a failure with a
+// reason and, from an upstream's Retry-After, a not-before.
+type outcome struct {
+	success   bool
+	reason    string
+	notBefore time.Time
 }
 
 // holder is a held lock of either implementation.
@@ -179,23 +205,41 @@ type holder interface {
 	Fence() int64
 	Revision() string
 	Context() context.Context
-	release(ctx context.Context, success bool) error
+	release(ctx context.Context, o outcome) error
 }
 
-type coreHolder struct{ *lockcore.Lock }
+type coreHolder struct {
+	*lockcore.Lock
+	rev      string
+	store    lockcore.Store
+	stubborn bool // VariantStubborn: publish a failure again after every release
+}
 
-func (h coreHolder) release(ctx context.Context, success bool) error {
-	res := lockcore.Failure
-	if success {
-		res = lockcore.Success
+func (h coreHolder) release(ctx context.Context, o outcome) error {
+	rev := h.rev
+	var err error
+	if o.success {
+		err = h.Lock.Release(ctx, lockcore.Success, "resource")
+	} else {
+		opts := []lockcore.ReleaseOption{lockcore.WithFailureReason(o.reason)}
+		if !o.notBefore.IsZero() {
+			opts = append(opts, lockcore.WithNotBefore(o.notBefore))
+		}
+		err = h.Lock.Release(ctx, lockcore.Failure, "", opts...)
 	}
-	return h.Lock.Release(ctx, res, "resource")
+	if h.stubborn && rev != "" {
+		// The broken holder: it never learnt that an operator released
+		// its lock, and publishes its failure over that release.
+		_, _ = h.store.Release(ctx, lockcore.ReleaseRequest{Key: h.Key(), Revision: rev, NowMs: time.Now().UnixMilli(),
+			Result: lockcore.Failure, Failures: 1, FailReason: "lease_lost", FailRecentUntilMs: time.Now().Add(h.Lease()).UnixMilli()})
+	}
+	return err
 }
 
 type seedHolder struct{ *seedlock.Lock }
 
 func (h seedHolder) Valid() bool { return h.HasLock() && h.Context().Err() == nil }
-func (h seedHolder) release(ctx context.Context, _ bool) error {
+func (h seedHolder) release(ctx context.Context, _ outcome) error {
 	return h.Lock.Release(ctx)
 }
 
@@ -211,7 +255,7 @@ const lockGroup = "chaos"
 // cycle is one invocation: try to acquire key or wait for its release; as
 // holder, write to the resource (fetching upstream first in herd rounds),
 // work, write again and release; as a released waiter, read the data.
-func (w *worker) cycle(key string, herd bool) {
+func (w *worker) cycle(key string, kind cycleKind) {
 	s := w.spec
 	ctx, cancel := context.WithTimeout(context.Background(), s.MaxWait+s.MaxHold+5*time.Second)
 	defer cancel()
@@ -238,6 +282,7 @@ func (w *worker) cycle(key string, herd bool) {
 		lk, err := lockcore.New(w.store, lockcore.Params{LockID: key, LockGroup: lockGroup, OwnerName: "w" + strconv.Itoa(s.Slot), AccountID: 1, AppID: 1},
 			lockcore.WithLease(s.Lease), lockcore.WithPollInterval(s.Poll), lockcore.WithMaxWait(s.MaxWait),
 			lockcore.WithMaxHold(s.MaxHold), lockcore.WithClockAllowance(s.ClockAllowance), lockcore.WithDrift(s.Drift),
+			lockcore.WithMaxAttempts(s.MaxAttempts),
 			lockcore.WithClock(w.clock), lockcore.WithLogger(w.log), lockcore.WithTTL(0))
 		if err != nil {
 			panic(err)
@@ -248,7 +293,7 @@ func (w *worker) cycle(key string, herd bool) {
 			ev.Err = err.Error()
 		}
 		if res.Outcome == lockcore.Acquired {
-			h = coreHolder{lk}
+			h = coreHolder{Lock: lk, rev: lk.Revision(), store: w.store, stubborn: s.Variant == VariantStubborn}
 		}
 	}
 	ev.T2 = Mono()
@@ -257,8 +302,10 @@ func (w *worker) cycle(key string, herd bool) {
 	}
 	w.emit(ev)
 	switch {
+	case h != nil && kind == cycleStorm:
+		w.holdStorm(ctx, pk, h)
 	case h != nil:
-		w.hold(ctx, pk, h, herd)
+		w.hold(ctx, pk, h, kind == cycleHerd)
 	case ev.Outcome == "RELEASED":
 		present := w.readData(pk)
 		w.emit(Event{T: Mono(), Kind: EvRead, Key: pk, Present: present})
@@ -269,7 +316,7 @@ func (w *worker) hold(ctx context.Context, key string, h holder, herd bool) {
 	fence, rev := h.Fence(), h.Revision()
 	wrote := false
 	if herd {
-		w.post("/fetch", url.Values{"key": {key}}) // the parent may kill us here
+		w.post("/fetch", url.Values{"key": {key}, "rev": {rev}}) // the parent may kill us here
 		wrote = w.act(key, h, fence, rev)
 		sleepCtx(h.Context(), 100*time.Millisecond)
 	} else {
@@ -282,11 +329,16 @@ func (w *worker) hold(ctx context.Context, key string, h holder, herd bool) {
 			w.post("/freeze", nil)
 		}
 	}
-	success := wrote && h.Valid()
+	w.release(ctx, key, h, fence, rev, outcome{success: wrote && h.Valid(), reason: "invalid"})
+}
+
+// release releases h, which holds fence and rev, with o and emits the
+// release event.
+func (w *worker) release(ctx context.Context, key string, h holder, fence int64, rev string, o outcome) {
 	t := Mono()
-	err := h.release(ctx, success)
+	err := h.release(ctx, o)
 	ev := Event{T: t, T2: Mono(), Kind: EvRelease, Key: key, Fence: fence, Rev: rev, Outcome: "failure"}
-	if success {
+	if o.success {
 		ev.Outcome = "success"
 	}
 	if err != nil {
