@@ -3,8 +3,10 @@ package chaos
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -161,6 +163,32 @@ type noGuardStore struct{ lockcore.Store }
 func (s noGuardStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
 	req.MaxAttempts = 0
 	return s.Store.Acquire(ctx, req)
+}
+
+// stubbornStore is the deliberately broken holder of check 7's self-test:
+// when a renewal finds its own revision released (an operator's
+// force-release), it publishes its failure over that release at once, as
+// a holder that does not stop would; the holder does the same when its
+// release fails. Its writes carry their intents, so check 5 sees a
+// consistent history.
+type stubbornStore struct{ lockcore.Store }
+
+func (s stubbornStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+	it, err := s.Store.Renew(ctx, req)
+	var ce *lockcore.ConditionError
+	if errors.As(err, &ce) && ce.Current != nil && ce.Current.Revision == req.Revision && ce.Current.Released {
+		_ = publishOver(ctx, s.Store, req.Key, req.Revision, ce.Current.Lease)
+	}
+	return it, err
+}
+
+// publishOver releases revision rev of key as a failure, reason lease_lost,
+// whatever released it before.
+func publishOver(ctx context.Context, s lockcore.Store, key lockcore.Key, rev string, lease time.Duration) error {
+	now := time.Now()
+	_, err := s.Release(ctx, lockcore.ReleaseRequest{Key: key, Revision: rev, NowMs: now.UnixMilli(), Result: lockcore.Failure,
+		Failures: 1, FailReason: "lease_lost", FailRecentUntilMs: now.Add(lease).UnixMilli()})
+	return err
 }
 
 func num(v int64) types.AttributeValue {

@@ -114,6 +114,8 @@ func runWorker(spec workerSpec) error {
 		w.store = intentStore{inner: noRevisionStore{DynamoStore: ds, api: w.client, table: spec.Table}}
 	case VariantNoGuard:
 		w.store = noGuardStore{intentStore{inner: ds}}
+	case VariantStubborn:
+		w.store = stubbornStore{intentStore{inner: ds}}
 	}
 	w.emit(Event{T: Mono(), Kind: EvStart})
 	for guard := 0; Mono() < spec.End && guard < 1_000_000; guard++ {
@@ -227,11 +229,10 @@ func (h coreHolder) release(ctx context.Context, o outcome) error {
 		}
 		err = h.Lock.Release(ctx, lockcore.Failure, "", opts...)
 	}
-	if h.stubborn && rev != "" {
-		// The broken holder: it never learnt that an operator released
-		// its lock, and publishes its failure over that release.
-		_, _ = h.store.Release(ctx, lockcore.ReleaseRequest{Key: h.Key(), Revision: rev, NowMs: time.Now().UnixMilli(),
-			Result: lockcore.Failure, Failures: 1, FailReason: "lease_lost", FailRecentUntilMs: time.Now().Add(h.Lease()).UnixMilli()})
+	if h.stubborn && err != nil && rev != "" {
+		// The broken holder: told that its lock was released under it,
+		// it publishes its failure over that release.
+		_ = publishOver(ctx, h.store, h.Key(), rev, h.Lease())
 	}
 	return err
 }
