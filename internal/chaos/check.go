@@ -292,7 +292,7 @@ func (a *analysis) checkLiveness() {
 	// extends its deadline: a hung request its attempt timeout, a delay its
 	// length; the others are retried at once.
 	faulted := map[int][]interval{}
-	brown := map[int][]interval{}
+	var brown []interval // brownouts, of every worker
 	type cost struct {
 		t int64
 		d int64
@@ -317,7 +317,7 @@ func (a *analysis) checkLiveness() {
 		case FaultBrownout:
 			// Every request of the stretch is late: the stretch, and its
 			// longest delay, extend the deadline of a wait it overlaps.
-			brown[f.Worker] = append(brown[f.Worker], interval{f.T, f.Until})
+			brown = append(brown, interval{f.T, f.Until})
 		case FaultBrownoutDelay, FaultOperator, FaultUpstream:
 			// Covered by the brownout's stretch; not a fault of a waiter.
 		default:
@@ -356,7 +356,7 @@ func (a *analysis) checkLiveness() {
 				to += c.d
 			}
 		}
-		for _, b := range brown[w] {
+		for _, b := range brown {
 			if b.from <= to && b.to >= from {
 				to += b.to - b.from
 			}

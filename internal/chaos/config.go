@@ -212,8 +212,8 @@ func CIConfig(seed int64) Config {
 }
 
 // LongConfig returns the configuration of `make chaos`: a clean start, then
-// blocks of A (40 s), B (40 s), herd (5 rounds), throttle (10 s) and storm
-// (60 s) until d has passed. The work is shorter than in CI and there are
+// blocks of storm (60 s), A (40 s), B (40 s), herd (5 rounds) and throttle
+// (10 s) until d has passed. The work is shorter than in CI and there are
 // more workers (12) and keys (12), so that a 10-minute run completes over
 // 10,000 lock cycles.
 func LongConfig(seed int64, d time.Duration) Config {
@@ -222,8 +222,8 @@ func LongConfig(seed int64, d time.Duration) Config {
 	total := 10 * time.Second
 	herd := c.herdDur()
 	for total < d {
-		for _, p := range []Phase{{Kind: SmallSkew, Dur: 40 * time.Second}, {Kind: LargeSkew, Dur: 40 * time.Second}, {Kind: Herd},
-			{Kind: Throttled, Dur: 10 * time.Second}, {Kind: Storm, Dur: 60 * time.Second}} {
+		for _, p := range []Phase{{Kind: Storm, Dur: 60 * time.Second}, {Kind: SmallSkew, Dur: 40 * time.Second},
+			{Kind: LargeSkew, Dur: 40 * time.Second}, {Kind: Herd}, {Kind: Throttled, Dur: 10 * time.Second}} {
 			if total >= d {
 				break
 			}

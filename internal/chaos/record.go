@@ -55,7 +55,7 @@ const (
 	FaultFreezeReturned = "freeze-after-return"
 	FaultKill           = "kill"
 	// Storm phases.
-	FaultBrownout      = "brownout"       // a stretch of one proxy's brownout: T to Until
+	FaultBrownout      = "brownout"       // a stretch of every proxy's brownout (Worker -1): T to Until
 	FaultBrownoutDelay = "brownout-delay" // one request delayed by a brownout
 	FaultOperator      = "operator-release"
 	FaultUpstream      = "upstream-failing" // a stretch of the failing upstream: T to Until

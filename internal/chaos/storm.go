@@ -33,12 +33,9 @@ func (p *parent) stormLocked(now int64, due *stormDue) {
 		for _, px := range p.allProxies() {
 			px.brownOut(b)
 		}
-		// A request that came in before the end is answered up to the
-		// longest delay later.
-		until := b.until + int64(s.BrownoutDelayMax)
-		for slot := range p.cfg.Workers {
-			p.rec.fault(Fault{T: now, Worker: slot, Kind: FaultBrownout, Until: until, Detail: d.String()})
-		}
+		// Every worker's requests are late; one that came in before the
+		// end is answered up to the longest delay later.
+		p.rec.fault(Fault{T: now, Worker: -1, Kind: FaultBrownout, Until: b.until + int64(s.BrownoutDelayMax), Detail: d.String()})
 	}
 	if s.UpstreamFailEvery > 0 && now >= due.upstream {
 		d := p.uniform(s.UpstreamFailMin, s.UpstreamFailMax)
