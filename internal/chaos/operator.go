@@ -14,6 +14,11 @@ import (
 // release` writes it.
 const operatorReason = "operator_release"
 
+// operatorAttemptTimeout bounds one attempt of the operator's requests:
+// longer than a brownout's delays, as a command line's client has no
+// per-attempt timeout of a lock's.
+const operatorAttemptTimeout = 2 * time.Second
+
 // operator force-releases held locks in storm phases with the write of
 // `herdlock release --revision R` (cmd/herdlock/release.go): a consistent
 // read, then one Store.Release as a failure, conditioned on the revision

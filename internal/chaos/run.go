@@ -111,7 +111,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer p.opProxy.close()
-	opStore, err := lockcore.NewDynamoStore(lockClient(p.opProxy.URL(), cfg.AttemptTimeout, cfg.Attempts, cfg.MaxBackoff), table)
+	// The operator's client is a command line's, not a lock's: it waits
+	// out a brownout.
+	opStore, err := lockcore.NewDynamoStore(lockClient(p.opProxy.URL(), operatorAttemptTimeout, 3, cfg.MaxBackoff), table)
 	if err != nil {
 		return nil, err
 	}
