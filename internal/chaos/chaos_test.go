@@ -182,14 +182,14 @@ func TestChaosSelfTest(t *testing.T) {
 			variant: chaos.VariantNoGuard,
 			configs: []config{{phases: storm, freeze: 8 * time.Second, upstream: 3 * time.Second},
 				{phases: longStorm, freeze: 8 * time.Second, upstream: 3 * time.Second}},
-			want:    []chaos.Check{chaos.CheckEpisode},
+			want: []chaos.Check{chaos.CheckEpisode},
 		},
 		{
 			name:    "holder that publishes over a force-release",
 			variant: chaos.VariantStubborn,
 			configs: []config{{phases: storm, freeze: 8 * time.Second, operator: time.Second},
 				{phases: longStorm, freeze: 8 * time.Second, operator: time.Second}},
-			want:    []chaos.Check{chaos.CheckOperator},
+			want: []chaos.Check{chaos.CheckOperator},
 		},
 	}
 	for _, tt := range tests {
