@@ -173,10 +173,7 @@ func (a *analysis) pairSkew(t1, t2 int64) int64 {
 // skewBound bounds how far a worker's wall clock is from the true one at
 // true time t: the offset, steps and drift of its phase's range.
 func (a *analysis) skewBound(t int64) time.Duration {
-	r := a.cfg.SkewA
-	if a.phaseKind(t) == LargeSkew {
-		r = a.cfg.SkewB
-	}
+	r := a.cfg.skewRange(a.phaseKind(t))
 	elapsed := max(t-a.cfg.Phases[0].Start, 0) + int64(2*time.Second)
 	return time.Duration(r.OffsetMs+r.StepMs*int64(r.Steps))*time.Millisecond + time.Duration(r.DriftPPM*1e-6*float64(elapsed))
 }

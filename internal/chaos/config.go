@@ -73,6 +73,17 @@ type Phase struct {
 	End   int64         `json:"end"`
 }
 
+// skewRange returns the skew range of phases of kind k.
+func (c *Config) skewRange(k PhaseKind) SkewRange {
+	switch k {
+	case LargeSkew:
+		return c.SkewB
+	case Storm:
+		return c.SkewStorm
+	}
+	return c.SkewA
+}
+
 // assertsMutex reports whether holder-level mutual exclusion is asserted in
 // phases of kind k.
 func (k PhaseKind) assertsMutex() bool { return k != LargeSkew }
@@ -181,8 +192,11 @@ type Config struct {
 	Storm StormFaults
 	// Throttle is the item capacity of throttle and storm phases.
 	Throttle ThrottleLimits
-	SkewA    SkewRange // clean, A, herd, throttle and storm phases
+	SkewA    SkewRange // clean, A, herd and throttle phases
 	SkewB    SkewRange // B phases
+	// SkewStorm is the skew of storm phases: any two clocks stay within
+	// ClockAllowance of each other for 20 minutes of drift.
+	SkewStorm SkewRange
 
 	// RTT and Slack enter the liveness bound (check 3).
 	RTT   time.Duration
@@ -306,6 +320,7 @@ func baseConfig(seed int64) Config {
 		Throttle:   ThrottleLimits{WriteUnits: 4, ReadUnits: 12},
 		SkewA:      SkewRange{OffsetMs: 100, DriftPPM: 200},
 		SkewB:      SkewRange{OffsetMs: 3000, DriftPPM: 200, StepMs: 2000, Steps: 2},
+		SkewStorm:  SkewRange{OffsetMs: 60, DriftPPM: 50},
 		RTT:        100 * time.Millisecond,
 		Slack:      500 * time.Millisecond,
 		LinTimeout: time.Minute,

@@ -184,10 +184,7 @@ func (p *parent) skews(slot int) map[int]*Skew {
 	rng := rand.New(rand.NewPCG(uint64(p.cfg.Seed), uint64(slot)+0x5eed))
 	out := map[int]*Skew{}
 	for i, ph := range p.cfg.Phases {
-		r := p.cfg.SkewA
-		if ph.Kind == LargeSkew {
-			r = p.cfg.SkewB
-		}
+		r := p.cfg.skewRange(ph.Kind)
 		sk := &Skew{OffsetMs: rng.Int64N(2*r.OffsetMs+1) - r.OffsetMs, DriftPPM: (2*rng.Float64() - 1) * r.DriftPPM}
 		for range r.Steps {
 			sk.Steps = append(sk.Steps, Step{At: ph.Start + rng.Int64N(int64(ph.Dur)), DeltaMs: rng.Int64N(2*r.StepMs+1) - r.StepMs})
