@@ -174,14 +174,25 @@ type LinResult struct {
 // keys the rest.
 func checkLinearizable(ops []StoreOp, budget time.Duration) LinResult {
 	start := time.Now()
+	// A request the server did not answer (the proxy gave up after its
+	// timeout) may still be applied later, however much later a stalled
+	// server gets to it: it returns at the end of the history.
+	var end int64
+	for _, op := range ops {
+		end = max(end, op.Return+1)
+	}
 	byKey := map[string][]porcupine.Operation{}
 	for _, op := range ops {
 		if op.Intent == nil {
 			continue
 		}
 		in := *op.Intent
+		ret := op.Return
+		if op.Status == 0 {
+			ret = end
+		}
 		byKey[in.Key] = append(byKey[in.Key], porcupine.Operation{ClientId: op.Worker, Input: in, Call: op.Call,
-			Output: lout{Status: op.Status, ErrType: op.ErrType, Item: op.Item}, Return: op.Return})
+			Output: lout{Status: op.Status, ErrType: op.ErrType, Item: op.Item}, Return: ret})
 	}
 	res := LinResult{Checked: len(byKey) > 0, Keys: len(byKey)}
 	keys := make([]string, 0, len(byKey))
