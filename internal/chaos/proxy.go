@@ -43,6 +43,7 @@ type proxy struct {
 	mode      proxyMode
 	partUntil int64 // Mono; partitioned while Mono() < partUntil
 	partResp  bool  // partition drops responses only
+	brownout  brownout
 
 	ln  net.Listener
 	srv *http.Server
@@ -95,6 +96,20 @@ func (p *proxy) partition(until int64, responsesOnly bool) {
 	p.mu.Unlock()
 }
 
+// brownout is a stretch during which every request is delayed by
+// U(lo, hi), before or after forwarding.
+type brownout struct {
+	until  int64 // Mono
+	lo, hi time.Duration
+}
+
+// brownOut delays every request until Mono reaches b.until.
+func (p *proxy) brownOut(b brownout) {
+	p.mu.Lock()
+	p.brownout = b
+	p.mu.Unlock()
+}
+
 // decision is what the proxy does with one request.
 type decision struct {
 	delayBefore time.Duration
@@ -106,6 +121,8 @@ type decision struct {
 	throttle    int // 0 none; 1 with crc; 2 without
 	partDrop    bool
 	partResp    bool
+	brownBefore time.Duration // brownout delays, on top of the others
+	brownAfter  time.Duration
 }
 
 func (p *proxy) uniform(lo, hi time.Duration) time.Duration {
@@ -116,12 +133,20 @@ func (p *proxy) decide(write bool) decision {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var d decision
-	if Mono() < p.partUntil {
+	now := Mono()
+	if now < p.partUntil {
 		if p.partResp {
 			d.partResp = true
 		} else {
 			d.partDrop = true
 			return d
+		}
+	}
+	if b := p.brownout; now < b.until {
+		if p.rng.IntN(2) == 0 {
+			d.brownBefore = p.uniform(b.lo, b.hi)
+		} else {
+			d.brownAfter = p.uniform(b.lo, b.hi)
 		}
 	}
 	f := p.faults
@@ -203,6 +228,10 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	if d.brownBefore > 0 {
+		fault(FaultBrownoutDelay, d.brownBefore.String()+" before")
+		time.Sleep(d.brownBefore) // the fault itself: the server is slow to take the request
+	}
 	if d.delayBefore > 0 {
 		if d.small {
 			fault(FaultSmallDelay, d.delayBefore.String())
@@ -242,6 +271,10 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if d.delayAfter > 0 {
 		fault(FaultDelayAfter, d.delayAfter.String())
 		time.Sleep(d.delayAfter) // the fault itself: applied on time, learned late
+	}
+	if d.brownAfter > 0 {
+		fault(FaultBrownoutDelay, d.brownAfter.String()+" after")
+		time.Sleep(d.brownAfter) // the fault itself: applied on time, answered slowly
 	}
 	for k, vs := range resp.header {
 		for _, v := range vs {
