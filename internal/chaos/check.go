@@ -116,7 +116,7 @@ func (a *analysis) index() {
 				g = &grant{key: in.Key, rev: in.Rev, fence: op.Item.Fence}
 			case in.Op == "renew":
 				a.renews[in.Rev] = append(a.renews[in.Rev], op.Return)
-			case in.Op == "release":
+			case in.Op == "release", in.Op == "release-unguarded":
 				a.rels[in.Rev] = append(a.rels[in.Rev], op.Call)
 			case in.Op == "op-release":
 				a.rels[in.Rev] = append(a.rels[in.Rev], op.Call)

@@ -173,26 +173,47 @@ func (s noGuardStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) 
 // stubbornStore is the deliberately broken holder of check 7's self-test:
 // when a renewal finds its own revision released (an operator's
 // force-release), it publishes its failure over that release at once, as
-// a holder that does not stop would; the holder does the same when its
-// release fails. Its writes carry their intents, so check 5 sees a
-// consistent history.
-type stubbornStore struct{ lockcore.Store }
+// a holder that does not stop would, with a release condition that does
+// not keep an operator's release (lockcore's before it did); the holder
+// does the same when its release fails. Its writes carry their intents
+// (release-unguarded), so check 5 sees a consistent history.
+type stubbornStore struct {
+	lockcore.Store
+	api   *dynamodb.Client
+	table string
+}
 
 func (s stubbornStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
 	it, err := s.Store.Renew(ctx, req)
 	var ce *lockcore.ConditionError
 	if errors.As(err, &ce) && ce.Current != nil && ce.Current.Revision == req.Revision && ce.Current.Released {
-		_ = publishOver(ctx, s.Store, req.Key, req.Revision, ce.Current.Lease)
+		_ = s.publishOver(ctx, req.Key, req.Revision, ce.Current.Lease)
 	}
 	return it, err
 }
 
 // publishOver releases revision rev of key as a failure, reason lease_lost,
-// whatever released it before.
-func publishOver(ctx context.Context, s lockcore.Store, key lockcore.Key, rev string, lease time.Duration) error {
+// over any earlier failure release of rev, the operator's included.
+func (s stubbornStore) publishOver(ctx context.Context, key lockcore.Key, rev string, lease time.Duration) error {
 	now := time.Now()
-	_, err := s.Release(ctx, lockcore.ReleaseRequest{Key: key, Revision: rev, NowMs: now.UnixMilli(), Result: lockcore.Failure,
-		Failures: 1, FailReason: "lease_lost", FailRecentUntilMs: now.Add(lease).UnixMilli()})
+	in := Intent{Op: "release-unguarded", Key: lockcore.PartitionKey(key), Rev: rev, NowMs: now.UnixMilli(),
+		Result: string(lockcore.Failure), Failures: 1, Reason: "lease_lost", RecentTill: now.Add(lease).UnixMilli()}
+	_, err := s.api.UpdateItem(withIntent(ctx, in), &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table),
+		Key:       map[string]types.AttributeValue{lockcore.AttrLockKey: &types.AttributeValueMemberS{Value: in.Key}},
+		UpdateExpression: aws.String("SET #rel = :t, #relAt = :now, #result = :r, #resultRef = :ref, #resultFence = #fence, " +
+			"#failures = :failures, #notBefore = :zero, #failReason = :reason, #failRecentUntil = :recent"),
+		ConditionExpression: aws.String("#rev = :rev AND (#rel = :f OR #result = :r)"),
+		ExpressionAttributeNames: map[string]string{"#rel": lockcore.AttrIsReleased, "#relAt": lockcore.AttrReleasedAtMs,
+			"#result": lockcore.AttrResult, "#resultRef": lockcore.AttrResultRef, "#resultFence": lockcore.AttrResultFence,
+			"#fence": lockcore.AttrFence, "#failures": lockcore.AttrFailures, "#notBefore": lockcore.AttrNotBeforeMs,
+			"#failReason": lockcore.AttrFailReason, "#failRecentUntil": lockcore.AttrFailRecentUntilMs, "#rev": lockcore.AttrRevision},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberBOOL{Value: true},
+			":f": &types.AttributeValueMemberBOOL{Value: false}, ":now": num(in.NowMs), ":r": &types.AttributeValueMemberS{Value: in.Result},
+			":ref": &types.AttributeValueMemberS{Value: ""}, ":failures": num(in.Failures), ":zero": num(0),
+			":reason": &types.AttributeValueMemberS{Value: in.Reason}, ":recent": num(in.RecentTill),
+			":rev": &types.AttributeValueMemberS{Value: rev}},
+	})
 	return err
 }
 

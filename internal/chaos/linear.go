@@ -63,15 +63,20 @@ func apply(st lstate, in Intent) (bool, lstate) {
 	case "renew-beat": // the second write, when the stored lease ends later
 		next.Beat++
 		return st.Exists && st.Rev == in.Rev && !st.Rel, next
-	case "release", "op-release":
+	case "release", "op-release", "release-unguarded":
 		// An operator's force-release is the same conditional write as
 		// the holder's: a failure at the revision the operator saw, with
-		// the episode's failures, no not-before, not recent.
+		// the episode's failures, no not-before, not recent. A holder's
+		// failure release does not match an item the operator released
+		// (lockcore.OperatorReleaseReason); the operator's own retry, and
+		// the broken holder's unguarded write (VariantStubborn), do.
 		next.Rel, next.Result, next.RelAt = true, in.Result, in.NowMs
 		if !in.KeepEpisode {
 			next.Failures, next.NotBefore, next.RecentTill, next.Reason = in.Failures, in.NotBefore, in.RecentTill, in.Reason
 		}
-		return st.Exists && st.Rev == in.Rev && (!st.Rel || st.Result == in.Result), next
+		overOperator := in.Op == "release" && in.Result == string(lockcore.Failure) &&
+			st.Rel && st.Result == in.Result && st.Reason == lockcore.OperatorReleaseReason
+		return st.Exists && st.Rev == in.Rev && (!st.Rel || st.Result == in.Result) && !overOperator, next
 	}
 	return false, st
 }

@@ -12,7 +12,7 @@ import (
 
 // operatorReason is the failure reason of a force-release, as `herdlock
 // release` writes it.
-const operatorReason = "operator_release"
+const operatorReason = lockcore.OperatorReleaseReason
 
 // operatorAttemptTimeout bounds one attempt of the operator's requests:
 // longer than a brownout's delays, as a command line's client has no

@@ -117,7 +117,7 @@ func runWorker(spec workerSpec) error {
 	case VariantNoGuard:
 		w.store = noGuardStore{intentStore{inner: ds}}
 	case VariantStubborn:
-		w.store = stubbornStore{intentStore{inner: ds}}
+		w.store = stubbornStore{Store: intentStore{inner: ds}, api: w.client, table: spec.Table}
 	}
 	w.emit(Event{T: Mono(), Kind: EvStart})
 	for guard := 0; Mono() < spec.End && guard < 1_000_000; guard++ {
@@ -231,10 +231,10 @@ func (h coreHolder) release(ctx context.Context, o outcome) error {
 		}
 		err = h.Lock.Release(ctx, lockcore.Failure, "", opts...)
 	}
-	if h.stubborn && err != nil && rev != "" {
+	if st, ok := h.store.(stubbornStore); ok && h.stubborn && err != nil && rev != "" {
 		// The broken holder: told that its lock was released under it,
 		// it publishes its failure over that release.
-		_ = publishOver(ctx, h.store, h.Key(), rev, h.Lease())
+		_ = st.publishOver(ctx, h.Key(), rev, h.Lease())
 	}
 	return err
 }
