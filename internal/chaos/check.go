@@ -81,6 +81,7 @@ func check(cfg *Config, rec *recorder, killedHerd map[string]bool, wallBase int6
 	a.checkHerd(killedHerd)
 	a.checkEpisodes()
 	a.checkOperator()
+	a.tallyStorm()
 	if cfg.Variant != VariantSeed {
 		lr := checkLinearizable(rec.ops, cfg.LinTimeout)
 		rep.Lin = lr

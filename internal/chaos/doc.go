@@ -20,7 +20,8 @@
 //     the fault proxies and Dynoxide, which throttles each item at its
 //     capacity in throttle and storm phases ([Throttled], [Storm]);
 //   - storm.go and operator.go: the storm's brownouts, failing upstream
-//     and operator force-releases;
+//     and operator force-releases; storm_coverage.go counts each storm
+//     fault kind that happened ([Report].StormFaults);
 //   - worker.go and worker_storm.go: the worker process ([WorkerMain]),
 //     which the parent starts by re-executing a binary with [WorkerEnv]
 //     set;

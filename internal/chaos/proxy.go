@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +25,7 @@ const (
 	modeOff   proxyMode = iota // forward only
 	modeLight                  // small delays only
 	modeFull                   // every request fault
+	modeStorm                  // every request fault, the drops StormFaults.DropScale times as likely
 )
 
 // proxy is the fault proxy of one worker slot: an HTTP server on a loopback
@@ -37,6 +39,11 @@ type proxy struct {
 	rec      *recorder
 	faults   Faults
 	hangFor  time.Duration // how long a hung request is held: past the client's attempt timeout
+	// dropScale multiplies the drop probabilities in modeStorm.
+	dropScale float64
+	// drops cycles the modes of drops through all proxies, so that any
+	// three drops before (or after) forwarding show every mode.
+	drops *dropCycle
 
 	mu        sync.Mutex // guards the fields below
 	rng       *rand.Rand
@@ -49,7 +56,7 @@ type proxy struct {
 	srv *http.Server
 }
 
-func newProxy(slot int, seed int64, upstream string, rec *recorder, f Faults, hangFor time.Duration) (*proxy, error) {
+func newProxy(slot int, seed int64, upstream string, rec *recorder, f Faults, hangFor time.Duration, dropScale float64, drops *dropCycle) (*proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("chaos: proxy listen: %w", err)
@@ -61,11 +68,13 @@ func newProxy(slot int, seed int64, upstream string, rec *recorder, f Faults, ha
 			MaxIdleConnsPerHost: 16,
 			IdleConnTimeout:     30 * time.Second,
 		}},
-		rec:     rec,
-		faults:  f,
-		hangFor: hangFor,
-		rng:     rand.New(rand.NewPCG(uint64(seed), uint64(slot)+0x9e3779b97f4a7c15)),
-		ln:      ln,
+		rec:       rec,
+		faults:    f,
+		hangFor:   hangFor,
+		dropScale: dropScale,
+		drops:     drops,
+		rng:       rand.New(rand.NewPCG(uint64(seed), uint64(slot)+0x9e3779b97f4a7c15)),
+		ln:        ln,
 	}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 5 * time.Second}
 	go p.srv.Serve(ln)
@@ -109,6 +118,9 @@ func (p *proxy) brownOut(b brownout) {
 	p.brownout = b
 	p.mu.Unlock()
 }
+
+// dropCycle hands out the modes of drops, shared by all proxies.
+type dropCycle struct{ before, after atomic.Uint64 }
 
 // decision is what the proxy does with one request.
 type decision struct {
@@ -163,8 +175,12 @@ func (p *proxy) decide(write bool) decision {
 		d.throttle = 1 + p.rng.IntN(2)
 		return d
 	}
-	if p.rng.Float64() < f.DropBeforeP {
-		d.dropBefore = 1 + p.rng.IntN(3)
+	scale := 1.0
+	if p.mode == modeStorm {
+		scale = p.dropScale
+	}
+	if p.rng.Float64() < f.DropBeforeP*scale {
+		d.dropBefore = 1 + int(p.drops.before.Add(1)%3)
 		return d
 	}
 	switch u := p.rng.Float64(); {
@@ -178,8 +194,8 @@ func (p *proxy) decide(write bool) decision {
 	if p.rng.Float64() < f.DuplicateP {
 		d.duplicate = true
 	}
-	if write && p.rng.Float64() < f.DropAfterP {
-		d.dropAfter = 1 + p.rng.IntN(3)
+	if write && p.rng.Float64() < f.DropAfterP*scale {
+		d.dropAfter = 1 + int(p.drops.after.Add(1)%3)
 	}
 	return d
 }

@@ -75,11 +75,14 @@ type Report struct {
 
 	Violations map[Check]int // asserted violations
 	Details    map[Check][]string
+	// StormFaults counts what happened inside storm phases, by storm
+	// fault kind (StormKinds).
+	StormFaults map[string]int
 }
 
 func newReport(cfg *Config) *Report {
 	return &Report{Seed: cfg.Seed, Variant: cfg.Variant, Phases: cfg.Phases, Bound: cfg.LivenessBound(), MaxAttempts: cfg.MaxAttempts,
-		Outcomes: map[string]int{}, Faults: map[string]int{}, Operator: map[string]int{}, Violations: map[Check]int{}, Details: map[Check][]string{}}
+		Outcomes: map[string]int{}, Faults: map[string]int{}, StormFaults: map[string]int{}, Operator: map[string]int{}, Violations: map[Check]int{}, Details: map[Check][]string{}}
 }
 
 // Failed reports whether any asserted check found a violation.
@@ -131,6 +134,12 @@ func (r *Report) Print(w io.Writer) {
 	for _, k := range kinds {
 		fmt.Fprintf(tw, "  %s\t%d\n", k, r.Faults[k])
 	}
+	if r.hasStorm() {
+		fmt.Fprintf(tw, "storm faults\t\n")
+		for _, k := range StormKinds {
+			fmt.Fprintf(tw, "  %s\t%d\n", k, r.StormFaults[k])
+		}
+	}
 	fmt.Fprintf(tw, "capacity model\t%d requests throttled at the item's capacity\n", r.CapacityThrottled)
 	fmt.Fprintf(tw, "liveness\t%d stops checked; p50 %v, p99 %v, max %v (bound %v)\n", r.LivenessChecked,
 		percentile(r.Liveness, 0.5).Round(time.Millisecond), percentile(r.Liveness, 0.99).Round(time.Millisecond),
@@ -172,4 +181,26 @@ func (r *Report) Print(w io.Writer) {
 			fmt.Fprintf(w, "  [%s] %s\n", c, d)
 		}
 	}
+}
+
+// hasStorm reports whether the run had a storm phase.
+func (r *Report) hasStorm() bool {
+	for _, p := range r.Phases {
+		if p.Kind == Storm {
+			return true
+		}
+	}
+	return false
+}
+
+// StormMissing returns the storm fault kinds that did not happen in the
+// run's storm phases.
+func (r *Report) StormMissing() []string {
+	var m []string
+	for _, k := range StormKinds {
+		if r.StormFaults[k] == 0 {
+			m = append(m, k)
+		}
+	}
+	return m
 }

@@ -100,15 +100,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	p.res.onFetch = p.onFetch
 	p.res.failing = p.failing
 	p.res.onFreeze = p.onFreeze
+	drops := &dropCycle{}
 	for slot := range cfg.Workers {
-		px, err := newProxy(slot, cfg.Seed, capModel.URL(), rec, cfg.Faults, cfg.AttemptTimeout+100*time.Millisecond)
+		px, err := newProxy(slot, cfg.Seed, capModel.URL(), rec, cfg.Faults, cfg.AttemptTimeout+100*time.Millisecond, cfg.Storm.DropScale, drops)
 		if err != nil {
 			return nil, err
 		}
 		defer px.close()
 		p.prox = append(p.prox, px)
 	}
-	if p.opProxy, err = newProxy(cfg.Workers, cfg.Seed, capModel.URL(), rec, cfg.Faults, cfg.AttemptTimeout+100*time.Millisecond); err != nil {
+	if p.opProxy, err = newProxy(cfg.Workers, cfg.Seed, capModel.URL(), rec, cfg.Faults, cfg.AttemptTimeout+100*time.Millisecond, cfg.Storm.DropScale, drops); err != nil {
 		return nil, err
 	}
 	defer p.opProxy.close()
@@ -367,6 +368,17 @@ func (p *parent) expGap(mean time.Duration) int64 {
 	return int64(float64(mean) * -math.Log(1-p.rng.Float64()))
 }
 
+// firstGap draws the gap to a fault's first occurrence in phase idx: as
+// expGap, but within the first quarter of a storm phase, so that every
+// storm, however short, has each of its faults.
+func (p *parent) firstGap(mean time.Duration, idx int) int64 {
+	g := p.expGap(mean)
+	if idx >= 0 && p.cfg.Phases[idx].Kind == Storm {
+		g = min(g, int64(p.cfg.Phases[idx].Dur/4))
+	}
+	return g
+}
+
 // schedule drives the run until its end: proxy modes per phase, then
 // partitions, freezes and kills in the A, B and storm phases, the storm
 // faults (storm.go), and the pending SIGCONTs and respawns.
@@ -392,8 +404,10 @@ func (p *parent) schedule(ctx context.Context) {
 			mode := modeOff
 			if idx >= 0 {
 				switch p.cfg.Phases[idx].Kind {
-				case SmallSkew, LargeSkew, Storm:
+				case SmallSkew, LargeSkew:
 					mode = modeFull
+				case Storm:
+					mode = modeStorm
 				case Herd, Throttled:
 					mode = modeLight
 				}
@@ -404,16 +418,16 @@ func (p *parent) schedule(ctx context.Context) {
 			}
 			for _, px := range p.allProxies() {
 				px.setMode(mode)
-				if mode != modeFull {
+				if mode < modeFull {
 					px.partition(0, false) // faults of a phase end with it
 				}
 			}
-			if mode != modeFull {
+			if mode < modeFull {
 				p.thawAll()
 			}
 			p.mu.Lock()
-			nextPart, nextFreeze, nextKill = now+p.expGap(f.PartitionEvery), now+p.expGap(f.FreezeEvery), now+p.expGap(f.KillEvery)
-			storm = p.endStorm(now)
+			nextPart, nextFreeze, nextKill = now+p.firstGap(f.PartitionEvery, idx), now+p.firstGap(f.FreezeEvery, idx), now+p.firstGap(f.KillEvery, idx)
+			storm = p.endStorm(now, idx)
 			p.mu.Unlock()
 		}
 		p.mu.Lock()

@@ -5,19 +5,25 @@ import (
 	"time"
 )
 
-// stormDue is when each storm fault is next due (Mono).
-type stormDue struct{ brownout, operator, upstream int64 }
+// stormDue is when each storm fault is next due (Mono), and how many
+// failing stretches of the upstream the phase has had.
+type stormDue struct {
+	brownout, operator, upstream int64
+	stretches                    int
+	phase                        int
+}
 
 // endStorm ends the brownouts and the failing upstream (faults of a phase
-// end with it) and draws the next storm faults from now.
-func (p *parent) endStorm(now int64) stormDue {
+// end with it) and draws the next storm faults from now, the first of each
+// within the first quarter of phase idx when it is a storm.
+func (p *parent) endStorm(now int64, idx int) stormDue {
 	for _, px := range p.allProxies() {
 		px.brownOut(brownout{})
 	}
 	p.res.failUpstream(0, 0)
 	s := p.cfg.Storm
-	return stormDue{brownout: now + p.expGap(s.BrownoutEvery), operator: now + p.expGap(s.OperatorEvery),
-		upstream: now + p.expGap(s.UpstreamFailEvery)}
+	return stormDue{brownout: now + p.firstGap(s.BrownoutEvery, idx), operator: now + p.firstGap(s.OperatorEvery, idx),
+		upstream: now + p.firstGap(s.UpstreamFailEvery, idx), phase: idx}
 }
 
 // allProxies returns the workers' proxies and the operator's.
@@ -39,9 +45,20 @@ func (p *parent) stormLocked(now int64, due *stormDue) {
 	}
 	if s.UpstreamFailEvery > 0 && now >= due.upstream {
 		d := p.uniform(s.UpstreamFailMin, s.UpstreamFailMax)
-		due.upstream = now + int64(d) + p.expGap(s.UpstreamFailEvery)
+		// A phase's first stretch answers 429 with Retry-After and its
+		// second 503 without (as far as RetryAfterP allows either), both
+		// soon and as long as any; then each is drawn.
+		gap, withRA := p.expGap(s.UpstreamFailEvery), p.rng.Float64() < s.RetryAfterP
+		switch due.stretches {
+		case 0:
+			d, gap, withRA = s.UpstreamFailMax, p.firstGap(s.UpstreamFailEvery, due.phase), s.RetryAfterP > 0
+		case 1:
+			d, withRA = s.UpstreamFailMax, s.RetryAfterP >= 1
+		}
+		due.stretches++
+		due.upstream = now + int64(d) + gap
 		var ra time.Duration
-		if p.rng.Float64() < s.RetryAfterP {
+		if withRA {
 			ra = p.uniform(s.RetryAfterMin, s.RetryAfterMax).Truncate(time.Second)
 		}
 		p.res.failUpstream(now+int64(d), ra)
