@@ -137,6 +137,8 @@ func TestChaosSelfTest(t *testing.T) {
 		// operator is the mean gap between operator force-releases in
 		// storm phases; 0: the CI configuration's.
 		operator time.Duration
+		// poll is the waiters' poll interval; 0: the CI configuration's.
+		poll time.Duration
 	}
 	// Short storms, without long work, so that they end soon after their
 	// phases.
@@ -186,8 +188,10 @@ func TestChaosSelfTest(t *testing.T) {
 		{
 			name:    "holder that publishes over a force-release",
 			variant: chaos.VariantStubborn,
-			configs: []config{{phases: storm, freeze: 8 * time.Second, operator: time.Second},
-				{phases: longStorm, freeze: 8 * time.Second, operator: time.Second}},
+			// Waiters that poll slowly, so that the stopped holder, not a
+			// newcomer, is the first to write after a force-release.
+			configs: []config{{phases: storm, freeze: 8 * time.Second, operator: time.Second, poll: time.Second},
+				{phases: longStorm, freeze: 8 * time.Second, operator: time.Second, poll: time.Second}},
 			want: []chaos.Check{chaos.CheckOperator},
 		},
 	}
@@ -212,6 +216,9 @@ func TestChaosSelfTest(t *testing.T) {
 				}
 				if c.operator > 0 {
 					cfg.Storm.OperatorEvery = c.operator
+				}
+				if c.poll > 0 {
+					cfg.Poll = c.poll
 				}
 				if c.lease > 0 {
 					cfg.Lease = c.lease

@@ -25,8 +25,9 @@ const IntentHeader = "X-Harness-Intent"
 //
 // Op is acquire, renew, release or get as the library called the store,
 // or op-release for an operator's force-release (the write of `herdlock
-// release`, which the parent makes through the same Store.Release);
-// the proxy refines it from the request it carries: "get" for any GetItem
+// release`, which the parent makes through the same Store.Release), or
+// release-unguarded for the broken holder's write over it
+// (VariantStubborn); the proxy refines it from the request it carries: "get" for any GetItem
 // (a condition failure's fallback read too), and "renew-beat" for Renew's
 // second write, which moves the beat without the lease.
 type Intent struct {

@@ -23,7 +23,7 @@ const (
 	StormOperator      = "operator-release"     // an applied force-release
 	StormRetryAfter    = "upstream-retry-after" // an upstream call refused with 429 and Retry-After
 	StormNoRetryAfter  = "upstream-503"         // an upstream call failed with 503, no Retry-After
-	StormNearMaxHold   = "near-max-hold"        // a hold renewed up to the hard maximum
+	StormNearMaxHold   = "near-max-hold"        // a hold renewed to within a lease of the hard maximum
 	stormSkewThreshold = 10 * time.Millisecond
 )
 
@@ -87,8 +87,9 @@ func (a *analysis) tallyStorm() {
 			c[StormNoRetryAfter]++
 		}
 	}
-	// A hold renewed up to its hard maximum: an applied renewal whose
-	// lease end is the acquisition's expiry (lockcore caps it there).
+	// A hold renewed near its hard maximum: an applied renewal whose lease
+	// ends within a lease of the acquisition's expiry (lockcore caps it
+	// there; the renewal after would reach it).
 	exp := map[string]int64{}
 	capped := map[string]bool{}
 	for _, op := range a.rec.ops {
@@ -99,7 +100,7 @@ func (a *analysis) tallyStorm() {
 		switch {
 		case in.Op == "acquire":
 			exp[in.Rev] = in.ExpMs
-		case in.Op == "renew" && inStorm(op.Call) && exp[in.Rev] != 0 && in.LUMs >= exp[in.Rev] && !capped[in.Rev]:
+		case in.Op == "renew" && inStorm(op.Call) && exp[in.Rev] != 0 && in.LUMs >= exp[in.Rev]-a.cfg.Lease.Milliseconds() && !capped[in.Rev]:
 			capped[in.Rev] = true
 			c[StormNearMaxHold]++
 		}
