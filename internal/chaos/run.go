@@ -458,10 +458,12 @@ func (p *parent) schedule(ctx context.Context) {
 			p.rec.fault(Fault{T: now, Worker: slot, Kind: FaultPartition, Until: now + int64(d), Detail: fmt.Sprintf("%v responsesOnly=%v", d, respOnly)})
 		}
 		if faulty && f.FreezeEvery > 0 && now >= nextFreeze {
-			nextFreeze = now + p.expGap(f.FreezeEvery)
+			// A freeze that is due waits for a holder to freeze.
 			if slot, ok := p.pickHolderLocked(); ok {
 				d := time.Duration((f.FreezeMin + (f.FreezeMax-f.FreezeMin)*p.rng.Float64()) * float64(p.cfg.Lease))
-				p.freezeLocked(slot, d, FaultFreeze)
+				if p.freezeLocked(slot, d, FaultFreeze) {
+					nextFreeze = now + p.expGap(f.FreezeEvery)
+				}
 			}
 		}
 		if faulty && f.KillEvery > 0 && now >= nextKill {

@@ -65,8 +65,9 @@ func (p *parent) stormLocked(now int64, due *stormDue) {
 		p.rec.fault(Fault{T: now, Worker: -1, Kind: FaultUpstream, Until: now + int64(d), Detail: fmt.Sprintf("for %v, Retry-After %v", d, ra)})
 	}
 	if s.OperatorEvery > 0 && now >= due.operator {
-		due.operator = now + p.expGap(s.OperatorEvery)
+		// A force-release that is due waits for a holder.
 		if slot, key, ok := p.pickAnyHolderLocked(); ok {
+			due.operator = now + p.expGap(s.OperatorEvery)
 			p.rec.fault(Fault{T: now, Worker: slot, Kind: FaultOperator, Detail: "key " + key})
 			p.ops.Add(1)
 			go func() {
