@@ -118,7 +118,8 @@ bench: deps
 	$(GO) run ./internal/bench/cmd/bench -out bench.out/results.json
 	$(GO) run ./internal/bench/cmd/plot -in bench.out/results.json -out docs/herd-latency.svg
 
-# The fault harness, longer than the CI-sized run inside `make test`.
+# The fault harness, longer than the CI-sized run inside `make test`: every
+# kind of phase, storm phases (all faults at once) included.
 chaos: deps
 	$(GO) run ./internal/chaos/cmd/chaos -seed $(SEED) -duration $(DURATION)
 

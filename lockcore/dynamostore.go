@@ -155,6 +155,10 @@ const (
 	releaseEpisode = ", #failures = :failures, #notBefore = :notBefore, #failReason = :failReason, #failRecentUntil = :failRecentUntil"
 	releaseAnswer  = ", #answer = :answer"
 	releaseCond    = "#rev = :rev AND (#rel = :false OR #result = :result)"
+	// A holder's failure release does not match an item an operator
+	// released: only the operator's own retry does (see
+	// [OperatorReleaseReason]).
+	releaseHolderFailureCond = "#rev = :rev AND (#rel = :false OR (#result = :result AND NOT #failReason = :opReason))"
 )
 
 // placeholders maps each name placeholder to its attribute.
@@ -340,7 +344,12 @@ func (s *DynamoStore) Release(ctx context.Context, req ReleaseRequest) (Item, er
 		update += releaseAnswer
 		values[":answer"] = &types.AttributeValueMemberB{Value: req.Answer}
 	}
-	it, err := s.update(ctx, "release", req.Key, s.writeInput(req.Key, update, releaseCond, values))
+	cond := releaseCond
+	if req.Result == Failure && !req.byOperator() {
+		cond = releaseHolderFailureCond
+		values[":opReason"] = str(OperatorReleaseReason)
+	}
+	it, err := s.update(ctx, "release", req.Key, s.writeInput(req.Key, update, cond, values))
 	var ce *ConditionError
 	if errors.As(err, &ce) && ce.Current != nil && ownPublication(*ce.Current, req) {
 		return *ce.Current, nil

@@ -324,6 +324,10 @@ func avString(m map[string]types.AttributeValue) string {
 const releaseSet = "SET #rel = :true, #relAt = :now, #result = :result, #resultRef = :ref, #resultFence = #fence, " +
 	"#failures = :failures, #notBefore = :notBefore, #failReason = :failReason, #failRecentUntil = :failRecentUntil"
 
+// holderFailureCond is the condition of a Failure release other than an
+// operator's: it does not match an item an operator released.
+const holderFailureCond = "#rev = :rev AND (#rel = :false OR (#result = :result AND NOT #failReason = :opReason))"
+
 var releaseNames = map[string]string{"#rel": "isReleased", "#relAt": "releasedAtMs", "#result": "result",
 	"#resultRef": "resultRef", "#resultFence": "resultFence", "#fence": "fence", "#rev": "revision",
 	"#failures": "failures", "#notBefore": "notBeforeMs", "#failReason": "failReason", "#failRecentUntil": "failRecentUntilMs"}
@@ -360,11 +364,26 @@ func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 					Failures: 2, NotBeforeMs: 9, FailReason: "upstream_429", FailRecentUntilMs: 11})
 			},
 			wantUpdate: releaseSet,
+			wantCond:   holderFailureCond,
+			wantNames:  releaseNames,
+			wantValues: map[string]types.AttributeValue{":true": avBool(true), ":now": avN("7"), ":result": avS("failure"),
+				":ref": avS("x"), ":rev": avS("r"), ":false": avBool(false), ":opReason": avS("operator_release"),
+				":failures": avN("2"), ":notBefore": avN("9"), ":failReason": avS("upstream_429"), ":failRecentUntil": avN("11")},
+		},
+		{
+			// An operator's force-release matches an item already released
+			// with failure: it clears a recent failure, or retries itself.
+			name: "release failure by an operator",
+			call: func(ctx context.Context, st *lockcore.DynamoStore) (lockcore.Item, error) {
+				return st.Release(ctx, lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Failure,
+					Failures: 2, FailReason: lockcore.OperatorReleaseReason})
+			},
+			wantUpdate: releaseSet,
 			wantCond:   "#rev = :rev AND (#rel = :false OR #result = :result)",
 			wantNames:  releaseNames,
 			wantValues: map[string]types.AttributeValue{":true": avBool(true), ":now": avN("7"), ":result": avS("failure"),
-				":ref": avS("x"), ":rev": avS("r"), ":false": avBool(false),
-				":failures": avN("2"), ":notBefore": avN("9"), ":failReason": avS("upstream_429"), ":failRecentUntil": avN("11")},
+				":ref": avS(""), ":rev": avS("r"), ":false": avBool(false),
+				":failures": avN("2"), ":notBefore": avN("0"), ":failReason": avS("operator_release"), ":failRecentUntil": avN("0")},
 		},
 		{
 			// Freeing a possible ghost: the episode stays as the item has it.
@@ -374,11 +393,11 @@ func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 					Failures: 2, NotBeforeMs: 9, FailReason: "ignored", FailRecentUntilMs: 11})
 			},
 			wantUpdate: "SET #rel = :true, #relAt = :now, #result = :result, #resultRef = :ref, #resultFence = #fence",
-			wantCond:   "#rev = :rev AND (#rel = :false OR #result = :result)",
+			wantCond:   holderFailureCond,
 			wantNames: map[string]string{"#rel": "isReleased", "#relAt": "releasedAtMs", "#result": "result",
-				"#resultRef": "resultRef", "#resultFence": "resultFence", "#fence": "fence", "#rev": "revision"},
+				"#resultRef": "resultRef", "#resultFence": "resultFence", "#fence": "fence", "#rev": "revision", "#failReason": "failReason"},
 			wantValues: map[string]types.AttributeValue{":true": avBool(true), ":now": avN("7"), ":result": avS("failure"),
-				":ref": avS(""), ":rev": avS("r"), ":false": avBool(false)},
+				":ref": avS(""), ":rev": avS("r"), ":false": avBool(false), ":opReason": avS("operator_release")},
 		},
 		{
 			name: "release success with an answer",

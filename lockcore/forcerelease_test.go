@@ -72,3 +72,59 @@ func TestForceReleaseStopsTheHolderAtItsNextRenewal(t *testing.T) {
 		mustRelease(t, next, lockcore.Success, "")
 	})
 }
+
+// A holder that releases after an operator's force-release, before any
+// renewal told it, publishes nothing over it: its Release, with Failure
+// (reason of its own, or none) or Success, is refused with ErrLeaseLost,
+// and the item stays the operator's release, which a newcomer takes over
+// at once. A holder given the operator's reason does not pass for the
+// operator.
+func TestReleaseAfterForceReleaseWritesNothingOverIt(t *testing.T) {
+	releases := []struct {
+		name   string
+		result lockcore.Result
+		opts   []lockcore.ReleaseOption
+	}{
+		{"failure", lockcore.Failure, []lockcore.ReleaseOption{lockcore.WithFailureReason("upstream_503")}},
+		{"failure with a not-before", lockcore.Failure, []lockcore.ReleaseOption{lockcore.WithNotBefore(time.Now().Add(time.Hour))}},
+		{"failure with the operator's reason", lockcore.Failure, []lockcore.ReleaseOption{lockcore.WithFailureReason(lockcore.OperatorReleaseReason)}},
+		{"success", lockcore.Success, nil},
+	}
+	for _, tt := range releases {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mem := lockcore.NewMemoryStore()
+				m := &recMetrics{}
+				l := newLock(t, mem, "holder", lockcore.WithLease(6*time.Second), lockcore.WithMetrics(m))
+				mustAcquire(t, l)
+				it, _, _ := mem.Get(context.Background(), l.Key())
+				op, err := mem.Release(context.Background(), lockcore.ReleaseRequest{
+					Key: l.Key(), Revision: it.Revision, NowMs: it.HeartbeatAtMs + 100, Result: lockcore.Failure,
+					Failures: it.Failures, FailReason: lockcore.OperatorReleaseReason,
+				})
+				if err != nil {
+					t.Fatalf("operator Release() = %v", err)
+				}
+				err = l.Release(context.Background(), tt.result, "ref", tt.opts...)
+				if !errors.Is(err, lockcore.ErrLeaseLost) {
+					t.Errorf("holder's Release() = %v, want an error matching ErrLeaseLost", err)
+				}
+				if l.Valid() || l.HasLock() {
+					t.Errorf("after Release: Valid %v, HasLock %v, want false", l.Valid(), l.HasLock())
+				}
+				if got, _, _ := mem.Get(context.Background(), l.Key()); !got.Equal(op) {
+					t.Errorf("item = %+v, want the operator's release %+v unchanged", got, op)
+				}
+				if got := m.sum(lockcore.MetricLeaseLost); got != 1 {
+					t.Errorf("LockLeaseLost = %v, want 1", got)
+				}
+				next := newLock(t, mem, "next")
+				res, err := next.TryAcquireElseWaitForRelease(context.Background())
+				if err != nil || res.Outcome != lockcore.Acquired {
+					t.Errorf("newcomer = %v, %v, want ACQUIRED", res.Outcome, err)
+				}
+				mustRelease(t, next, lockcore.Success, "")
+			})
+		})
+	}
+}

@@ -134,7 +134,7 @@ func (s *MemoryStore) Release(ctx context.Context, req ReleaseRequest) (Item, er
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur := s.items[PartitionKey(req.Key)]
-	if cur == nil || cur.Revision != req.Revision || (cur.Released && cur.Result != req.Result) {
+	if cur == nil || cur.Revision != req.Revision || (cur.Released && cur.Result != req.Result) || overOperator(*cur, req) {
 		if cur != nil && ownPublication(*cur, req) {
 			return cloneItem(*cur), nil
 		}
@@ -146,6 +146,13 @@ func (s *MemoryStore) Release(ctx context.Context, req ReleaseRequest) (Item, er
 	}
 	*cur = it
 	return cloneItem(it), nil
+}
+
+// overOperator reports whether req is a holder's Failure release that would
+// overwrite an operator's release of cur (see [OperatorReleaseReason]).
+func overOperator(cur Item, req ReleaseRequest) bool {
+	return cur.Released && cur.Result == Failure && cur.FailReason == OperatorReleaseReason &&
+		req.Result == Failure && !req.byOperator()
 }
 
 // released returns cur as an applied Release of req leaves it.

@@ -24,7 +24,7 @@ import (
 // that give up are told.
 //
 // Release returns an error matching [ErrLeaseLost] when another holder has
-// the lock (nothing is published), and one matching [ErrReleaseFailed] when
+// the lock or an operator force-released it (nothing is published), and one matching [ErrReleaseFailed] when
 // every attempt failed; the lease then lapses on its own. A retried release
 // whose first attempt was applied, its response lost, returns nil, even
 // after a newcomer has acquired the lock since. When the lock had already
@@ -139,12 +139,20 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 }
 
 // releaseRefused handles a release whose condition failed: another holder
-// has the lock, or an earlier call published another result.
+// has the lock, an operator force-released it, or an earlier call published
+// another result.
 func (l *Lock) releaseRefused(h *hold, ce *ConditionError, err error) error {
 	if ce.Current == nil || ce.Current.Revision != h.revision {
 		l.count(MetricLeaseLost, 1)
 		l.drop(h, ErrLeaseLost)
 		return fmt.Errorf("lockcore: release: %w: %w", ErrLeaseLost, err)
+	}
+	if ce.Current.Released && ce.Current.FailReason == OperatorReleaseReason {
+		// Our revision, force-released by an operator: that release
+		// stands, and nothing of ours is published.
+		l.count(MetricLeaseLost, 1)
+		l.drop(h, ErrLeaseLost)
+		return fmt.Errorf("lockcore: release: released by an operator: %w: %w", ErrLeaseLost, err)
 	}
 	// Our revision, released with another result: an earlier call
 	// published already, and that publication stands.

@@ -37,8 +37,9 @@ func WithNotBefore(t time.Time) ReleaseOption { return func(o *releaseOptions) {
 // WithFailureReason sets the short reason code published with a [Failure]
 // release, which waiters read in [HolderFailedError].Reason. A code must
 // match [a-z0-9_.-]{1,64}; anything else (raw error text, which may hold
-// URLs, tokens or payload) is replaced by "unspecified". It is ignored with
-// [Success]. Default "unspecified".
+// URLs, tokens or payload) is replaced by "unspecified", and so is
+// [OperatorReleaseReason], which only an operator's force-release
+// publishes. It is ignored with [Success]. Default "unspecified".
 func WithFailureReason(code string) ReleaseOption {
 	return func(o *releaseOptions) { o.reason = code }
 }
@@ -55,10 +56,10 @@ const (
 	reasonContextEnded = "context_ended"
 )
 
-// safeReason returns code when it matches [a-z0-9_.-]{1,64}, and
-// "unspecified" otherwise.
+// safeReason returns code when it matches [a-z0-9_.-]{1,64} and is not
+// the operator's, and "unspecified" otherwise.
 func safeReason(code string) string {
-	if len(code) == 0 || len(code) > 64 {
+	if len(code) == 0 || len(code) > 64 || code == OperatorReleaseReason {
 		return reasonUnspecified
 	}
 	for i := 0; i < len(code); i++ {

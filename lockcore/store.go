@@ -72,7 +72,9 @@ type Store interface {
 
 	// Release publishes the holder's result, on condition that the item
 	// carries req.Revision and is either not released or already released
-	// with req.Result (so a retried release succeeds). It sets Released =
+	// with req.Result (so a retried release succeeds), except that a
+	// Failure release other than an operator's does not match an item
+	// released with [OperatorReleaseReason]. It sets Released =
 	// true, ReleasedAtMs = req.NowMs, Result, ResultRef, and ResultFence =
 	// Fence; and
 	//   - with Success: Answer = req.Answer (none when empty), and ends the
@@ -248,6 +250,23 @@ type ReleaseRequest struct {
 	// made no attempt (a possible ghost of an acquire whose outcome is
 	// unknown), so the episode's attempts, reason and not-before stand.
 	KeepEpisode bool
+}
+
+// OperatorReleaseReason is the FailReason of an operator's force-release
+// (herdlock release): a Failure release, not keeping the episode, with
+// this reason. It is the one Failure release that matches an item already
+// released with Failure at its revision whatever that release's reason
+// (the operator clears a recent failure, or retries its own release). Any
+// other Failure release (a holder's, or the freeing of a possible ghost)
+// does not match an item released with this reason, so a holder that an
+// operator stopped never overwrites the operator's release. The lock never
+// publishes it: [WithFailureReason] replaces it with "unspecified".
+const OperatorReleaseReason = "operator_release"
+
+// byOperator reports whether r is an operator's force-release (see
+// [OperatorReleaseReason]).
+func (r ReleaseRequest) byOperator() bool {
+	return r.Result == Failure && !r.KeepEpisode && r.FailReason == OperatorReleaseReason
 }
 
 // Result is the outcome a holder publishes when it releases the lock.

@@ -19,8 +19,9 @@ var releaseCommand = command{
 	detail: `The lock is released as a failure, in one write conditioned on the item
 still carrying revision R (as herdlock get shows it), so it can never release
 a newer holder. The next caller, or one waiter, then takes it over. A holder
-that is still running loses its lease at its next renewal; write through the
-fence so that its late writes are refused. On an item already released with
+that is still running loses its lease at its next renewal, and its own
+release never writes over this one; write through the fence so that its late
+writes to your data are refused. On an item already released with
 a recent failure (one that holds take-overs back until its not-before time
 or for the rest of its failure episode), it clears that hold-back instead.
 A revision the item does not carry is refused (exit 4), and the message says
@@ -58,8 +59,9 @@ Asks for confirmation unless --yes.`,
 	},
 }
 
-// operatorReason is the failure reason of a release by this command.
-const operatorReason = "operator_release"
+// operatorReason is the failure reason of a release by this command: the
+// one a holder's own release never writes over.
+const operatorReason = lockcore.OperatorReleaseReason
 
 // released is what release did, and its JSON form.
 type released struct {

@@ -80,8 +80,8 @@ func run(t *testing.T, cfg chaos.Config) *chaos.Report {
 	return rep
 }
 
-// TestChaosCI is the CI-sized run: fixed seed, about 100 s of phases, and
-// every asserted check must pass.
+// TestChaosCI is the CI-sized run: fixed seed, about 90 s of phases, the
+// storm's 20 s included, and every asserted check must pass.
 func TestChaosCI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the chaos run takes about 100 s")
@@ -100,6 +100,9 @@ func TestChaosCI(t *testing.T) {
 		t.Errorf("the run exercised too little: %d cycles, %d liveness checks, %d herd rounds, linearizability checked %v, %d requests throttled at capacity",
 			rep.Cycles, rep.LivenessChecked, len(rep.Herd), rep.Lin.Checked, rep.CapacityThrottled)
 	}
+	if missing := rep.StormMissing(); len(missing) > 0 || rep.Episodes == 0 {
+		t.Errorf("the storm exercised too little: no %v; %d failure episodes", missing, rep.Episodes)
+	}
 	if len(rep.Lin.Unknown) > 0 {
 		t.Logf("linearizability INCONCLUSIVE for %d keys: not a pass", len(rep.Lin.Unknown))
 	}
@@ -108,12 +111,15 @@ func TestChaosCI(t *testing.T) {
 // TestChaosSelfTest runs deliberately broken locks and requires each check
 // to catch the flaw it is meant for: the seed's protocol trips checks 1 to
 // 4; lockcore over a store whose renew and release ignore the revision
-// trips check 5.
+// trips check 5; lockcore over a store whose acquire ignores the failure
+// guard trips check 6 in a storm; a holder that publishes its failure over
+// an operator's force-release trips check 7 in a storm.
 //
 // Whether a flaw shows in one run depends on where the random freezes,
-// kills and skews fall against real time, so the seed protocol runs in two
-// configurations, one after the other, and each of checks 1 to 4 must fire
-// in at least one of them.
+// kills and skews fall against real time (and on how loaded the machine
+// is), so a variant runs in up to two configurations, one after the other,
+// the second only when the first left a wanted check silent, and each
+// wanted check must fire in one of them.
 func TestChaosSelfTest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the self-test takes about 100 s")
@@ -125,7 +131,19 @@ func TestChaosSelfTest(t *testing.T) {
 		freeze time.Duration
 		kill   time.Duration // 0: the CI configuration's
 		lease  time.Duration // 0: the CI configuration's
+		// upstream is the mean gap between failing stretches of the
+		// upstream in storm phases; 0: the CI configuration's.
+		upstream time.Duration
+		// operator is the mean gap between operator force-releases in
+		// storm phases; 0: the CI configuration's.
+		operator time.Duration
+		// poll is the waiters' poll interval; 0: the CI configuration's.
+		poll time.Duration
 	}
+	// Short storms, without long work, so that they end soon after their
+	// phases.
+	storm := []chaos.Phase{{Kind: chaos.Clean, Dur: 2 * time.Second}, {Kind: chaos.Storm, Dur: 12 * time.Second}}
+	longStorm := []chaos.Phase{{Kind: chaos.Clean, Dur: 2 * time.Second}, {Kind: chaos.Storm, Dur: 25 * time.Second}}
 	tests := []struct {
 		name    string
 		variant chaos.Variant
@@ -160,6 +178,22 @@ func TestChaosSelfTest(t *testing.T) {
 				freeze: 3 * time.Second}},
 			want: []chaos.Check{chaos.CheckLinear},
 		},
+		{
+			name:    "store without failure guard",
+			variant: chaos.VariantNoGuard,
+			configs: []config{{phases: storm, freeze: 8 * time.Second, upstream: 3 * time.Second},
+				{phases: longStorm, freeze: 8 * time.Second, upstream: 3 * time.Second}},
+			want: []chaos.Check{chaos.CheckEpisode},
+		},
+		{
+			name:    "holder that publishes over a force-release",
+			variant: chaos.VariantStubborn,
+			// Waiters that poll slowly, so that the stopped holder, not a
+			// newcomer, is the first to write after a force-release.
+			configs: []config{{phases: storm, freeze: 8 * time.Second, operator: time.Second, poll: time.Second},
+				{phases: longStorm, freeze: 8 * time.Second, operator: time.Second, poll: time.Second}},
+			want: []chaos.Check{chaos.CheckOperator},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -173,6 +207,18 @@ func TestChaosSelfTest(t *testing.T) {
 				cfg.Faults.FreezeEvery = c.freeze
 				if c.kill > 0 {
 					cfg.Faults.KillEvery = c.kill
+				}
+				if c.upstream > 0 {
+					cfg.Storm.UpstreamFailEvery = c.upstream
+				}
+				if c.phases[len(c.phases)-1].Kind == chaos.Storm {
+					cfg.LongWorkP, cfg.Storm.NearMaxHoldP = 0, 0
+				}
+				if c.operator > 0 {
+					cfg.Storm.OperatorEvery = c.operator
+				}
+				if c.poll > 0 {
+					cfg.Poll = c.poll
 				}
 				if c.lease > 0 {
 					cfg.Lease = c.lease
@@ -188,6 +234,9 @@ func TestChaosSelfTest(t *testing.T) {
 				// Definite overlaps are asserted in phase A and counted in
 				// phase B; either way check 2 saw them.
 				found[chaos.CheckMutex] += rep.MutexCounted
+				if all(tt.want, found) {
+					break // the next configurations are for what this one missed
+				}
 			}
 			for _, c := range tt.want {
 				if found[c] == 0 {
@@ -196,4 +245,14 @@ func TestChaosSelfTest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// all reports whether every check of want has a violation in found.
+func all(want []chaos.Check, found map[chaos.Check]int) bool {
+	for _, c := range want {
+		if found[c] == 0 {
+			return false
+		}
+	}
+	return true
 }

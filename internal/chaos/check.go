@@ -9,7 +9,7 @@ import (
 	"github.com/herdlock/herdlock/internal/seedlock"
 )
 
-// Check names one of the five checks.
+// Check names one of the seven checks.
 type Check string
 
 const (
@@ -18,10 +18,12 @@ const (
 	CheckLiveness Check = "3 liveness"
 	CheckHerd     Check = "4 herd"
 	CheckLinear   Check = "5 linearizability"
+	CheckEpisode  Check = "6 upstream calls per failure"
+	CheckOperator Check = "7 operator release kept"
 )
 
 // Checks lists the checks in order.
-var Checks = []Check{CheckFences, CheckMutex, CheckLiveness, CheckHerd, CheckLinear}
+var Checks = []Check{CheckFences, CheckMutex, CheckLiveness, CheckHerd, CheckLinear, CheckEpisode, CheckOperator}
 
 // grant is one applied acquisition at the store.
 type grant struct {
@@ -37,14 +39,18 @@ type grant struct {
 
 // analysis holds the indexes the checks share.
 type analysis struct {
-	cfg     *Config
-	rec     *recorder
-	grants  map[string][]*grant // per key, in apply order
-	renews  map[string][]int64  // revision -> Return of applied renewals
-	rels    map[string][]int64  // revision -> Call of applied releases
-	bound   int64
-	rep     *Report
-	maxShow int
+	cfg    *Config
+	rec    *recorder
+	grants map[string][]*grant // per key, in apply order
+	renews map[string][]int64  // revision -> Return of applied renewals
+	rels   map[string][]int64  // revision -> Call of applied releases, the operator's too
+	forced map[string]StoreOp  // revision -> the first applied operator force-release
+	bound  int64
+	// wallBase is the host's wall clock less Mono, in nanoseconds: it maps
+	// the wall-clock milliseconds in items to true time.
+	wallBase int64
+	rep      *Report
+	maxShow  int
 }
 
 func (a *analysis) violate(c Check, format string, args ...any) {
@@ -58,20 +64,24 @@ func (a *analysis) phaseKind(t int64) PhaseKind {
 	return a.cfg.Phases[phaseIndex(a.cfg.Phases, t)].Kind
 }
 
-// check runs checks 1 to 5 on a run's records.
-func check(cfg *Config, rec *recorder, killedHerd map[string]bool) *Report {
+// check runs checks 1 to 7 on a run's records; wallBase is the host's wall
+// clock less Mono.
+func check(cfg *Config, rec *recorder, killedHerd map[string]bool, wallBase int64) *Report {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	rep := newReport(cfg)
 	rep.CapacityThrottled = throttledOps(rec.ops)
 	a := &analysis{cfg: cfg, rec: rec, grants: map[string][]*grant{}, renews: map[string][]int64{}, rels: map[string][]int64{},
-		bound: int64(cfg.LivenessBound()), rep: rep, maxShow: 5}
+		forced: map[string]StoreOp{}, bound: int64(cfg.LivenessBound()), wallBase: wallBase, rep: rep, maxShow: 5}
 	a.index()
 	a.tally()
 	a.checkFences()
 	a.checkMutex()
 	a.checkLiveness()
 	a.checkHerd(killedHerd)
+	a.checkEpisodes()
+	a.checkOperator()
+	a.tallyStorm()
 	if cfg.Variant != VariantSeed {
 		lr := checkLinearizable(rec.ops, cfg.LinTimeout)
 		rep.Lin = lr
@@ -107,8 +117,13 @@ func (a *analysis) index() {
 				g = &grant{key: in.Key, rev: in.Rev, fence: op.Item.Fence}
 			case in.Op == "renew":
 				a.renews[in.Rev] = append(a.renews[in.Rev], op.Return)
-			case in.Op == "release":
+			case in.Op == "release", in.Op == "release-unguarded":
 				a.rels[in.Rev] = append(a.rels[in.Rev], op.Call)
+			case in.Op == "op-release":
+				a.rels[in.Rev] = append(a.rels[in.Rev], op.Call)
+				if f, ok := a.forced[in.Rev]; !ok || op.Call < f.Call {
+					a.forced[in.Rev] = *op
+				}
 			}
 		case op.Target == "PutItem" && op.PutRev != "":
 			g = &grant{key: op.Key, rev: op.PutRev, fence: seedlock.RevisionTime(op.PutRev)}
@@ -149,6 +164,8 @@ func (a *analysis) tally() {
 			if e.Err != "" {
 				r.ReleaseErrors++
 			}
+		case EvOperator:
+			r.Operator[e.Outcome]++
 		}
 	}
 	for _, f := range a.rec.faults {
@@ -241,6 +258,14 @@ func (a *analysis) checkMutex() {
 		if w.T > next.ret {
 			r.LateArrivals++
 		}
+		if f, ok := a.forced[w.Rev]; ok && f.Call < w.TCheck && w.TCheck > next.call &&
+			w.TCheck <= f.Return+int64(float64(a.cfg.Lease)*(1+a.cfg.Drift)) {
+			// An operator force-released this holder's lock: it may act
+			// until it learns so, at most for the rest of its lease; the
+			// fence refuses its late writes (check 1).
+			r.ForcedActs++
+			continue
+		}
 		asserted := a.phaseKind(w.TCheck).assertsMutex() && a.phaseKind(gs[i].call).assertsMutex() && a.phaseKind(next.call).assertsMutex()
 		switch {
 		case w.TCheck > next.ret:
@@ -268,6 +293,7 @@ func (a *analysis) checkLiveness() {
 	// extends its deadline: a hung request its attempt timeout, a delay its
 	// length; the others are retried at once.
 	faulted := map[int][]interval{}
+	var brown []interval // brownouts, of every worker
 	type cost struct {
 		t int64
 		d int64
@@ -289,6 +315,12 @@ func (a *analysis) checkLiveness() {
 			faulted[f.Worker] = append(faulted[f.Worker], interval{f.T, f.Until})
 		case FaultPartition:
 			faulted[f.Worker] = append(faulted[f.Worker], interval{f.T, f.Until})
+		case FaultBrownout:
+			// Every request of the stretch is late: the stretch, and its
+			// longest delay, extend the deadline of a wait it overlaps.
+			brown = append(brown, interval{f.T, f.Until})
+		case FaultBrownoutDelay, FaultOperator, FaultUpstream:
+			// Covered by the brownout's stretch; not a fault of a waiter.
 		default:
 			mode, _, _ := strings.Cut(f.Detail, " ")
 			var d int64
@@ -323,6 +355,11 @@ func (a *analysis) checkLiveness() {
 		for _, c := range costs[w] {
 			if c.t >= from && c.t <= to {
 				to += c.d
+			}
+		}
+		for _, b := range brown {
+			if b.from <= to && b.to >= from {
+				to += b.to - b.from
 			}
 		}
 		return to
@@ -417,9 +454,11 @@ func (a *analysis) checkHerd(killed map[string]bool) {
 	fetches := map[string]int{}
 	byKey := map[string][]Fetch{}
 	for _, f := range a.rec.fetches {
-		fetches[f.Key]++
-		byKey[f.Key] = append(byKey[f.Key], f)
-		r.HerdFetches++
+		if isHerdKey(f.Key) {
+			fetches[f.Key]++
+			byKey[f.Key] = append(byKey[f.Key], f)
+			r.HerdFetches++
+		}
 	}
 	present := map[string]map[int]bool{}
 	for _, e := range a.rec.events {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore"
 )
 
 // Variant names the lock implementation the workers run.
@@ -20,6 +22,16 @@ const (
 	// release drop the revision condition while claiming to keep it. The
 	// self-test expects check 5 to catch it.
 	VariantNoRevision Variant = "norev"
+	// VariantNoGuard is lockcore.Lock over a store whose acquire drops the
+	// failure guard (MaxAttempts 0), and says so in its intent: newcomers
+	// take over a failure before its not-before and past the episode's
+	// attempts. The self-test expects check 6 to catch it.
+	VariantNoGuard Variant = "noguard"
+	// VariantStubborn is lockcore.Lock whose holder, when a renewal or its
+	// release finds its revision released under it, publishes its failure
+	// over that release, as a holder that does not stop at a force-release
+	// would. The self-test expects check 7 to catch it.
+	VariantStubborn Variant = "stubborn"
 )
 
 // PhaseKind says what a phase injects and asserts.
@@ -43,6 +55,13 @@ const (
 	// and the store throttles acquires, polls, renewals and releases.
 	// Everything asserted.
 	Throttled PhaseKind = "throttle"
+	// Storm: everything at once. The request faults and process faults of
+	// phase A with skew within the allowance, the capacity model at
+	// Config.Throttle per item, brownouts of every proxy, operator
+	// force-releases, a failing upstream (with and without Retry-After)
+	// and holds that run into the hard maximum (Config.Storm). Everything
+	// asserted.
+	Storm PhaseKind = "storm"
 )
 
 // Phase is one stretch of a run. Start and End are Mono nanoseconds, set by
@@ -52,6 +71,17 @@ type Phase struct {
 	Dur   time.Duration `json:"dur"`
 	Start int64         `json:"start"`
 	End   int64         `json:"end"`
+}
+
+// skewRange returns the skew range of phases of kind k.
+func (c *Config) skewRange(k PhaseKind) SkewRange {
+	switch k {
+	case LargeSkew:
+		return c.SkewB
+	case Storm:
+		return c.SkewStorm
+	}
+	return c.SkewA
 }
 
 // assertsMutex reports whether holder-level mutual exclusion is asserted in
@@ -94,6 +124,43 @@ type Faults struct {
 	RespawnAfter time.Duration
 }
 
+// StormFaults sets what storm phases add to the faults of phase A.
+type StormFaults struct {
+	// Brownouts: every proxy delays every request by U(BrownoutDelayMin,
+	// BrownoutDelayMax), before or after forwarding, for U(BrownoutMin,
+	// BrownoutMax); one begins every BrownoutEvery on average. The delays
+	// are longer than lockcore's attempt timeout.
+	BrownoutEvery    time.Duration
+	BrownoutMin      time.Duration
+	BrownoutMax      time.Duration
+	BrownoutDelayMin time.Duration
+	BrownoutDelayMax time.Duration
+
+	// OperatorEvery is the mean gap between operator force-releases of a
+	// held lock, made with the write of `herdlock release`.
+	OperatorEvery time.Duration
+
+	// The upstream fails every call for U(UpstreamFailMin,
+	// UpstreamFailMax), one stretch every UpstreamFailEvery on average:
+	// with probability RetryAfterP a 429 with Retry-After of
+	// U(RetryAfterMin, RetryAfterMax) whole seconds, else a 503 without.
+	UpstreamFailEvery time.Duration
+	UpstreamFailMin   time.Duration
+	UpstreamFailMax   time.Duration
+	RetryAfterP       float64
+	RetryAfterMin     time.Duration
+	RetryAfterMax     time.Duration
+
+	// DropScale multiplies the probabilities of Faults' drops before and
+	// after forwarding in storm phases.
+	DropScale float64
+
+	// NearMaxHoldP is the probability that a holder works for
+	// U(MaxHold-Lease, MaxHold+Lease/2): its renewals run up to the hard
+	// maximum and its lease is capped there.
+	NearMaxHoldP float64
+}
+
 // Config is one harness run. The zero value is not usable: start from
 // [CIConfig] or [LongConfig].
 type Config struct {
@@ -111,6 +178,7 @@ type Config struct {
 	Poll           time.Duration
 	MaxWait        time.Duration
 	MaxHold        time.Duration
+	MaxAttempts    int // lockcore.WithMaxAttempts of the workers; check 6 bounds each episode by it
 	ClockAllowance time.Duration
 	Drift          float64
 
@@ -124,10 +192,15 @@ type Config struct {
 	LongWorkMax time.Duration
 
 	Faults Faults
-	// Throttle is the item capacity of throttle phases.
+	// Storm is what storm phases add.
+	Storm StormFaults
+	// Throttle is the item capacity of throttle and storm phases.
 	Throttle ThrottleLimits
 	SkewA    SkewRange // clean, A, herd and throttle phases
 	SkewB    SkewRange // B phases
+	// SkewStorm is the skew of storm phases: any two clocks stay within
+	// ClockAllowance of each other for 20 minutes of drift.
+	SkewStorm SkewRange
 
 	// RTT and Slack enter the liveness bound (check 3).
 	RTT   time.Duration
@@ -144,35 +217,35 @@ type Config struct {
 	Progress io.Writer
 }
 
-// CIConfig returns the configuration of the CI-sized run: about 95 s of
-// phases (clean 5 s, A 35 s, B 30 s, herd 5 rounds, throttle 6 s), 8
-// workers, 3 contended keys (the harness: docs/protocol.md, "How this is
-// checked").
+// CIConfig returns the configuration of the CI-sized run: about 90 s of
+// phases (clean 5 s, A 20 s, B 15 s, herd 5 rounds, throttle 6 s, storm
+// 20 s), 8 workers, 3 contended keys, a hard maximum of 4 s (the harness:
+// docs/protocol.md, "How this is checked").
 func CIConfig(seed int64) Config {
 	c := baseConfig(seed)
-	c.Phases = []Phase{{Kind: Clean, Dur: 5 * time.Second}, {Kind: SmallSkew, Dur: 35 * time.Second},
-		{Kind: LargeSkew, Dur: 30 * time.Second}, {Kind: Herd}, {Kind: Throttled, Dur: 6 * time.Second}}
+	c.Phases = []Phase{{Kind: Clean, Dur: 5 * time.Second}, {Kind: SmallSkew, Dur: 20 * time.Second},
+		{Kind: LargeSkew, Dur: 15 * time.Second}, {Kind: Herd}, {Kind: Throttled, Dur: 6 * time.Second},
+		{Kind: Storm, Dur: 20 * time.Second}}
+	// Holds into the hard maximum short enough, and frequent enough, that
+	// one survives the brownouts, the operator and the kills of a short
+	// storm.
+	c.MaxHold, c.Storm.NearMaxHoldP = 4*time.Second, 0.15
 	return c
 }
 
 // LongConfig returns the configuration of `make chaos`: a clean start, then
-// blocks of A (40 s), B (40 s), herd (5 rounds) and throttle (10 s) until d
-// has passed. The
-// work is shorter than in CI and there are more workers (12) and keys (12),
-// so that a 10-minute run completes over 10,000 lock cycles.
+// blocks of storm (60 s), A (40 s), B (40 s), herd (5 rounds) and throttle
+// (10 s) until d has passed. The work is shorter than in CI and there are
+// more workers (12) and keys (12), so that a 10-minute run completes over
+// 10,000 lock cycles.
 func LongConfig(seed int64, d time.Duration) Config {
-	c := baseConfig(seed)
-	c.Workers = 12
-	c.Keys = 12
-	c.WorkMedian = 20 * time.Millisecond
-	c.LongWorkP = 0.03
-	c.LinTimeout = 5 * time.Minute
+	c := longBase(seed)
 	c.Phases = []Phase{{Kind: Clean, Dur: 10 * time.Second}}
 	total := 10 * time.Second
 	herd := c.herdDur()
 	for total < d {
-		for _, p := range []Phase{{Kind: SmallSkew, Dur: 40 * time.Second}, {Kind: LargeSkew, Dur: 40 * time.Second}, {Kind: Herd},
-			{Kind: Throttled, Dur: 10 * time.Second}} {
+		for _, p := range []Phase{{Kind: Storm, Dur: 60 * time.Second}, {Kind: SmallSkew, Dur: 40 * time.Second},
+			{Kind: LargeSkew, Dur: 40 * time.Second}, {Kind: Herd}, {Kind: Throttled, Dur: 10 * time.Second}} {
 			if total >= d {
 				break
 			}
@@ -185,6 +258,28 @@ func LongConfig(seed int64, d time.Duration) Config {
 			total += p.Dur
 		}
 	}
+	return c
+}
+
+// StormConfig returns the storm-only configuration of `chaos -storm`: the
+// workers and keys of [LongConfig], a clean start of 5 s, then one storm
+// phase until d has passed.
+func StormConfig(seed int64, d time.Duration) Config {
+	c := longBase(seed)
+	const clean = 5 * time.Second
+	c.Phases = []Phase{{Kind: Clean, Dur: clean}, {Kind: Storm, Dur: max(d-clean, time.Second)}}
+	return c
+}
+
+// longBase is the base of the long runs: shorter work, more workers and
+// keys than CI, and a porcupine budget for a long history.
+func longBase(seed int64) Config {
+	c := baseConfig(seed)
+	c.Workers = 12
+	c.Keys = 12
+	c.WorkMedian = 20 * time.Millisecond
+	c.LongWorkP = 0.03
+	c.LinTimeout = 5 * time.Minute
 	return c
 }
 
@@ -201,6 +296,7 @@ func baseConfig(seed int64) Config {
 		Poll:           200 * time.Millisecond,
 		MaxWait:        5 * time.Second,
 		MaxHold:        8 * time.Second,
+		MaxAttempts:    lockcore.DefaultMaxAttempts,
 		ClockAllowance: 250 * time.Millisecond,
 		Drift:          0.01,
 		AttemptTimeout: 400 * time.Millisecond,
@@ -219,11 +315,20 @@ func baseConfig(seed int64) Config {
 			FreezeAfterReturnP: 0.01, FreezeAfterReturnMin: 2 * time.Second, FreezeAfterReturnMax: 6 * time.Second,
 			KillEvery: 15 * time.Second, RespawnAfter: time.Second,
 		},
+		Storm: StormFaults{
+			BrownoutEvery: 12 * time.Second, BrownoutMin: time.Second, BrownoutMax: 3 * time.Second,
+			BrownoutDelayMin: 600 * time.Millisecond, BrownoutDelayMax: 1200 * time.Millisecond,
+			OperatorEvery:     2 * time.Second,
+			UpstreamFailEvery: 8 * time.Second, UpstreamFailMin: time.Second, UpstreamFailMax: 4 * time.Second,
+			RetryAfterP: 0.5, RetryAfterMin: time.Second, RetryAfterMax: 2 * time.Second,
+			NearMaxHoldP: 0.015, DropScale: 2,
+		},
 		// About a third of what the workers ask of a contended item in
 		// the clean phase: the item stays at its capacity.
 		Throttle:   ThrottleLimits{WriteUnits: 4, ReadUnits: 12},
 		SkewA:      SkewRange{OffsetMs: 100, DriftPPM: 200},
 		SkewB:      SkewRange{OffsetMs: 3000, DriftPPM: 200, StepMs: 2000, Steps: 2},
+		SkewStorm:  SkewRange{OffsetMs: 60, DriftPPM: 50},
 		RTT:        100 * time.Millisecond,
 		Slack:      500 * time.Millisecond,
 		LinTimeout: time.Minute,
@@ -256,9 +361,11 @@ func (c *Config) validate() error {
 		return fmt.Errorf("chaos: no worker command")
 	case c.Throttle.WriteUnits <= 0 || c.Throttle.ReadUnits <= 0:
 		return fmt.Errorf("chaos: throttle phase capacity must be positive, got %+v", c.Throttle)
+	case c.MaxAttempts < 1:
+		return fmt.Errorf("chaos: maximum attempts must be at least 1, got %d", c.MaxAttempts)
 	}
 	switch c.Variant {
-	case VariantLockcore, VariantSeed, VariantNoRevision:
+	case VariantLockcore, VariantSeed, VariantNoRevision, VariantNoGuard, VariantStubborn:
 	default:
 		return fmt.Errorf("chaos: unknown variant %q", c.Variant)
 	}

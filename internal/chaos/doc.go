@@ -2,7 +2,9 @@
 // separate OS processes against Dynoxide through a seeded fault proxy,
 // freezes and kills them, skews their wall clocks, and then checks the
 // recorded history for stale fences, two holders, slow take-overs,
-// thundering herds and non-linearizable store behaviour (docs/protocol.md, "How this is checked").
+// thundering herds, non-linearizable store behaviour, upstream calls
+// beyond the failure policy and overwritten operator releases
+// (docs/protocol.md, "How this is checked").
 //
 // Every event of every process is stamped with the host's CLOCK_MONOTONIC
 // (see [Mono]), which all processes share; the checkers never read a
@@ -10,16 +12,24 @@
 // [Config].Seed and is written to the run's JSONL log.
 //
 // The pieces:
-//   - proxy.go: one fault proxy per worker slot (loopback listener);
+//   - server.go: the DynamoDB-API server the harness runs on, and its
+//     clients (the one place that chooses them);
+//   - proxy.go: one fault proxy per worker slot and one for the operator
+//     (loopback listeners), with brownouts in storm phases;
 //   - throttle.go: the capacity model (package internal/capacity) between
 //     the fault proxies and Dynoxide, which throttles each item at its
-//     capacity in throttle phases ([Throttled]);
-//   - worker.go: the worker process ([WorkerMain]), which the parent starts
-//     by re-executing a binary with [WorkerEnv] set;
+//     capacity in throttle and storm phases ([Throttled], [Storm]);
+//   - storm.go and operator.go: the storm's brownouts, failing upstream
+//     and operator force-releases; storm_coverage.go counts each storm
+//     fault kind that happened ([Report].StormFaults);
+//   - worker.go and worker_storm.go: the worker process ([WorkerMain]),
+//     which the parent starts by re-executing a binary with [WorkerEnv]
+//     set;
 //   - resource.go: the fenced resource, the counted upstream and the freeze
 //     requests, served by the parent;
 //   - run.go: the parent ([Run]): phases, process faults, collection;
-//   - check.go and linear.go: the checks; report.go: the summary table.
+//   - check.go, linear.go, check_episode.go and check_operator.go: the
+//     checks; report.go: the summary table.
 //
 // The package is test-only infrastructure; nothing in herdlock's public
 // packages imports it.

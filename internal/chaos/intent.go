@@ -3,8 +3,10 @@ package chaos
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -21,8 +23,11 @@ const IntentHeader = "X-Harness-Intent"
 
 // Intent is a lockcore.Store call as the library made it.
 //
-// Op is acquire, renew, release or get as the library called the store;
-// the proxy refines it from the request it carries: "get" for any GetItem
+// Op is acquire, renew, release or get as the library called the store,
+// or op-release for an operator's force-release (the write of `herdlock
+// release`, which the parent makes through the same Store.Release), or
+// release-unguarded for the broken holder's write over it
+// (VariantStubborn); the proxy refines it from the request it carries: "get" for any GetItem
 // (a condition failure's fallback read too), and "renew-beat" for Renew's
 // second write, which moves the beat without the lease.
 type Intent struct {
@@ -44,6 +49,7 @@ type Intent struct {
 	Failures   int64  `json:"failures,omitempty"`
 	NotBefore  int64  `json:"nb,omitempty"`
 	RecentTill int64  `json:"recent,omitempty"`
+	Reason     string `json:"reason,omitempty"`
 	// KeepEpisode: a failure release that leaves the episode as it is.
 	KeepEpisode bool `json:"keep,omitempty"`
 }
@@ -74,8 +80,11 @@ func withIntentHeader(o *dynamodb.Options) {
 }
 
 // intentStore wraps a lockcore.Store and tags each call's context with its
-// Intent.
-type intentStore struct{ inner lockcore.Store }
+// Intent. An operator's intentStore tags its releases op-release.
+type intentStore struct {
+	inner    lockcore.Store
+	operator bool
+}
 
 func (s intentStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
 	in := Intent{Op: "acquire", Key: lockcore.PartitionKey(req.Key), Rev: req.Revision, NowMs: req.NowMs,
@@ -94,11 +103,14 @@ func (s intentStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lock
 
 func (s intentStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
 	in := Intent{Op: "release", Key: lockcore.PartitionKey(req.Key), Rev: req.Revision, NowMs: req.NowMs, Result: string(req.Result)}
+	if s.operator {
+		in.Op = "op-release"
+	}
 	switch {
 	case req.Result == lockcore.Failure && req.KeepEpisode:
 		in.KeepEpisode = true
 	case req.Result == lockcore.Failure:
-		in.Failures, in.NotBefore, in.RecentTill = req.Failures, req.NotBeforeMs, req.FailRecentUntilMs
+		in.Failures, in.NotBefore, in.RecentTill, in.Reason = req.Failures, req.NotBeforeMs, req.FailRecentUntilMs, req.FailReason
 	}
 	return s.inner.Release(withIntent(ctx, in), req)
 }
@@ -148,6 +160,64 @@ func (s noRevisionStore) Release(ctx context.Context, req lockcore.ReleaseReques
 			"#resultRef": lockcore.AttrResultRef, "#resultFence": lockcore.AttrResultFence, "#fence": lockcore.AttrFence})
 }
 
+// noGuardStore is the deliberately broken store of check 6's self-test: its
+// Acquire turns the failure guard off (MaxAttempts 0) before the intent is
+// recorded, so check 5 sees a consistent history while newcomers take over
+// a failure before its not-before and past the episode's attempts.
+type noGuardStore struct{ lockcore.Store }
+
+func (s noGuardStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+	req.MaxAttempts = 0
+	return s.Store.Acquire(ctx, req)
+}
+
+// stubbornStore is the deliberately broken holder of check 7's self-test:
+// when a renewal finds its own revision released (an operator's
+// force-release), it publishes its failure over that release at once, as
+// a holder that does not stop would, with a release condition that does
+// not keep an operator's release (lockcore's before it did); the holder
+// does the same when its release fails. Its writes carry their intents
+// (release-unguarded), so check 5 sees a consistent history.
+type stubbornStore struct {
+	lockcore.Store
+	api   *dynamodb.Client
+	table string
+}
+
+func (s stubbornStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+	it, err := s.Store.Renew(ctx, req)
+	var ce *lockcore.ConditionError
+	if errors.As(err, &ce) && ce.Current != nil && ce.Current.Revision == req.Revision && ce.Current.Released {
+		_ = s.publishOver(ctx, req.Key, req.Revision, ce.Current.Lease)
+	}
+	return it, err
+}
+
+// publishOver releases revision rev of key as a failure, reason lease_lost,
+// over any earlier failure release of rev, the operator's included.
+func (s stubbornStore) publishOver(ctx context.Context, key lockcore.Key, rev string, lease time.Duration) error {
+	now := time.Now()
+	in := Intent{Op: "release-unguarded", Key: lockcore.PartitionKey(key), Rev: rev, NowMs: now.UnixMilli(),
+		Result: string(lockcore.Failure), Failures: 1, Reason: "lease_lost", RecentTill: now.Add(lease).UnixMilli()}
+	_, err := s.api.UpdateItem(withIntent(ctx, in), &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table),
+		Key:       map[string]types.AttributeValue{lockcore.AttrLockKey: &types.AttributeValueMemberS{Value: in.Key}},
+		UpdateExpression: aws.String("SET #rel = :t, #relAt = :now, #result = :r, #resultRef = :ref, #resultFence = #fence, " +
+			"#failures = :failures, #notBefore = :zero, #failReason = :reason, #failRecentUntil = :recent"),
+		ConditionExpression: aws.String("#rev = :rev AND (#rel = :f OR #result = :r)"),
+		ExpressionAttributeNames: map[string]string{"#rel": lockcore.AttrIsReleased, "#relAt": lockcore.AttrReleasedAtMs,
+			"#result": lockcore.AttrResult, "#resultRef": lockcore.AttrResultRef, "#resultFence": lockcore.AttrResultFence,
+			"#fence": lockcore.AttrFence, "#failures": lockcore.AttrFailures, "#notBefore": lockcore.AttrNotBeforeMs,
+			"#failReason": lockcore.AttrFailReason, "#failRecentUntil": lockcore.AttrFailRecentUntilMs, "#rev": lockcore.AttrRevision},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberBOOL{Value: true},
+			":f": &types.AttributeValueMemberBOOL{Value: false}, ":now": num(in.NowMs), ":r": &types.AttributeValueMemberS{Value: in.Result},
+			":ref": &types.AttributeValueMemberS{Value: ""}, ":failures": num(in.Failures), ":zero": num(0),
+			":reason": &types.AttributeValueMemberS{Value: in.Reason}, ":recent": num(in.RecentTill),
+			":rev": &types.AttributeValueMemberS{Value: rev}},
+	})
+	return err
+}
+
 func num(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
@@ -168,6 +238,7 @@ type View struct {
 	Failures   int64  `json:"failures,omitempty"`
 	NotBefore  int64  `json:"nb,omitempty"`
 	RecentTill int64  `json:"recent,omitempty"`
+	Reason     string `json:"reason,omitempty"`
 }
 
 // attr is one DynamoDB JSON attribute value.
@@ -210,6 +281,7 @@ func decodeView(m map[string]attr) *View {
 		Failures:   m[lockcore.AttrFailures].num(),
 		NotBefore:  m[lockcore.AttrNotBeforeMs].num(),
 		RecentTill: m[lockcore.AttrFailRecentUntilMs].num(),
+		Reason:     m[lockcore.AttrFailReason].str(),
 	}
 	if b := m[lockcore.AttrIsReleased].BOOL; b != nil {
 		v.Rel = *b

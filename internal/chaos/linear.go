@@ -28,6 +28,7 @@ type lstate struct {
 	Failures   int64
 	NotBefore  int64
 	RecentTill int64
+	Reason     string
 }
 
 // lout is what the store answered.
@@ -54,7 +55,7 @@ func apply(st lstate, in Intent) (bool, lstate) {
 	case "acquire":
 		return acquirable(st, in), lstate{Exists: true, Rev: in.Rev, Fence: nextFence(st, in), LU: in.LUMs, Exp: in.ExpMs,
 			PrevRev: st.Rev, PrevResult: st.Result,
-			Failures: st.Failures, NotBefore: st.NotBefore, RecentTill: st.RecentTill}
+			Failures: st.Failures, NotBefore: st.NotBefore, RecentTill: st.RecentTill, Reason: st.Reason}
 	case "renew": // the first write: extends the lease, never shortens it
 		next.Beat++
 		next.LU = in.LUMs
@@ -62,12 +63,20 @@ func apply(st lstate, in Intent) (bool, lstate) {
 	case "renew-beat": // the second write, when the stored lease ends later
 		next.Beat++
 		return st.Exists && st.Rev == in.Rev && !st.Rel, next
-	case "release":
+	case "release", "op-release", "release-unguarded":
+		// An operator's force-release is the same conditional write as
+		// the holder's: a failure at the revision the operator saw, with
+		// the episode's failures, no not-before, not recent. A holder's
+		// failure release does not match an item the operator released
+		// (lockcore.OperatorReleaseReason); the operator's own retry, and
+		// the broken holder's unguarded write (VariantStubborn), do.
 		next.Rel, next.Result, next.RelAt = true, in.Result, in.NowMs
 		if !in.KeepEpisode {
-			next.Failures, next.NotBefore, next.RecentTill = in.Failures, in.NotBefore, in.RecentTill
+			next.Failures, next.NotBefore, next.RecentTill, next.Reason = in.Failures, in.NotBefore, in.RecentTill, in.Reason
 		}
-		return st.Exists && st.Rev == in.Rev && (!st.Rel || st.Result == in.Result), next
+		overOperator := in.Op == "release" && in.Result == string(lockcore.Failure) &&
+			st.Rel && st.Result == in.Result && st.Reason == lockcore.OperatorReleaseReason
+		return st.Exists && st.Rev == in.Rev && (!st.Rel || st.Result == in.Result) && !overOperator, next
 	}
 	return false, st
 }
@@ -97,7 +106,7 @@ func nextFence(st lstate, in Intent) int64 {
 func sameView(v *View, st lstate) bool {
 	return st.Exists && *v == View{Rev: st.Rev, Fence: st.Fence, Beat: st.Beat, Rel: st.Rel, Result: st.Result, RelAt: st.RelAt,
 		LU: st.LU, Exp: st.Exp, PrevRev: st.PrevRev, PrevResult: st.PrevResult,
-		Failures: st.Failures, NotBefore: st.NotBefore, RecentTill: st.RecentTill}
+		Failures: st.Failures, NotBefore: st.NotBefore, RecentTill: st.RecentTill, Reason: st.Reason}
 }
 
 // lockModel is the porcupine model of one lock item.
@@ -167,17 +176,30 @@ type LinResult struct {
 }
 
 // checkLinearizable runs porcupine on the store-level history, per key,
-// within budget in all.
+// within budget in all: a first pass gives each key an equal share of
+// what is left (at least a second), a second pass gives the undecided
+// keys the rest.
 func checkLinearizable(ops []StoreOp, budget time.Duration) LinResult {
 	start := time.Now()
+	// A request the server did not answer (the proxy gave up after its
+	// timeout) may still be applied later, however much later a stalled
+	// server gets to it: it returns at the end of the history.
+	var end int64
+	for _, op := range ops {
+		end = max(end, op.Return+1)
+	}
 	byKey := map[string][]porcupine.Operation{}
 	for _, op := range ops {
 		if op.Intent == nil {
 			continue
 		}
 		in := *op.Intent
+		ret := op.Return
+		if op.Status == 0 {
+			ret = end
+		}
 		byKey[in.Key] = append(byKey[in.Key], porcupine.Operation{ClientId: op.Worker, Input: in, Call: op.Call,
-			Output: lout{Status: op.Status, ErrType: op.ErrType, Item: op.Item}, Return: op.Return})
+			Output: lout{Status: op.Status, ErrType: op.ErrType, Item: op.Item}, Return: ret})
 	}
 	res := LinResult{Checked: len(byKey) > 0, Keys: len(byKey)}
 	keys := make([]string, 0, len(byKey))
@@ -205,6 +227,28 @@ func checkLinearizable(ops []StoreOp, budget time.Duration) LinResult {
 			res.Unknown = append(res.Unknown, k)
 		}
 	}
+	// The keys the first pass could not decide share what is left of the
+	// budget: most keys take far less than their share.
+	undecided := res.Unknown
+	res.Unknown = nil
+	for i, k := range undecided {
+		per := (budget - time.Since(start)) / time.Duration(len(undecided)-i)
+		if per <= 0 {
+			res.Unknown = append(res.Unknown, undecided[i:]...)
+			break
+		}
+		r, info := porcupine.CheckOperationsVerbose(model, byKey[k], per)
+		switch r {
+		case porcupine.Illegal:
+			res.Illegal = append(res.Illegal, k)
+			if res.FirstBad == "" {
+				res.FirstBad = describeIllegal(k, info)
+			}
+		case porcupine.Unknown:
+			res.Unknown = append(res.Unknown, k)
+		}
+	}
+	sort.Strings(res.Illegal)
 	res.Elapsed = time.Since(start)
 	return res
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +25,7 @@ const (
 	modeOff   proxyMode = iota // forward only
 	modeLight                  // small delays only
 	modeFull                   // every request fault
+	modeStorm                  // every request fault, the drops StormFaults.DropScale times as likely
 )
 
 // proxy is the fault proxy of one worker slot: an HTTP server on a loopback
@@ -37,18 +39,24 @@ type proxy struct {
 	rec      *recorder
 	faults   Faults
 	hangFor  time.Duration // how long a hung request is held: past the client's attempt timeout
+	// dropScale multiplies the drop probabilities in modeStorm.
+	dropScale float64
+	// drops cycles the modes of drops through all proxies, so that any
+	// three drops before (or after) forwarding show every mode.
+	drops *dropCycle
 
 	mu        sync.Mutex // guards the fields below
 	rng       *rand.Rand
 	mode      proxyMode
 	partUntil int64 // Mono; partitioned while Mono() < partUntil
 	partResp  bool  // partition drops responses only
+	brownout  brownout
 
 	ln  net.Listener
 	srv *http.Server
 }
 
-func newProxy(slot int, seed int64, upstream string, rec *recorder, f Faults, hangFor time.Duration) (*proxy, error) {
+func newProxy(slot int, seed int64, upstream string, rec *recorder, f Faults, hangFor time.Duration, dropScale float64, drops *dropCycle) (*proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("chaos: proxy listen: %w", err)
@@ -60,11 +68,13 @@ func newProxy(slot int, seed int64, upstream string, rec *recorder, f Faults, ha
 			MaxIdleConnsPerHost: 16,
 			IdleConnTimeout:     30 * time.Second,
 		}},
-		rec:     rec,
-		faults:  f,
-		hangFor: hangFor,
-		rng:     rand.New(rand.NewPCG(uint64(seed), uint64(slot)+0x9e3779b97f4a7c15)),
-		ln:      ln,
+		rec:       rec,
+		faults:    f,
+		hangFor:   hangFor,
+		dropScale: dropScale,
+		drops:     drops,
+		rng:       rand.New(rand.NewPCG(uint64(seed), uint64(slot)+0x9e3779b97f4a7c15)),
+		ln:        ln,
 	}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 5 * time.Second}
 	go p.srv.Serve(ln)
@@ -95,6 +105,23 @@ func (p *proxy) partition(until int64, responsesOnly bool) {
 	p.mu.Unlock()
 }
 
+// brownout is a stretch during which every request is delayed by
+// U(lo, hi), before or after forwarding.
+type brownout struct {
+	until  int64 // Mono
+	lo, hi time.Duration
+}
+
+// brownOut delays every request until Mono reaches b.until.
+func (p *proxy) brownOut(b brownout) {
+	p.mu.Lock()
+	p.brownout = b
+	p.mu.Unlock()
+}
+
+// dropCycle hands out the modes of drops, shared by all proxies.
+type dropCycle struct{ before, after atomic.Uint64 }
+
 // decision is what the proxy does with one request.
 type decision struct {
 	delayBefore time.Duration
@@ -106,6 +133,8 @@ type decision struct {
 	throttle    int // 0 none; 1 with crc; 2 without
 	partDrop    bool
 	partResp    bool
+	brownBefore time.Duration // brownout delays, on top of the others
+	brownAfter  time.Duration
 }
 
 func (p *proxy) uniform(lo, hi time.Duration) time.Duration {
@@ -116,12 +145,20 @@ func (p *proxy) decide(write bool) decision {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var d decision
-	if Mono() < p.partUntil {
+	now := Mono()
+	if now < p.partUntil {
 		if p.partResp {
 			d.partResp = true
 		} else {
 			d.partDrop = true
 			return d
+		}
+	}
+	if b := p.brownout; now < b.until {
+		if p.rng.IntN(2) == 0 {
+			d.brownBefore = p.uniform(b.lo, b.hi)
+		} else {
+			d.brownAfter = p.uniform(b.lo, b.hi)
 		}
 	}
 	f := p.faults
@@ -138,8 +175,12 @@ func (p *proxy) decide(write bool) decision {
 		d.throttle = 1 + p.rng.IntN(2)
 		return d
 	}
-	if p.rng.Float64() < f.DropBeforeP {
-		d.dropBefore = 1 + p.rng.IntN(3)
+	scale := 1.0
+	if p.mode == modeStorm {
+		scale = p.dropScale
+	}
+	if p.rng.Float64() < f.DropBeforeP*scale {
+		d.dropBefore = 1 + int(p.drops.before.Add(1)%3)
 		return d
 	}
 	switch u := p.rng.Float64(); {
@@ -153,8 +194,8 @@ func (p *proxy) decide(write bool) decision {
 	if p.rng.Float64() < f.DuplicateP {
 		d.duplicate = true
 	}
-	if write && p.rng.Float64() < f.DropAfterP {
-		d.dropAfter = 1 + p.rng.IntN(3)
+	if write && p.rng.Float64() < f.DropAfterP*scale {
+		d.dropAfter = 1 + int(p.drops.after.Add(1)%3)
 	}
 	return d
 }
@@ -203,6 +244,10 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	if d.brownBefore > 0 {
+		fault(FaultBrownoutDelay, d.brownBefore.String()+" before")
+		time.Sleep(d.brownBefore) // the fault itself: the server is slow to take the request
+	}
 	if d.delayBefore > 0 {
 		if d.small {
 			fault(FaultSmallDelay, d.delayBefore.String())
@@ -242,6 +287,10 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if d.delayAfter > 0 {
 		fault(FaultDelayAfter, d.delayAfter.String())
 		time.Sleep(d.delayAfter) // the fault itself: applied on time, learned late
+	}
+	if d.brownAfter > 0 {
+		fault(FaultBrownoutDelay, d.brownAfter.String()+" after")
+		time.Sleep(d.brownAfter) // the fault itself: applied on time, answered slowly
 	}
 	for k, vs := range resp.header {
 		for _, v := range vs {

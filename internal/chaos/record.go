@@ -54,6 +54,11 @@ const (
 	FaultFreeze         = "freeze"
 	FaultFreezeReturned = "freeze-after-return"
 	FaultKill           = "kill"
+	// Storm phases.
+	FaultBrownout      = "brownout"       // a stretch of every proxy's brownout (Worker -1): T to Until
+	FaultBrownoutDelay = "brownout-delay" // one request delayed by a brownout
+	FaultOperator      = "operator-release"
+	FaultUpstream      = "upstream-failing" // a stretch of the failing upstream: T to Until
 )
 
 // Event is something a worker did, stamped with Mono by the worker.
@@ -78,6 +83,9 @@ const (
 	EvRelease = "release" // Release: T start, T2 end, Outcome = result, Err
 	EvRead    = "read"    // after RELEASED: whether the data was there
 	EvStart   = "start"   // the worker process started
+	// EvOperator is an operator force-release made by the parent (Worker
+	// is the holder aimed at): Outcome released, refused, skipped or error.
+	EvOperator = "operator"
 )
 
 // Write is one write that reached the protected resource.
@@ -98,9 +106,14 @@ type Fetch struct {
 	T      int64  `json:"t"`
 	Worker int    `json:"w"`
 	Key    string `json:"key"`
+	Rev    string `json:"rev,omitempty"` // the caller's revision
 	Killed bool   `json:"killed,omitempty"`
+	// Status is the upstream's answer: 200, or a failure (429 with
+	// RetryAfter, 503 without) in a failing stretch of a storm phase or
+	// a failing herd round.
+	Status int `json:"status"`
 	// RetryAfter is set when the upstream refused the call, asking for
-	// this wait (a 429 with Retry-After, in a failing herd round).
+	// this wait (a 429 with Retry-After).
 	RetryAfter time.Duration `json:"retryAfter,omitempty"`
 }
 

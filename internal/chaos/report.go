@@ -27,17 +27,19 @@ type HerdRound struct {
 
 // Report is the outcome of a run.
 type Report struct {
-	Seed     int64
-	Variant  Variant
-	Phases   []Phase
-	Bound    time.Duration
-	LogPath  string
-	Outcomes map[string]int // TryAcquireElseWaitForRelease outcomes
-	Cycles   int            // holds that ended with a release call (lock cycles completed)
-	TookOver int
-	Grants   int // acquisitions applied at the store
-	Orphans  int // applied acquisitions no worker learned of
-	StoreOps int
+	Seed    int64
+	Variant Variant
+	Phases  []Phase
+	Bound   time.Duration
+	LogPath string
+	// MaxAttempts is the workers' lockcore.WithMaxAttempts.
+	MaxAttempts int
+	Outcomes    map[string]int // TryAcquireElseWaitForRelease outcomes
+	Cycles      int            // holds that ended with a release call (lock cycles completed)
+	TookOver    int
+	Grants      int // acquisitions applied at the store
+	Orphans     int // applied acquisitions no worker learned of
+	StoreOps    int
 
 	ReleaseErrors int
 	Rejected      int // writes the fenced resource refused
@@ -47,6 +49,16 @@ type Report struct {
 
 	MutexCounted   int // definite holder overlaps in phases where they are counted, not asserted
 	MutexAmbiguous int // holder acts inside the next grant's apply window
+	ForcedActs     int // acts of a force-released holder after the next grant, within its lease (check 1's fence stands)
+
+	Operator map[string]int // operator force-releases by outcome: released, refused, skipped, error
+
+	UpstreamCalls    int // upstream fetches outside herd rounds
+	UpstreamFailed   int // of those, failed (429 or 503)
+	Episodes         int // failure episodes check 6 followed
+	EpisodeMaxBlock  int // most attempts in a row without a not-before in one episode
+	NotBeforeChecked int // failures with a not-before whose next attempts check 6 timed
+	HoldBacks        int // of those, hold-backs of exhausted episodes (the rest: Retry-After)
 
 	Faults map[string]int
 	// CapacityThrottled counts the requests the capacity model throttled
@@ -63,11 +75,14 @@ type Report struct {
 
 	Violations map[Check]int // asserted violations
 	Details    map[Check][]string
+	// StormFaults counts what happened inside storm phases, by storm
+	// fault kind (StormKinds).
+	StormFaults map[string]int
 }
 
 func newReport(cfg *Config) *Report {
-	return &Report{Seed: cfg.Seed, Variant: cfg.Variant, Phases: cfg.Phases, Bound: cfg.LivenessBound(),
-		Outcomes: map[string]int{}, Faults: map[string]int{}, Violations: map[Check]int{}, Details: map[Check][]string{}}
+	return &Report{Seed: cfg.Seed, Variant: cfg.Variant, Phases: cfg.Phases, Bound: cfg.LivenessBound(), MaxAttempts: cfg.MaxAttempts,
+		Outcomes: map[string]int{}, Faults: map[string]int{}, StormFaults: map[string]int{}, Operator: map[string]int{}, Violations: map[Check]int{}, Details: map[Check][]string{}}
 }
 
 // Failed reports whether any asserted check found a violation.
@@ -119,6 +134,12 @@ func (r *Report) Print(w io.Writer) {
 	for _, k := range kinds {
 		fmt.Fprintf(tw, "  %s\t%d\n", k, r.Faults[k])
 	}
+	if r.hasStorm() {
+		fmt.Fprintf(tw, "storm faults\t\n")
+		for _, k := range StormKinds {
+			fmt.Fprintf(tw, "  %s\t%d\n", k, r.StormFaults[k])
+		}
+	}
 	fmt.Fprintf(tw, "capacity model\t%d requests throttled at the item's capacity\n", r.CapacityThrottled)
 	fmt.Fprintf(tw, "liveness\t%d stops checked; p50 %v, p99 %v, max %v (bound %v)\n", r.LivenessChecked,
 		percentile(r.Liveness, 0.5).Round(time.Millisecond), percentile(r.Liveness, 0.99).Round(time.Millisecond),
@@ -141,7 +162,12 @@ func (r *Report) Print(w io.Writer) {
 		}
 		fmt.Fprintf(tw, "linearizability\t%d keys, %d operations, %v: %s\n", r.Lin.Keys, r.Lin.Ops, r.Lin.Elapsed.Round(time.Millisecond), verdict)
 	}
-	fmt.Fprintf(tw, "mutual exclusion (counted)\t%d definite in phase B, %d ambiguous\n", r.MutexCounted, r.MutexAmbiguous)
+	fmt.Fprintf(tw, "mutual exclusion (counted)\t%d definite in phase B, %d ambiguous, %d by force-released holders within their lease\n",
+		r.MutexCounted, r.MutexAmbiguous, r.ForcedActs)
+	fmt.Fprintf(tw, "operator\t%d force-released, %d refused, %d skipped (not held), %d errors\n",
+		r.Operator["released"], r.Operator["refused"], r.Operator["skipped"], r.Operator["error"])
+	fmt.Fprintf(tw, "upstream\t%d calls outside herd rounds, %d failed; %d failure episodes, at most %d attempts in a row without a not-before (maximum %d); %d not-befores timed (%d hold-backs)\n",
+		r.UpstreamCalls, r.UpstreamFailed, r.Episodes, r.EpisodeMaxBlock, r.MaxAttempts, r.NotBeforeChecked, r.HoldBacks)
 	fmt.Fprintf(tw, "violations (asserted)\t\n")
 	for _, c := range Checks {
 		fmt.Fprintf(tw, "  %s\t%d\n", c, r.Violations[c])
@@ -155,4 +181,26 @@ func (r *Report) Print(w io.Writer) {
 			fmt.Fprintf(w, "  [%s] %s\n", c, d)
 		}
 	}
+}
+
+// hasStorm reports whether the run had a storm phase.
+func (r *Report) hasStorm() bool {
+	for _, p := range r.Phases {
+		if p.Kind == Storm {
+			return true
+		}
+	}
+	return false
+}
+
+// StormMissing returns the storm fault kinds that did not happen in the
+// run's storm phases.
+func (r *Report) StormMissing() []string {
+	var m []string
+	for _, k := range StormKinds {
+		if r.StormFaults[k] == 0 {
+			m = append(m, k)
+		}
+	}
+	return m
 }

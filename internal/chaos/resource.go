@@ -26,10 +26,12 @@ type resource struct {
 	// onFreeze runs when a worker returns without releasing.
 	onFreeze func(worker int)
 
-	mu       sync.Mutex       // guards the maps
-	maxFence map[string]int64 // highest fence accepted per key
-	shadow   map[string]int64 // fence of the last write per key, unfenced
-	firstAt  map[string]int64 // first fetch per key
+	mu         sync.Mutex       // guards the fields below
+	maxFence   map[string]int64 // highest fence accepted per key
+	shadow     map[string]int64 // fence of the last write per key, unfenced
+	failUntil  int64            // Mono: the upstream fails every call until then
+	retryAfter time.Duration    // of a failing stretch: 429 with this Retry-After, or 503 without when 0
+	firstAt    map[string]int64 // first fetch per key of a failing herd round
 
 	ln  net.Listener
 	srv *http.Server
@@ -87,15 +89,50 @@ func (r *resource) handleWrite(w http.ResponseWriter, req *http.Request) {
 	json.NewEncoder(w).Encode(map[string]bool{"accepted": wr.Accepted})
 }
 
+// failUpstream makes the upstream fail every call until Mono reaches
+// until: with 429 and retryAfter (whole seconds), or with 503 and no
+// Retry-After when retryAfter is 0.
+func (r *resource) failUpstream(until int64, retryAfter time.Duration) {
+	r.mu.Lock()
+	r.failUntil, r.retryAfter = until, retryAfter
+	r.mu.Unlock()
+}
+
 func (r *resource) handleFetch(w http.ResponseWriter, req *http.Request) {
 	worker, key := int(qInt(req, "w")), req.URL.Query().Get("key")
-	f := Fetch{T: Mono(), Worker: worker, Key: key}
-	if r.onFetch != nil && r.onFetch(worker, key) {
+	f := Fetch{T: Mono(), Worker: worker, Key: key, Rev: req.URL.Query().Get("rev")}
+	f.Status, f.RetryAfter = r.answer(key, f.T)
+	if f.Status == http.StatusOK && r.onFetch != nil && r.onFetch(worker, key) {
 		f.Killed = true
 	}
-	f.RetryAfter = r.refusal(key, f.T)
 	r.rec.fetch(f)
-	json.NewEncoder(w).Encode(fetchAnswer{Data: "upstream:" + key, RetryAfterMs: f.RetryAfter.Milliseconds()})
+	if f.Status != http.StatusOK {
+		if f.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(f.RetryAfter/time.Second)))
+		}
+		http.Error(w, "upstream failing", f.Status)
+		return
+	}
+	json.NewEncoder(w).Encode(map[string]string{"data": "upstream:" + key})
+}
+
+// answer returns the upstream's status for a fetch of key at t, and the
+// Retry-After of a refusal: a failing stretch of a storm phase fails every
+// call, a failing herd round refuses its key's first calls.
+func (r *resource) answer(key string, t int64) (int, time.Duration) {
+	r.mu.Lock()
+	until, retryAfter := r.failUntil, r.retryAfter
+	r.mu.Unlock()
+	switch {
+	case t < until && retryAfter > 0:
+		return http.StatusTooManyRequests, retryAfter
+	case t < until:
+		return http.StatusServiceUnavailable, 0
+	}
+	if ra := r.refusal(key, t); ra > 0 {
+		return http.StatusTooManyRequests, ra
+	}
+	return http.StatusOK, 0
 }
 
 // Failing herd rounds: the upstream refuses a key's fetches for failFor
@@ -106,15 +143,8 @@ const (
 	failRetryAfter = time.Second
 )
 
-// fetchAnswer is the upstream's answer: the data, or the wait a refusal
-// asks for.
-type fetchAnswer struct {
-	Data         string `json:"data,omitempty"`
-	RetryAfterMs int64  `json:"retryAfterMs,omitempty"`
-}
-
 // refusal returns the wait the upstream asks for when it refuses a fetch
-// of key at t, or 0 when it serves it.
+// of key at t in a failing herd round, or 0 when it serves it.
 func (r *resource) refusal(key string, t int64) time.Duration {
 	if r.failing == nil || !r.failing(key) {
 		return 0

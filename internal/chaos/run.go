@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/herdlock/herdlock/internal/dynalite"
-	"github.com/herdlock/herdlock/internal/dynoxide"
 	"github.com/herdlock/herdlock/lockcore"
 )
 
@@ -36,6 +34,9 @@ type parent struct {
 	rec      *recorder
 	res      *resource
 	prox     []*proxy
+	opProxy  *proxy    // the operator's
+	op       *operator // force-releases in storm phases
+	ops      sync.WaitGroup
 	capacity *capacityModel // between the proxies and Dynoxide
 	specs    workerSpec     // template; Slot and Inc set per spawn
 	end      int64
@@ -74,12 +75,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer rec.close()
 
-	dyn, err := dynoxide.Start(ctx)
+	dyn, err := startServer(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer dyn.Close()
-	if err := lockcore.CreateTable(ctx, dynalite.NewClient(dyn.Endpoint()), table); err != nil {
+	if err := lockcore.CreateTable(ctx, serverClient(dyn.Endpoint()), table); err != nil {
 		return nil, err
 	}
 
@@ -99,14 +100,26 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	p.res.onFetch = p.onFetch
 	p.res.failing = p.failing
 	p.res.onFreeze = p.onFreeze
+	drops := &dropCycle{}
 	for slot := range cfg.Workers {
-		px, err := newProxy(slot, cfg.Seed, capModel.URL(), rec, cfg.Faults, cfg.AttemptTimeout+100*time.Millisecond)
+		px, err := newProxy(slot, cfg.Seed, capModel.URL(), rec, cfg.Faults, cfg.AttemptTimeout+100*time.Millisecond, cfg.Storm.DropScale, drops)
 		if err != nil {
 			return nil, err
 		}
 		defer px.close()
 		p.prox = append(p.prox, px)
 	}
+	if p.opProxy, err = newProxy(cfg.Workers, cfg.Seed, capModel.URL(), rec, cfg.Faults, cfg.AttemptTimeout+100*time.Millisecond, cfg.Storm.DropScale, drops); err != nil {
+		return nil, err
+	}
+	defer p.opProxy.close()
+	// The operator's client is a command line's, not a lock's: it waits
+	// out a brownout.
+	opStore, err := lockcore.NewDynamoStore(lockClient(p.opProxy.URL(), operatorAttemptTimeout, 3, cfg.MaxBackoff), table)
+	if err != nil {
+		return nil, err
+	}
+	p.op = &operator{store: intentStore{inner: opStore, operator: true}, rec: rec, timeout: 5 * time.Second}
 
 	// The timeline: phases start after the workers have had time to start.
 	origin := Mono() + int64(1500*time.Millisecond)
@@ -130,11 +143,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	p.schedule(ctx)
+	p.ops.Wait()
 	p.stopAll()
 	p.progress("run finished; checking the recorded history")
 	// The proxies may still record a request that was in flight; check
 	// reads the history under the recorder's lock.
-	rep := check(&p.cfg, rec, p.killed)
+	rep := check(&p.cfg, rec, p.killed, time.Now().UnixNano()-Mono())
 	rep.LogPath = cfg.LogPath
 	return rep, nil
 }
@@ -150,10 +164,11 @@ func (p *parent) template(origin int64) workerSpec {
 	c := p.cfg
 	s := workerSpec{Seed: c.Seed, Variant: c.Variant, Resource: p.res.URL(), Table: table, Phases: c.Phases,
 		Origin: origin, End: p.end, Keys: c.Keys, Epoch: c.Epoch,
-		Lease: c.Lease, Poll: c.Poll, MaxWait: c.MaxWait, MaxHold: c.MaxHold, ClockAllowance: c.ClockAllowance, Drift: c.Drift,
+		Lease: c.Lease, Poll: c.Poll, MaxWait: c.MaxWait, MaxHold: c.MaxHold, MaxAttempts: c.MaxAttempts,
+		ClockAllowance: c.ClockAllowance, Drift: c.Drift,
 		AttemptTimeout: c.AttemptTimeout, Attempts: c.Attempts, MaxBackoff: c.MaxBackoff,
 		WorkMedian: c.WorkMedian, LongWorkP: c.LongWorkP, LongWorkMin: c.LongWorkMin, LongWorkMax: c.LongWorkMax,
-		FreezeAfterReturnP: c.Faults.FreezeAfterReturnP}
+		FreezeAfterReturnP: c.Faults.FreezeAfterReturnP, NearMaxHoldP: c.Storm.NearMaxHoldP}
 	for i, ph := range c.Phases {
 		if ph.Kind != Herd {
 			continue
@@ -171,10 +186,7 @@ func (p *parent) skews(slot int) map[int]*Skew {
 	rng := rand.New(rand.NewPCG(uint64(p.cfg.Seed), uint64(slot)+0x5eed))
 	out := map[int]*Skew{}
 	for i, ph := range p.cfg.Phases {
-		r := p.cfg.SkewA
-		if ph.Kind == LargeSkew {
-			r = p.cfg.SkewB
-		}
+		r := p.cfg.skewRange(ph.Kind)
 		sk := &Skew{OffsetMs: rng.Int64N(2*r.OffsetMs+1) - r.OffsetMs, DriftPPM: (2*rng.Float64() - 1) * r.DriftPPM}
 		for range r.Steps {
 			sk.Steps = append(sk.Steps, Step{At: ph.Start + rng.Int64N(int64(ph.Dur)), DeltaMs: rng.Int64N(2*r.StepMs+1) - r.StepMs})
@@ -356,15 +368,27 @@ func (p *parent) expGap(mean time.Duration) int64 {
 	return int64(float64(mean) * -math.Log(1-p.rng.Float64()))
 }
 
+// firstGap draws the gap to a fault's first occurrence in phase idx: as
+// expGap, but within the first quarter of a storm phase, so that every
+// storm, however short, has each of its faults.
+func (p *parent) firstGap(mean time.Duration, idx int) int64 {
+	g := p.expGap(mean)
+	if idx >= 0 && p.cfg.Phases[idx].Kind == Storm {
+		g = min(g, int64(p.cfg.Phases[idx].Dur/4))
+	}
+	return g
+}
+
 // schedule drives the run until its end: proxy modes per phase, then
-// partitions, freezes and kills in the A and B phases, and the pending
-// SIGCONTs and respawns.
+// partitions, freezes and kills in the A, B and storm phases, the storm
+// faults (storm.go), and the pending SIGCONTs and respawns.
 func (p *parent) schedule(ctx context.Context) {
 	f := p.cfg.Faults
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	cur := -1
 	var nextPart, nextFreeze, nextKill int64
+	var storm stormDue
 	for now := Mono(); now < p.end; now = Mono() {
 		select {
 		case <-ctx.Done():
@@ -382,6 +406,8 @@ func (p *parent) schedule(ctx context.Context) {
 				switch p.cfg.Phases[idx].Kind {
 				case SmallSkew, LargeSkew:
 					mode = modeFull
+				case Storm:
+					mode = modeStorm
 				case Herd, Throttled:
 					mode = modeLight
 				}
@@ -390,17 +416,18 @@ func (p *parent) schedule(ctx context.Context) {
 				p.progress("phase %d (%s, %v) begins", idx, ph.Kind, ph.Dur)
 				p.rec.note("phase", map[string]any{"i": idx, "kind": ph.Kind, "t": now})
 			}
-			for _, px := range p.prox {
+			for _, px := range p.allProxies() {
 				px.setMode(mode)
-				if mode != modeFull {
+				if mode < modeFull {
 					px.partition(0, false) // faults of a phase end with it
 				}
 			}
-			if mode != modeFull {
+			if mode < modeFull {
 				p.thawAll()
 			}
 			p.mu.Lock()
-			nextPart, nextFreeze, nextKill = now+p.expGap(f.PartitionEvery), now+p.expGap(f.FreezeEvery), now+p.expGap(f.KillEvery)
+			nextPart, nextFreeze, nextKill = now+p.firstGap(f.PartitionEvery, idx), now+p.firstGap(f.FreezeEvery, idx), now+p.firstGap(f.KillEvery, idx)
+			storm = p.endStorm(now, idx)
 			p.mu.Unlock()
 		}
 		p.mu.Lock()
@@ -414,7 +441,14 @@ func (p *parent) schedule(ctx context.Context) {
 			}
 		}
 		p.pending = keep
-		faulty := idx >= 0 && (p.cfg.Phases[idx].Kind == SmallSkew || p.cfg.Phases[idx].Kind == LargeSkew)
+		kind := PhaseKind("")
+		if idx >= 0 {
+			kind = p.cfg.Phases[idx].Kind
+		}
+		faulty := kind == SmallSkew || kind == LargeSkew || kind == Storm
+		if kind == Storm {
+			p.stormLocked(now, &storm)
+		}
 		if faulty && f.PartitionEvery > 0 && now >= nextPart {
 			nextPart = now + p.expGap(f.PartitionEvery)
 			slot := p.rng.IntN(p.cfg.Workers)
@@ -424,10 +458,12 @@ func (p *parent) schedule(ctx context.Context) {
 			p.rec.fault(Fault{T: now, Worker: slot, Kind: FaultPartition, Until: now + int64(d), Detail: fmt.Sprintf("%v responsesOnly=%v", d, respOnly)})
 		}
 		if faulty && f.FreezeEvery > 0 && now >= nextFreeze {
-			nextFreeze = now + p.expGap(f.FreezeEvery)
+			// A freeze that is due waits for a holder to freeze.
 			if slot, ok := p.pickHolderLocked(); ok {
 				d := time.Duration((f.FreezeMin + (f.FreezeMax-f.FreezeMin)*p.rng.Float64()) * float64(p.cfg.Lease))
-				p.freezeLocked(slot, d, FaultFreeze)
+				if p.freezeLocked(slot, d, FaultFreeze) {
+					nextFreeze = now + p.expGap(f.FreezeEvery)
+				}
 			}
 		}
 		if faulty && f.KillEvery > 0 && now >= nextKill {

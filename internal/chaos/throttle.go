@@ -12,8 +12,8 @@ import (
 
 // capacityModel is the capacity model between the fault proxies and
 // Dynoxide: at DynamoDB's per-item limits (which this harness never
-// approaches) outside throttle phases, and at the item capacity of
-// Config.Throttle inside them.
+// approaches) outside throttle and storm phases, and at the item capacity
+// of Config.Throttle inside them.
 type capacityModel struct {
 	p   *capacity.Proxy
 	ln  net.Listener
@@ -46,7 +46,7 @@ func (c *capacityModel) close() {
 // setPhase sets the item capacity for a phase of kind k.
 func (c *capacityModel) setPhase(k PhaseKind, t ThrottleLimits) {
 	w, r := capacity.DefaultWriteUnits, capacity.DefaultReadUnits
-	if k == Throttled {
+	if k == Throttled || k == Storm {
 		w, r = t.WriteUnits, t.ReadUnits
 	}
 	_ = c.p.SetRates(w, r) // positive by validate

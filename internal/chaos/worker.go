@@ -15,11 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/herdlock/herdlock/internal/dynalite"
 	"github.com/herdlock/herdlock/internal/seedlock"
 	"github.com/herdlock/herdlock/lockcore"
 )
@@ -64,6 +60,7 @@ type workerSpec struct {
 	Herd     []herdRound
 
 	Lease, Poll, MaxWait, MaxHold, ClockAllowance time.Duration
+	MaxAttempts                                   int
 	Drift                                         float64
 	AttemptTimeout                                time.Duration
 	Attempts                                      int
@@ -73,6 +70,7 @@ type workerSpec struct {
 	LongWorkP                float64
 	LongWorkMin, LongWorkMax time.Duration
 	FreezeAfterReturnP       float64
+	NearMaxHoldP             float64
 }
 
 // herdRound is one herd round: every worker calls the lock on Key at true
@@ -107,22 +105,19 @@ func runWorker(spec workerSpec) error {
 		http:  &http.Client{Timeout: 5 * time.Second},
 		log:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
-	w.client = dynalite.NewClient(spec.Proxy, func(o *dynamodb.Options) {
-		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(spec.AttemptTimeout)
-		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
-			so.MaxAttempts = spec.Attempts
-			so.MaxBackoff = spec.MaxBackoff
-			so.RateLimiter = ratelimit.None
-		})
-		withIntentHeader(o)
-	})
+	w.client = lockClient(spec.Proxy, spec.AttemptTimeout, spec.Attempts, spec.MaxBackoff)
 	ds, err := lockcore.NewDynamoStore(w.client, spec.Table)
 	if err != nil {
 		return err
 	}
 	w.store = intentStore{inner: ds}
-	if spec.Variant == VariantNoRevision {
+	switch spec.Variant {
+	case VariantNoRevision:
 		w.store = intentStore{inner: noRevisionStore{DynamoStore: ds, api: w.client, table: spec.Table}}
+	case VariantNoGuard:
+		w.store = noGuardStore{intentStore{inner: ds}}
+	case VariantStubborn:
+		w.store = stubbornStore{Store: intentStore{inner: ds}, api: w.client, table: spec.Table}
 	}
 	w.emit(Event{T: Mono(), Kind: EvStart})
 	for guard := 0; Mono() < spec.End && guard < 1_000_000; guard++ {
@@ -137,7 +132,11 @@ func runWorker(spec workerSpec) error {
 			time.Sleep(time.Duration(spec.Phases[idx].End - Mono()))
 			continue
 		}
-		w.cycle(w.pickKey(idx), false)
+		kind := cyclePlain
+		if spec.Phases[idx].Kind == Storm {
+			kind = cycleStorm
+		}
+		w.cycle(w.pickKey(idx), kind)
 	}
 	return nil
 }
@@ -180,11 +179,28 @@ func (w *worker) herdPhase(idx int) {
 		if d := time.Duration(r.At - Mono()); d > 0 {
 			time.Sleep(d) // workload scheduling: start the round together with the others
 		}
-		w.cycle(r.Key, true)
+		w.cycle(r.Key, cycleHerd)
 	}
 	if d := time.Duration(w.spec.Phases[idx].End - Mono()); d > 0 {
 		time.Sleep(d)
 	}
+}
+
+// cycleKind says what a cycle's holder does.
+type cycleKind int
+
+const (
+	cyclePlain cycleKind = iota // write, work, write, release
+	cycleHerd                   // fetch upstream, write, release
+	cycleStorm                  // fetch upstream (which may fail), write, work, write, release
+)
+
+// outcome is how a holder releases: with success, or as a failure with a
+// reason and, from an upstream's Retry-After, a not-before.
+type outcome struct {
+	success   bool
+	reason    string
+	notBefore time.Time
 }
 
 // holder is a held lock of either implementation.
@@ -193,28 +209,40 @@ type holder interface {
 	Fence() int64
 	Revision() string
 	Context() context.Context
-	// release publishes success, or a failure not to be retried before
-	// notBefore (none when zero).
-	release(ctx context.Context, success bool, notBefore time.Time) error
+	release(ctx context.Context, o outcome) error
 }
 
-type coreHolder struct{ *lockcore.Lock }
+type coreHolder struct {
+	*lockcore.Lock
+	rev      string
+	store    lockcore.Store
+	stubborn bool // VariantStubborn: publish a failure again after every release
+}
 
-func (h coreHolder) release(ctx context.Context, success bool, notBefore time.Time) error {
-	if success {
-		return h.Lock.Release(ctx, lockcore.Success, "resource")
+func (h coreHolder) release(ctx context.Context, o outcome) error {
+	rev := h.rev
+	var err error
+	if o.success {
+		err = h.Lock.Release(ctx, lockcore.Success, "resource")
+	} else {
+		opts := []lockcore.ReleaseOption{lockcore.WithFailureReason(o.reason)}
+		if !o.notBefore.IsZero() {
+			opts = append(opts, lockcore.WithNotBefore(o.notBefore))
+		}
+		err = h.Lock.Release(ctx, lockcore.Failure, "", opts...)
 	}
-	var opts []lockcore.ReleaseOption
-	if !notBefore.IsZero() {
-		opts = append(opts, lockcore.WithNotBefore(notBefore), lockcore.WithFailureReason("upstream_429"))
+	if st, ok := h.store.(stubbornStore); ok && h.stubborn && err != nil && rev != "" {
+		// The broken holder: told that its lock was released under it,
+		// it publishes its failure over that release.
+		_ = st.publishOver(ctx, h.Key(), rev, h.Lease())
 	}
-	return h.Lock.Release(ctx, lockcore.Failure, "resource", opts...)
+	return err
 }
 
 type seedHolder struct{ *seedlock.Lock }
 
 func (h seedHolder) Valid() bool { return h.HasLock() && h.Context().Err() == nil }
-func (h seedHolder) release(ctx context.Context, _ bool, _ time.Time) error {
+func (h seedHolder) release(ctx context.Context, _ outcome) error {
 	return h.Lock.Release(ctx)
 }
 
@@ -230,7 +258,7 @@ const lockGroup = "chaos"
 // cycle is one invocation: try to acquire key or wait for its release; as
 // holder, write to the resource (fetching upstream first in herd rounds),
 // work, write again and release; as a released waiter, read the data.
-func (w *worker) cycle(key string, herd bool) {
+func (w *worker) cycle(key string, kind cycleKind) {
 	s := w.spec
 	ctx, cancel := context.WithTimeout(context.Background(), s.MaxWait+s.MaxHold+5*time.Second)
 	defer cancel()
@@ -257,6 +285,7 @@ func (w *worker) cycle(key string, herd bool) {
 		lk, err := lockcore.New(w.store, lockcore.Params{LockID: key, LockGroup: lockGroup, OwnerName: "w" + strconv.Itoa(s.Slot), AccountID: 1, AppID: 1},
 			lockcore.WithLease(s.Lease), lockcore.WithPollInterval(s.Poll), lockcore.WithMaxWait(s.MaxWait),
 			lockcore.WithMaxHold(s.MaxHold), lockcore.WithClockAllowance(s.ClockAllowance), lockcore.WithDrift(s.Drift),
+			lockcore.WithMaxAttempts(s.MaxAttempts),
 			lockcore.WithClock(w.clock), lockcore.WithLogger(w.log), lockcore.WithTTL(0))
 		if err != nil {
 			panic(err)
@@ -267,7 +296,7 @@ func (w *worker) cycle(key string, herd bool) {
 			ev.Err = err.Error()
 		}
 		if res.Outcome == lockcore.Acquired {
-			h = coreHolder{lk}
+			h = coreHolder{Lock: lk, rev: lk.Revision(), store: w.store, stubborn: s.Variant == VariantStubborn}
 		}
 	}
 	ev.T2 = Mono()
@@ -276,8 +305,10 @@ func (w *worker) cycle(key string, herd bool) {
 	}
 	w.emit(ev)
 	switch {
+	case h != nil && kind == cycleStorm:
+		w.holdStorm(ctx, pk, h)
 	case h != nil:
-		w.hold(ctx, pk, h, herd)
+		w.hold(ctx, pk, h, kind == cycleHerd)
 	case ev.Outcome == "RELEASED":
 		present := w.readData(pk)
 		w.emit(Event{T: Mono(), Kind: EvRead, Key: pk, Present: present})
@@ -287,17 +318,19 @@ func (w *worker) cycle(key string, herd bool) {
 func (w *worker) hold(ctx context.Context, key string, h holder, herd bool) {
 	fence, rev := h.Fence(), h.Revision()
 	wrote := false
-	var notBefore time.Time
 	if herd {
-		var ans fetchAnswer
-		w.post("/fetch", url.Values{"key": {key}}, &ans) // the parent may kill us here
-		if ans.RetryAfterMs > 0 {
+		status, retryAfter := w.fetch(key, rev) // the parent may kill us here
+		if status != http.StatusOK {
 			// Refused: publish the failure with the upstream's pacing.
-			notBefore = w.clock.Now().Add(time.Duration(ans.RetryAfterMs) * time.Millisecond)
-		} else {
-			wrote = w.act(key, h, fence, rev)
-			sleepCtx(h.Context(), 100*time.Millisecond)
+			o := outcome{reason: "upstream_" + strconv.Itoa(status)}
+			if retryAfter > 0 {
+				o.notBefore = w.clock.Now().Add(retryAfter)
+			}
+			w.release(ctx, key, h, fence, rev, o)
+			return
 		}
+		wrote = w.act(key, h, fence, rev)
+		sleepCtx(h.Context(), 100*time.Millisecond)
 	} else {
 		wrote = w.act(key, h, fence, rev)
 		sleepCtx(h.Context(), w.workTime())
@@ -308,11 +341,16 @@ func (w *worker) hold(ctx context.Context, key string, h holder, herd bool) {
 			w.post("/freeze", nil)
 		}
 	}
-	success := wrote && h.Valid()
+	w.release(ctx, key, h, fence, rev, outcome{success: wrote && h.Valid(), reason: "invalid"})
+}
+
+// release releases h, which holds fence and rev, with o and emits the
+// release event.
+func (w *worker) release(ctx context.Context, key string, h holder, fence int64, rev string, o outcome) {
 	t := Mono()
-	err := h.release(ctx, success, notBefore)
+	err := h.release(ctx, o)
 	ev := Event{T: t, T2: Mono(), Kind: EvRelease, Key: key, Fence: fence, Rev: rev, Outcome: "failure"}
-	if success {
+	if o.success {
 		ev.Outcome = "success"
 	}
 	if err != nil {

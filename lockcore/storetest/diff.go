@@ -175,7 +175,7 @@ var categories = []string{
 	"acquire/own-write", "acquire/refused-fresh-success", "acquire/refused-held-back-failure", "acquire/refused-held",
 	"renew/ok", "renew/beat-only", "renew/refused-revision", "renew/refused-released", "renew/absent",
 	"release/success", "release/answer", "release/failure", "release/free-keep-episode", "release/retried", "release/own-publication",
-	"release/refused-result", "release/refused-revision",
+	"release/refused-result", "release/refused-revision", "release/refused-over-operator", "release/operator-clears",
 	"get/found", "get/absent", "invalid",
 }
 
@@ -359,6 +359,9 @@ func category(o op, prev *lockcore.Item, ref outcome) string {
 		switch {
 		case ok && prev.Revision != r.Revision:
 			return "release/own-publication"
+		case ok && prev.Released && r.FailReason == lockcore.OperatorReleaseReason && !r.KeepEpisode &&
+			prev.FailReason != lockcore.OperatorReleaseReason:
+			return "release/operator-clears"
 		case ok && prev.Released:
 			return "release/retried"
 		case ok && r.Result == lockcore.Failure && r.KeepEpisode:
@@ -369,6 +372,9 @@ func category(o op, prev *lockcore.Item, ref outcome) string {
 			return "release/answer"
 		case ok:
 			return "release/success"
+		case prev != nil && prev.Revision == r.Revision && prev.Released && prev.Result == r.Result &&
+			prev.FailReason == lockcore.OperatorReleaseReason:
+			return "release/refused-over-operator"
 		case prev != nil && prev.Revision == r.Revision:
 			return "release/refused-result"
 		default:

@@ -310,10 +310,19 @@ func (g *generator) release(k int) lockcore.ReleaseRequest {
 	if g.chance(0.1) {
 		r.FailRecentUntilMs = r.NowMs - g.rng.Int64N(1_000) // a window already over
 	}
-	if g.chance(0.15) {
+	switch {
+	case g.chance(0.15):
 		// Freeing a possible ghost: the item's episode stays, whatever
 		// the request's fields say.
 		r.KeepEpisode = true
+	case g.chance(0.15):
+		// An operator's force-release, as herdlock release writes it:
+		// the episode's attempts, no not-before, not recent. Other
+		// failure releases of its revision come after it.
+		r.FailReason, r.NotBeforeMs, r.FailRecentUntilMs = lockcore.OperatorReleaseReason, 0, 0
+		if cur != nil {
+			r.Failures = cur.Failures
+		}
 	}
 	return r
 }

@@ -62,6 +62,7 @@ func Run(t *testing.T, newStore func(t *testing.T) lockcore.Store, gaps ...Gap) 
 		{"ReleaseRecognisesOwnPublication", testReleaseRecognisesOwnPublication},
 		{"ReleaseSuccessEndsEpisode", testReleaseSuccessEndsEpisode},
 		{"ReleaseKeepEpisode", testReleaseKeepEpisode},
+		{"ReleaseOverForceRelease", testReleaseOverForceRelease},
 		{"ReleaseAnswerRules", testReleaseAnswerRules},
 		{"ItemTooLarge", testItemTooLarge},
 		{"InvalidUTF8Refused", testInvalidUTF8Refused},

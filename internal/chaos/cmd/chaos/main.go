@@ -1,8 +1,11 @@
 // Command chaos runs herdlock's fault harness (package internal/chaos) for
 // a chosen seed and duration and prints its summary; it exits 1 when a
-// check found a violation. `make chaos` runs it:
+// check found a violation. `make chaos` runs it, every kind of phase, the
+// storm included:
 //
 //	go run ./internal/chaos/cmd/chaos -seed $(SEED) -duration $(DURATION)
+//
+// -storm runs the storm phase alone for the duration.
 //
 // The same binary is the worker: the harness re-executes it with
 // chaos.WorkerEnv set.
@@ -27,8 +30,9 @@ func main() {
 	}
 	seed := flag.Int64("seed", 1, "seed of every random decision")
 	duration := flag.Duration("duration", 10*time.Minute, "length of the run (phases), checks come after")
-	variant := flag.String("variant", string(chaos.VariantLockcore), "lock under test: lockcore, seed (broken on purpose) or norev (broken on purpose)")
+	variant := flag.String("variant", string(chaos.VariantLockcore), "lock under test: lockcore, or broken on purpose: seed, norev, noguard or stubborn")
 	ci := flag.Bool("ci", false, "use the CI-sized configuration instead of -duration")
+	storm := flag.Bool("storm", false, "run only the storm phase (after a short clean start) for -duration")
 	logPath := flag.String("log", "", "JSONL log of every event and decision (default: a file in the temporary directory)")
 	flag.Parse()
 
@@ -38,8 +42,11 @@ func main() {
 		os.Exit(2)
 	}
 	cfg := chaos.LongConfig(*seed, *duration)
-	if *ci {
+	switch {
+	case *ci:
 		cfg = chaos.CIConfig(*seed)
+	case *storm:
+		cfg = chaos.StormConfig(*seed, *duration)
 	}
 	cfg.Variant = chaos.Variant(*variant)
 	cfg.WorkerCommand = []string{exe}

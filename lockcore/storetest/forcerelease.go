@@ -1,0 +1,70 @@
+package storetest
+
+import (
+	"testing"
+
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// testReleaseOverForceRelease checks that an operator's force-release
+// (reason [lockcore.OperatorReleaseReason], as herdlock release writes it)
+// is never overwritten at its revision by any other Failure release: not by
+// the holder it stopped (a failure of its own, or the freeing of a possible
+// ghost), and not by a holder's retry of a failure it published before the
+// operator cleared it; a Success was refused before. The operator's own
+// retry still succeeds.
+func testReleaseOverForceRelease(t *testing.T, e *env) {
+	k := e.key("k")
+	held := mustAcquire(t, e.s, req(k, "holder", baseMs))
+	forced := lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1,
+		Result: lockcore.Failure, Failures: held.Failures, FailReason: lockcore.OperatorReleaseReason}
+	op, err := e.s.Release(ctx(t), forced)
+	if err != nil {
+		t.Fatalf("Release(operator) = %v", err)
+	}
+	for _, tt := range []struct {
+		call string
+		req  lockcore.ReleaseRequest
+	}{
+		{"Release(holder's failure)", lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Failure,
+			Failures: 1, NotBeforeMs: baseMs + 1000, FailReason: "lease_lost", FailRecentUntilMs: baseMs + 9000}},
+		{"Release(holder's failure, no reason)", lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Failure}},
+		{"Release(freeing a ghost)", lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Failure, KeepEpisode: true}},
+		{"Release(freeing a ghost, the operator's reason)", lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2,
+			Result: lockcore.Failure, KeepEpisode: true, FailReason: lockcore.OperatorReleaseReason}},
+		{"Release(holder's success)", lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Success, ResultRef: "ref"}},
+	} {
+		_, err := e.s.Release(ctx(t), tt.req)
+		wantCondition(t, tt.call, err, "release", &op)
+		wantItem(t, "Get() after "+tt.call, mustGet(t, e.s, k), op)
+	}
+	again, err := e.s.Release(ctx(t), forced)
+	if err != nil {
+		t.Fatalf("Release(operator, retried) = %v, want success", err)
+	}
+	wantItem(t, "Release(operator, retried)", again, op)
+
+	// The holder published a recent failure; the operator cleared it. The
+	// holder's retry of its failure (its first attempt's answer lost) must
+	// not reopen the episode the operator closed.
+	k = e.key("cleared")
+	mustAcquire(t, e.s, req(k, "holder", baseMs))
+	failed := lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1, Result: lockcore.Failure,
+		Failures: 2, NotBeforeMs: baseMs + 6000, FailReason: "upstream_503", FailRecentUntilMs: baseMs + 12000}
+	if _, err := e.s.Release(ctx(t), failed); err != nil {
+		t.Fatalf("Release(holder's failure) = %v", err)
+	}
+	clear := lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Failure,
+		Failures: 2, FailReason: lockcore.OperatorReleaseReason}
+	cleared, err := e.s.Release(ctx(t), clear)
+	if err != nil {
+		t.Fatalf("Release(operator clears the failure) = %v", err)
+	}
+	if cleared.FailReason != lockcore.OperatorReleaseReason || cleared.NotBeforeMs != 0 || cleared.FailRecentUntilMs != 0 {
+		t.Errorf("Release(operator clears the failure) = reason %q, not-before %d, recent until %d; want %q, 0, 0",
+			cleared.FailReason, cleared.NotBeforeMs, cleared.FailRecentUntilMs, lockcore.OperatorReleaseReason)
+	}
+	_, err = e.s.Release(ctx(t), failed)
+	wantCondition(t, "Release(holder's failure, retried after the operator's)", err, "release", &cleared)
+	wantItem(t, "Get() after the refused retry", mustGet(t, e.s, k), cleared)
+}
