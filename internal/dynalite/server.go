@@ -125,31 +125,9 @@ func Start(ctx context.Context) (*Server, error) {
 // waitReady polls the endpoint until it answers an HTTP request at all (an
 // unsigned request gets a 4xx, which is an answer).
 func (s *Server) waitReady(ctx context.Context) error {
-	client := &http.Client{Timeout: 2 * time.Second}
-	delay := 5 * time.Millisecond
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, strings.NewReader("{}"))
-		if err != nil {
-			return fmt.Errorf("dynalite: %w", err)
-		}
-		resp, err := client.Do(req)
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			return nil
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("dynalite: no answer at %s: %w (last error: %v)", s.endpoint, context.Cause(ctx), err)
-		case <-s.done:
-			t.Stop()
-			return fmt.Errorf("dynalite: exited: %v: %s", s.waitErr, s.stderr)
-		case <-t.C:
-		}
-		delay = min(2*delay, 200*time.Millisecond)
-	}
+	return proc.WaitAnswer(ctx, "dynalite", s.endpoint, func(ctx context.Context) (*http.Request, error) {
+		return http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, strings.NewReader("{}"))
+	}, s.done, func() string { return fmt.Sprintf("%v: %s", s.waitErr, s.stderr) })
 }
 
 // Endpoint returns the server's base URL, such as "http://127.0.0.1:41234".

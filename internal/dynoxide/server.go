@@ -153,31 +153,9 @@ func freePort() (int, error) {
 // waitReady polls the endpoint until it answers an HTTP request at all (the
 // server answers GET / with its health line).
 func (s *Server) waitReady(ctx context.Context) error {
-	client := &http.Client{Timeout: 2 * time.Second}
-	delay := 5 * time.Millisecond
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.endpoint, nil)
-		if err != nil {
-			return fmt.Errorf("dynoxide: %w", err)
-		}
-		resp, err := client.Do(req)
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			return nil
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("dynoxide: no answer at %s: %w (last error: %v)", s.endpoint, context.Cause(ctx), err)
-		case <-s.done:
-			t.Stop()
-			return fmt.Errorf("dynoxide: exited: %v: %s", s.waitErr, s.stderr)
-		case <-t.C:
-		}
-		delay = min(2*delay, 200*time.Millisecond)
-	}
+	return proc.WaitAnswer(ctx, "dynoxide", s.endpoint, func(ctx context.Context) (*http.Request, error) {
+		return http.NewRequestWithContext(ctx, http.MethodGet, s.endpoint, nil)
+	}, s.done, func() string { return fmt.Sprintf("%v: %s", s.waitErr, s.stderr) })
 }
 
 // Endpoint returns the server's base URL, such as "http://127.0.0.1:41234".
