@@ -46,6 +46,9 @@ const (
 	AttrFailReason        = "failReason"
 	AttrFailRecentUntilMs = "failRecentUntilMs"
 	AttrAnswer            = "answer"
+	AttrAcquiredAtMs      = "acquiredAtMs"
+	AttrHoldMeanMs        = "holdMeanMs"
+	AttrHoldDevMs         = "holdDevMs"
 )
 
 // DynamoAPI is the part of the DynamoDB API that [DynamoStore] calls.
@@ -131,7 +134,7 @@ func (s *DynamoStore) Table() string { return s.table }
 const (
 	acquireSet = "SET #prevRev = if_not_exists(#rev, :empty), #prevResult = if_not_exists(#result, :empty), " +
 		"#group = :group, #id = :id, #owner = :owner, #rev = :newRev, #leaseMs = :leaseMs, " +
-		"#hb = :now, #lu = :leaseUntil, #exp = :expiresAt, #rel = :false, #beat = :zero, " +
+		"#hb = :now, #acqAt = :now, #lu = :leaseUntil, #exp = :expiresAt, #rel = :false, #beat = :zero, " +
 		"#account = :account, #fence = if_not_exists(#fence, :base) + :one"
 	acquireRemove = " REMOVE #result, #resultRef, #resultFence, #relAt, #answer"
 
@@ -154,6 +157,7 @@ const (
 	releaseUpdate  = "SET #rel = :true, #relAt = :now, #result = :result, #resultRef = :ref, #resultFence = #fence"
 	releaseEpisode = ", #failures = :failures, #notBefore = :notBefore, #failReason = :failReason, #failRecentUntil = :failRecentUntil"
 	releaseAnswer  = ", #answer = :answer"
+	releaseHolds   = ", #holdMean = :holdMean, #holdDev = :holdDev"
 	releaseCond    = "#rev = :rev AND (#rel = :false OR #result = :result)"
 	// A holder's failure release does not match an item an operator
 	// released: only the operator's own retry does (see
@@ -171,6 +175,7 @@ var placeholders = map[string]string{
 	"#account": AttrRecordAccount, "#ttl": AttrTTL, "#prevRev": AttrPrevRevision,
 	"#prevResult": AttrPrevResult, "#failures": AttrFailures, "#notBefore": AttrNotBeforeMs,
 	"#failReason": AttrFailReason, "#failRecentUntil": AttrFailRecentUntilMs, "#answer": AttrAnswer,
+	"#acqAt": AttrAcquiredAtMs, "#holdMean": AttrHoldMeanMs, "#holdDev": AttrHoldDevMs,
 }
 
 // exprNames returns the bindings of the placeholders that exprs use, and
@@ -344,6 +349,10 @@ func (s *DynamoStore) Release(ctx context.Context, req ReleaseRequest) (Item, er
 		update += releaseAnswer
 		values[":answer"] = &types.AttributeValueMemberB{Value: req.Answer}
 	}
+	if req.HoldMeanMs > 0 {
+		update += releaseHolds
+		values[":holdMean"], values[":holdDev"] = num(req.HoldMeanMs), num(req.HoldDevMs)
+	}
 	cond := releaseCond
 	if req.Result == Failure && !req.byOperator() {
 		cond = releaseHolderFailureCond
@@ -503,6 +512,9 @@ func decodeItem(av map[string]types.AttributeValue) (Item, error) {
 		FailReason:        d.str(AttrFailReason),
 		FailRecentUntilMs: d.num(AttrFailRecentUntilMs),
 		Answer:            d.bytes(AttrAnswer),
+		AcquiredAtMs:      d.num(AttrAcquiredAtMs),
+		HoldMeanMs:        d.num(AttrHoldMeanMs),
+		HoldDevMs:         d.num(AttrHoldDevMs),
 	}
 	_ = d.str(AttrLockKey) // present (checked above) and a string
 	if d.err != nil {

@@ -135,7 +135,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 	// the minidyn notes in dynamostore.go.
 	const set = "SET #prevRev = if_not_exists(#rev, :empty), #prevResult = if_not_exists(#result, :empty), " +
 		"#group = :group, #id = :id, #owner = :owner, #rev = :newRev, #leaseMs = :leaseMs, " +
-		"#hb = :now, #lu = :leaseUntil, #exp = :expiresAt, #rel = :false, #beat = :zero, " +
+		"#hb = :now, #acqAt = :now, #lu = :leaseUntil, #exp = :expiresAt, #rel = :false, #beat = :zero, " +
 		"#account = :account, #fence = if_not_exists(#fence, :base) + :one"
 	const remove = " REMOVE #result, #resultRef, #resultFence, #relAt, #answer"
 	const cond = "attribute_not_exists(#lockKey) OR #rel = :true"
@@ -245,7 +245,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 	wantNames := map[string]string{
 		"#lockKey": "lockKey", "#group": "lockGroup", "#id": "lockId", "#owner": "ownerName", "#rev": "revision",
 		"#fence": "fence", "#beat": "beat", "#leaseMs": "leaseMs", "#hb": "heartbeatAtMs", "#lu": "leaseUntilMs",
-		"#exp": "expiresAtMs", "#rel": "isReleased", "#result": "result", "#resultRef": "resultRef",
+		"#acqAt": "acquiredAtMs", "#exp": "expiresAtMs", "#rel": "isReleased", "#result": "result", "#resultRef": "resultRef",
 		"#resultFence": "resultFence", "#relAt": "releasedAtMs", "#account": "recordAccount",
 		"#ttl": "ttl", "#prevRev": "prevRevision", "#prevResult": "prevResult", "#answer": "answer",
 	}

@@ -22,6 +22,8 @@ type hold struct {
 	start        time.Time // monotonic: when the acquire was sent
 	deadline     time.Time // monotonic: the hard maximum, less ρ·maxHold so a slow clock still stops before expiresAt
 	expMs        int64     // wall clock: the stored hard maximum (ExpiresAtMs), which no renewal's lease may pass
+	holdMean     int64     // the key's hold history as the acquired item had it (see Item.HoldMeanMs)
+	holdDev      int64
 
 	parent context.Context // the context given to Acquire
 	ctx    context.Context // the holder's context
@@ -125,6 +127,8 @@ func (l *Lock) begin(ctx context.Context, it Item, sent time.Time, maxHold time.
 		start:        sent,
 		deadline:     deadline,
 		expMs:        it.ExpiresAtMs,
+		holdMean:     it.HoldMeanMs,
+		holdDev:      it.HoldDevMs,
 		parent:       ctx,
 		ctx:          hctx,
 		cancel:       cancel,

@@ -69,6 +69,7 @@ func acquired(cur *Item, req AcquireRequest) Item {
 		Fence:         req.FenceBase + 1,
 		Lease:         req.Lease,
 		HeartbeatAtMs: req.NowMs,
+		AcquiredAtMs:  req.NowMs,
 		LeaseUntilMs:  req.LeaseUntilMs,
 		ExpiresAtMs:   req.ExpiresAtMs,
 		RecordAccount: req.RecordAccount,
@@ -79,6 +80,7 @@ func acquired(cur *Item, req AcquireRequest) Item {
 		it.PrevRevision, it.PrevResult = cur.Revision, cur.Result
 		it.Failures, it.NotBeforeMs = cur.Failures, cur.NotBeforeMs
 		it.FailReason, it.FailRecentUntilMs = cur.FailReason, cur.FailRecentUntilMs
+		it.HoldMeanMs, it.HoldDevMs = cur.HoldMeanMs, cur.HoldDevMs
 	}
 	return it
 }
@@ -163,6 +165,9 @@ func released(cur Item, req ReleaseRequest) Item {
 	it.Result = req.Result
 	it.ResultRef = req.ResultRef
 	it.ResultFence = cur.Fence
+	if req.HoldMeanMs > 0 {
+		it.HoldMeanMs, it.HoldDevMs = req.HoldMeanMs, req.HoldDevMs
+	}
 	if req.Result == Success {
 		if len(req.Answer) > 0 {
 			it.Answer = bytes.Clone(req.Answer)

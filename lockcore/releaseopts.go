@@ -92,6 +92,7 @@ func releaseOptionsOf(result Result, opts []ReleaseOption) (releaseOptions, erro
 // options, at nowMs.
 func (l *Lock) releaseRequest(h *hold, result Result, ref string, o releaseOptions, nowMs int64) ReleaseRequest {
 	req := ReleaseRequest{Key: l.key, Revision: h.revision, NowMs: nowMs, Result: result, ResultRef: ref}
+	req.HoldMeanMs, req.HoldDevMs = nextHoldHistory(h.holdMean, h.holdDev, time.Since(h.start))
 	if result == Success {
 		req.Answer = o.answer
 		return req

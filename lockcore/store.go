@@ -44,14 +44,15 @@ type Store interface {
 	// failure.
 	//
 	// On success the item gets Owner, Revision, Lease, HeartbeatAtMs =
-	// NowMs, LeaseUntilMs, ExpiresAtMs, RecordAccount and TTL (none when 0)
+	// AcquiredAtMs = NowMs, LeaseUntilMs, ExpiresAtMs, RecordAccount and TTL (none when 0)
 	// from req; Released = false, Beat = 0, Fence = (Fence, or req.FenceBase
 	// when the item has none) + 1; PrevRevision and PrevResult = the
 	// previous item's Revision and Result ("" when there was none); and no
 	// Result, ResultRef, ResultFence, ReleasedAtMs or Answer. Failures,
 	// NotBeforeMs, FailReason and FailRecentUntilMs are kept: the new holder
-	// must know how many attempts its episode has had. Acquire returns the
-	// item as written.
+	// must know how many attempts its episode has had; so are HoldMeanMs and
+	// HoldDevMs, the key's hold history. Acquire returns the item as
+	// written.
 	//
 	// When the condition fails, Acquire returns a *[ConditionError]
 	// carrying the current item, except when that item already carries
@@ -83,7 +84,9 @@ type Store interface {
 	//   - with Failure: Failures, NotBeforeMs, FailReason and
 	//     FailRecentUntilMs from req, or, with req.KeepEpisode, as the item
 	//     has them. A Failure request with an Answer is refused before
-	//     writing.
+	//     writing;
+	//   - with either result, HoldMeanMs and HoldDevMs from req when
+	//     req.HoldMeanMs is positive; otherwise the item's stand.
 	//
 	// An Answer longer than [MaxAnswerBytes] is refused before writing with
 	// an error matching [ErrAnswerTooLarge].
@@ -162,6 +165,16 @@ type Item struct {
 	// Answer is the inline answer published with a Success release (see
 	// [WithAnswer]); nil when there is none. An acquisition removes it.
 	Answer []byte
+
+	// AcquiredAtMs is when the current holder acquired the item (its
+	// NowMs). HoldMeanMs and HoldDevMs are a moving average of this key's
+	// hold times (acquire to release) and of their deviation from it,
+	// written by each releasing holder and kept by acquisitions, so that
+	// waiters can guess when the holder will be done (see [Lock.
+	// TryAcquireElseWaitForRelease]); 0 when no holder has written them.
+	AcquiredAtMs int64
+	HoldMeanMs   int64
+	HoldDevMs    int64
 }
 
 // Equal reports whether it and o hold the same values; a nil and an empty
@@ -250,6 +263,11 @@ type ReleaseRequest struct {
 	// made no attempt (a possible ghost of an acquire whose outcome is
 	// unknown), so the episode's attempts, reason and not-before stand.
 	KeepEpisode bool
+
+	// HoldMeanMs and HoldDevMs, when HoldMeanMs is positive, replace the
+	// item's hold history (see [Item]); with zero the item's stand.
+	HoldMeanMs int64
+	HoldDevMs  int64
 }
 
 // OperatorReleaseReason is the FailReason of an operator's force-release

@@ -84,6 +84,8 @@ func checkReleaseRequest(req ReleaseRequest) error {
 		return errors.New("an answer is published only with success")
 	case req.NowMs < 0:
 		return checkNow(req.NowMs)
+	case req.HoldMeanMs < 0 || req.HoldDevMs < 0:
+		return fmt.Errorf("negative hold history (mean %d ms, deviation %d ms)", req.HoldMeanMs, req.HoldDevMs)
 	}
 	if err := checkKey(req.Key); err != nil {
 		return err
@@ -137,6 +139,11 @@ func itemSize(it Item) int {
 	num(AttrNotBeforeMs, it.NotBeforeMs)
 	str(AttrFailReason, it.FailReason)
 	num(AttrFailRecentUntilMs, it.FailRecentUntilMs)
+	num(AttrAcquiredAtMs, it.AcquiredAtMs)
+	if it.HoldMeanMs != 0 {
+		num(AttrHoldMeanMs, it.HoldMeanMs)
+		num(AttrHoldDevMs, it.HoldDevMs)
+	}
 	if len(it.Answer) > 0 {
 		n += len(AttrAnswer) + len(it.Answer)
 	}

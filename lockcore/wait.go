@@ -205,6 +205,9 @@ type waiter struct {
 	throttles int // store calls of this wait that were throttled
 	timeouts  int // store calls of this wait cut short by its own deadline or attempt timeout
 	pace      int // throttled polls in a row: each doubles the interval, up to 2^maxPaceShift
+
+	pred    prediction // when the holder of revision predRev should be done (see predict.go)
+	predRev string     // "" when there is no prediction
 }
 
 func (w *waiter) run(cur *Item) (WaitResult, error) {
@@ -223,7 +226,7 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 			return WaitResult{Outcome: Failed}, fmt.Errorf("lockcore: wait: %w", err)
 		}
 		it, found, err := w.poll()
-		wake = time.Now().Add(w.interval()) // after poll, which keeps the pace
+		wake = w.next(time.Now()) // after poll, which keeps the pace
 		if err != nil {
 			continue
 		}
@@ -304,7 +307,7 @@ func (w *waiter) judge(it Item, found bool) verdict {
 // holds us back, else after a poll interval; or it ends the wait when the
 // failure is final for us.
 func (w *waiter) afterRefusal(cur *Item) (wake time.Time, res WaitResult, err error, done bool) {
-	wake = time.Now().Add(w.interval())
+	wake = w.next(time.Now())
 	if cur == nil || !cur.Released || cur.Result != Failure {
 		return wake, res, nil, false
 	}
@@ -356,7 +359,14 @@ func (w *waiter) timedOut(now time.Time) (WaitResult, error) {
 func (w *waiter) observe(it *Item) {
 	if it == nil || it.Released {
 		w.obs = nil
+		w.predRev = ""
 		return
+	}
+	if it.Revision != w.predRev {
+		w.predRev = ""
+		if p, ok := predict(*it, time.Now(), w.l.nowMs(), w.l.o.pollInterval); ok {
+			w.pred, w.predRev = p, it.Revision
+		}
 	}
 	if w.obs != nil && w.obs.Revision == it.Revision && w.obs.Beat == it.Beat {
 		return
@@ -377,6 +387,20 @@ func (w *waiter) staleAfter() time.Duration {
 }
 
 func (w *waiter) lapsedByWallClock(it Item) bool { return w.l.lapsed(it) }
+
+// next returns when to read next, after a read at now: on the schedule
+// predicted for the holder (see predict.go) while it lasts and the store is
+// not throttling us, else after the ordinary interval.
+func (w *waiter) next(now time.Time) time.Time {
+	if w.predRev == "" || w.pace > 0 || !now.Before(w.pred.until) {
+		return now.Add(w.interval())
+	}
+	dense := now.Add(time.Duration(float64(w.pred.every) * (0.8 + 0.4*rand.Float64())))
+	if w.pred.wake.After(dense) {
+		return w.pred.wake // asleep until shortly after the guessed end
+	}
+	return dense
+}
 
 // interval is the next sleep: the poll interval, doubled for each
 // throttled poll in a row (up to 2^maxPaceShift times), with ±20% jitter.

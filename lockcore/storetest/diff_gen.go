@@ -287,6 +287,12 @@ func (g *generator) release(k int) lockcore.ReleaseRequest {
 	if g.chance(0.9) {
 		r.ResultRef = "ref-" + r.Revision
 	}
+	if g.chance(0.6) {
+		// A holder's release folds its hold into the key's history; the
+		// freeing of a ghost and an operator's release leave it (zero).
+		r.HoldMeanMs = pick[int64](g, 1, 300, 2_999, 60_000)
+		r.HoldDevMs = pick[int64](g, 0, 1, 75, 1_000)
+	}
 	if r.Result == lockcore.Success {
 		if g.chance(0.5) {
 			r.Answer = g.bytes(pick(g, 0, 1, 16, 700))
@@ -357,9 +363,11 @@ func (g *generator) invalidate(o *op) (oversized bool) {
 		o.renew.Revision = ""
 	case opRelease:
 		r := &o.release
-		switch g.rng.IntN(7) {
+		switch g.rng.IntN(8) {
 		case 0:
 			r.Revision = ""
+		case 6:
+			r.HoldMeanMs, r.HoldDevMs = 300, -1
 		case 1:
 			r.Result = "maybe"
 		case 2:

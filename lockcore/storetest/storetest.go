@@ -62,6 +62,7 @@ func Run(t *testing.T, newStore func(t *testing.T) lockcore.Store, gaps ...Gap) 
 		{"ReleaseRecognisesOwnPublication", testReleaseRecognisesOwnPublication},
 		{"ReleaseSuccessEndsEpisode", testReleaseSuccessEndsEpisode},
 		{"ReleaseKeepEpisode", testReleaseKeepEpisode},
+		{"HoldHistory", testHoldHistory},
 		{"ReleaseOverForceRelease", testReleaseOverForceRelease},
 		{"ReleaseAnswerRules", testReleaseAnswerRules},
 		{"ItemTooLarge", testItemTooLarge},
@@ -145,6 +146,7 @@ func (e *env) writtenOver(r lockcore.AcquireRequest, prev lockcore.Item) lockcor
 	it.PrevRevision, it.PrevResult = prev.Revision, prev.Result
 	it.Failures, it.NotBeforeMs = prev.Failures, prev.NotBeforeMs
 	it.FailReason, it.FailRecentUntilMs = prev.FailReason, prev.FailRecentUntilMs
+	it.HoldMeanMs, it.HoldDevMs = prev.HoldMeanMs, prev.HoldDevMs
 	if e.ignoresRemove {
 		it.Result, it.ResultRef, it.ResultFence, it.ReleasedAtMs = prev.Result, prev.ResultRef, prev.ResultFence, prev.ReleasedAtMs
 		it.Answer = prev.Answer
@@ -165,6 +167,7 @@ func written(r lockcore.AcquireRequest, fence int64) lockcore.Item {
 		Fence:         fence,
 		Lease:         r.Lease,
 		HeartbeatAtMs: r.NowMs,
+		AcquiredAtMs:  r.NowMs,
 		LeaseUntilMs:  r.LeaseUntilMs,
 		ExpiresAtMs:   r.ExpiresAtMs,
 		RecordAccount: r.RecordAccount,
@@ -944,6 +947,48 @@ func testReleaseSuccessEndsEpisode(t *testing.T, e *env) {
 			got.Failures, got.NotBeforeMs, got.FailReason, got.FailRecentUntilMs)
 	}
 	wantItem(t, "Get() after Release(success)", mustGet(t, e.s, k), got)
+}
+
+// testHoldHistory checks the key's hold history: an acquisition records its
+// time and keeps the history; a release with a history writes it, with
+// either result; one without (a ghost's freeing, an operator's release)
+// leaves it; a negative history is refused before writing.
+func testHoldHistory(t *testing.T, e *env) {
+	k := e.key("k")
+	first := mustAcquire(t, e.s, req(k, "first", baseMs))
+	if first.AcquiredAtMs != baseMs || first.HoldMeanMs != 0 || first.HoldDevMs != 0 {
+		t.Errorf("Acquire(absent): acquired at %d, history %d/%d, want %d, 0/0", first.AcquiredAtMs, first.HoldMeanMs, first.HoldDevMs, int64(baseMs))
+	}
+	rel := func(rev string, at int64, res lockcore.Result, mean, dev int64) lockcore.Item {
+		t.Helper()
+		it, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: rev, NowMs: at, Result: res, ResultRef: "ref",
+			HoldMeanMs: mean, HoldDevMs: dev})
+		if err != nil {
+			t.Fatalf("Release(%s, history %d/%d) = %v", rev, mean, dev, err)
+		}
+		return it
+	}
+	wantHistory := func(call string, it lockcore.Item, mean, dev int64) {
+		t.Helper()
+		if it.HoldMeanMs != mean || it.HoldDevMs != dev {
+			t.Errorf("%s: history %d/%d, want %d/%d", call, it.HoldMeanMs, it.HoldDevMs, mean, dev)
+		}
+	}
+	wantHistory("Release(success, 300/0)", rel("first", baseMs+300, lockcore.Success, 300, 0), 300, 0)
+	second := mustAcquire(t, e.s, req(k, "second", baseMs+1_000))
+	if second.AcquiredAtMs != baseMs+1_000 {
+		t.Errorf("Acquire(released): acquired at %d, want %d", second.AcquiredAtMs, int64(baseMs+1_000))
+	}
+	wantHistory("Acquire(released)", second, 300, 0)
+	wantHistory("Release(failure, 280/5)", rel("second", baseMs+1_280, lockcore.Failure, 280, 5), 280, 5)
+	mustAcquire(t, e.s, req(k, "third", baseMs+2_000))
+	_, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "third", NowMs: baseMs + 2_001, Result: lockcore.Success,
+		HoldMeanMs: 300, HoldDevMs: -1})
+	if err == nil || errors.Is(err, lockcore.ErrConditionFailed) {
+		t.Errorf("Release(negative deviation) = %v, want a request error", err)
+	}
+	wantHistory("Release(without history)", rel("third", baseMs+2_100, lockcore.Failure, 0, 0), 280, 5)
+	wantItem(t, "Get() after Release(without history)", mustGet(t, e.s, k), rel("third", baseMs+2_100, lockcore.Failure, 0, 0))
 }
 
 // testReleaseAnswerRules checks the answer's limits: refused before writing
