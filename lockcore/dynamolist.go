@@ -32,7 +32,8 @@ func (e *ItemError) Error() string {
 
 func (e *ItemError) Unwrap() error { return e.Err }
 
-// List reads every lock item of table with a paginated Scan, for operators
+// List reads every lock item of table (announcement items are left out,
+// see [Announcer]) with a paginated Scan, for operators
 // and tools: locks are never judged from a listing, so the reads are
 // eventually consistent, unlike [DynamoStore.Get]. A non-empty group keeps
 // only the items of that lock group (a filter on the server, so every page
@@ -59,6 +60,9 @@ func List(ctx context.Context, api ScanAPI, table, group string) iter.Seq2[Item,
 				return
 			}
 			for _, av := range out.Items {
+				if isAnnouncement(av) {
+					continue
+				}
 				it, err := decodeItem(av)
 				if err != nil {
 					err = &ItemError{PartitionKey: partitionKeyOf(av), Err: err}

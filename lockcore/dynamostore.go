@@ -138,7 +138,7 @@ const (
 		"#account = :account, #fence = if_not_exists(#fence, :base) + :one"
 	acquireRemove = " REMOVE #result, #resultRef, #resultFence, #relAt, #answer"
 
-	// Acquire's condition: absent, or (A) guarded by (B) and (C).
+	// Acquire's condition: absent, or (A) guarded by (B), (C) and (D).
 	acquireAbsent      = "attribute_not_exists(#lockKey)"
 	acquireOpen        = "#rel = :true"
 	acquireOpenClock   = " OR #exp < :nowMinusEps OR #lu < :nowMinusEps"
@@ -146,6 +146,7 @@ const (
 	acquireNotFresh    = " AND NOT (#rel = :true AND #result = :success AND #relAt >= :freshSince)"
 	acquireNotHeldBack = " AND NOT (#rel = :true AND #result = :failure AND #failRecentUntil > :now" +
 		" AND #notBefore > :now)"
+	acquireNotOwn = " AND #rev <> :newRev"
 
 	// Renew extends the lease when that does not shorten it; otherwise a
 	// second write moves only the heartbeat and the beat.
@@ -276,10 +277,7 @@ func acquireCondition(req AcquireRequest, values map[string]types.AttributeValue
 		guards += acquireNotHeldBack
 		bind(":failure", str(string(Failure)))
 	}
-	if guards == "" {
-		return acquireAbsent + " OR " + open
-	}
-	return acquireAbsent + " OR ((" + open + ")" + guards + ")"
+	return acquireAbsent + " OR ((" + open + ")" + guards + acquireNotOwn + ")"
 }
 
 // Acquire implements [Store.Acquire] with one conditional UpdateItem.
@@ -289,7 +287,7 @@ func (s *DynamoStore) Acquire(ctx context.Context, req AcquireRequest) (Item, er
 	}
 	it, err := s.update(ctx, "acquire", req.Key, s.acquireInput(req))
 	var ce *ConditionError
-	if errors.As(err, &ce) && ce.Current != nil && ce.Current.Revision == req.Revision {
+	if errors.As(err, &ce) && ce.Current != nil && ce.Current.Revision == req.Revision && !ce.Current.Released {
 		// An earlier attempt of this request was applied and its response
 		// lost; the SDK's retry then failed on our own revision.
 		return *ce.Current, nil

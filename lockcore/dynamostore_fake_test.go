@@ -138,7 +138,8 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 		"#hb = :now, #acqAt = :now, #lu = :leaseUntil, #exp = :expiresAt, #rel = :false, #beat = :zero, " +
 		"#account = :account, #fence = if_not_exists(#fence, :base) + :one"
 	const remove = " REMOVE #result, #resultRef, #resultFence, #relAt, #answer"
-	const cond = "attribute_not_exists(#lockKey) OR #rel = :true"
+	const cond = "attribute_not_exists(#lockKey) OR ((#rel = :true"
+	const notOwn = " AND #rev <> :newRev)"
 	const fresh = " AND NOT (#rel = :true AND #result = :success AND #relAt >= :freshSince)"
 	const heldBack = " AND NOT (#rel = :true AND #result = :failure AND #failRecentUntil > :now AND #notBefore > :now)"
 	base := map[string]types.AttributeValue{
@@ -169,28 +170,28 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 			name:       "plain, no TTL",
 			edit:       func(*lockcore.AcquireRequest) {},
 			wantUpdate: set + remove + ", #ttl",
-			wantCond:   cond,
+			wantCond:   cond + ")" + notOwn,
 			wantValues: base,
 		},
 		{
 			name:       "with TTL",
 			edit:       func(r *lockcore.AcquireRequest) { r.TTL = 1234 },
 			wantUpdate: set + ", #ttl = :ttl" + remove,
-			wantCond:   cond,
+			wantCond:   cond + ")" + notOwn,
 			wantValues: with(map[string]types.AttributeValue{":ttl": avN("1234")}),
 		},
 		{
 			name:       "wall clock",
 			edit:       func(r *lockcore.AcquireRequest) { r.UseWallClock, r.ClockAllowance = true, 1500*time.Millisecond },
 			wantUpdate: set + remove + ", #ttl",
-			wantCond:   cond + " OR #exp < :nowMinusEps OR #lu < :nowMinusEps",
+			wantCond:   cond + " OR #exp < :nowMinusEps OR #lu < :nowMinusEps)" + notOwn,
 			wantValues: with(map[string]types.AttributeValue{":nowMinusEps": avN("-500")}),
 		},
 		{
 			name:       "observation",
 			edit:       func(r *lockcore.AcquireRequest) { r.Observed = &lockcore.Observation{Revision: "old", Beat: 7} },
 			wantUpdate: set + remove + ", #ttl",
-			wantCond:   cond + " OR (#rev = :obsRev AND #beat = :obsBeat)",
+			wantCond:   cond + " OR (#rev = :obsRev AND #beat = :obsBeat))" + notOwn,
 			wantValues: with(map[string]types.AttributeValue{":obsRev": avS("old"), ":obsBeat": avN("7")}),
 		},
 		{
@@ -200,7 +201,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 				r.Observed = &lockcore.Observation{Revision: "old", Beat: 0}
 			},
 			wantUpdate: set + remove + ", #ttl",
-			wantCond:   cond + " OR #exp < :nowMinusEps OR #lu < :nowMinusEps OR (#rev = :obsRev AND #beat = :obsBeat)",
+			wantCond:   cond + " OR #exp < :nowMinusEps OR #lu < :nowMinusEps OR (#rev = :obsRev AND #beat = :obsBeat))" + notOwn,
 			wantValues: with(map[string]types.AttributeValue{":nowMinusEps": avN("0"), ":obsRev": avS("old"), ":obsBeat": avN("0")}),
 		},
 		{
@@ -214,7 +215,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 			},
 			wantUpdate: set + remove + ", #ttl",
 			wantCond: "attribute_not_exists(#lockKey) OR ((#rel = :true OR #exp < :nowMinusEps OR #lu < :nowMinusEps OR (#rev = :obsRev AND #beat = :obsBeat))" +
-				fresh + ")",
+				fresh + notOwn,
 			wantValues: with(map[string]types.AttributeValue{":nowMinusEps": avN("0"), ":obsRev": avS("old"), ":obsBeat": avN("0"),
 				":success": avS("success"), ":freshSince": avN("700")}),
 		},
@@ -225,7 +226,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 				r.MaxAttempts = 2
 			},
 			wantUpdate: set + remove + ", #ttl",
-			wantCond:   "attribute_not_exists(#lockKey) OR ((#rel = :true OR #exp < :nowMinusEps OR #lu < :nowMinusEps)" + heldBack + ")",
+			wantCond:   "attribute_not_exists(#lockKey) OR ((#rel = :true OR #exp < :nowMinusEps OR #lu < :nowMinusEps)" + heldBack + notOwn,
 			wantValues: with(map[string]types.AttributeValue{":nowMinusEps": avN("0"), ":failure": avS("failure")}),
 			wantGuards: true,
 		},
@@ -236,7 +237,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 				r.MaxAttempts = 1
 			},
 			wantUpdate: set + remove + ", #ttl",
-			wantCond:   "attribute_not_exists(#lockKey) OR ((#rel = :true)" + fresh + heldBack + ")",
+			wantCond:   "attribute_not_exists(#lockKey) OR ((#rel = :true)" + fresh + heldBack + notOwn,
 			wantValues: with(map[string]types.AttributeValue{":success": avS("success"), ":freshSince": avN("700"),
 				":failure": avS("failure")}),
 			wantGuards: true,
@@ -463,6 +464,14 @@ func TestDynamoStoreGetIsConsistent(t *testing.T) {
 // the current item: from the exception (ALL_OLD) or from a consistent read
 // (servers without ALL_OLD), and our own revision recognised in each.
 func TestDynamoStoreConditionFailure(t *testing.T) {
+	held := func(av map[string]types.AttributeValue) map[string]types.AttributeValue {
+		av[lockcore.AttrIsReleased] = avBool(false)
+		return av
+	}
+	heldItem := func(it lockcore.Item) lockcore.Item {
+		it.Released = false
+		return it
+	}
 	tests := []struct {
 		name      string
 		oldItem   map[string]types.AttributeValue // in the exception
@@ -474,9 +483,10 @@ func TestDynamoStoreConditionFailure(t *testing.T) {
 		wantNoErr bool
 	}{
 		{name: "ALL_OLD, other holder", oldItem: storedItem("other"), wantGets: 0, wantErr: true, wantCur: itemPtr(decoded("other"))},
-		{name: "ALL_OLD, own revision", oldItem: storedItem("new"), wantGets: 0, wantItem: decoded("new")},
+		{name: "ALL_OLD, own revision", oldItem: held(storedItem("new")), wantGets: 0, wantItem: heldItem(decoded("new"))},
+		{name: "ALL_OLD, own revision released since", oldItem: storedItem("new"), wantGets: 0, wantErr: true, wantCur: itemPtr(decoded("new"))},
 		{name: "fallback read, other holder", getOut: &dynamodb.GetItemOutput{Item: storedItem("other")}, wantGets: 1, wantErr: true, wantCur: itemPtr(decoded("other"))},
-		{name: "fallback read, own revision", getOut: &dynamodb.GetItemOutput{Item: storedItem("new")}, wantGets: 1, wantItem: decoded("new")},
+		{name: "fallback read, own revision", getOut: &dynamodb.GetItemOutput{Item: held(storedItem("new"))}, wantGets: 1, wantItem: heldItem(decoded("new"))},
 		{name: "fallback read, no item", getOut: &dynamodb.GetItemOutput{}, wantGets: 1, wantErr: true, wantCur: nil},
 	}
 	for _, tt := range tests {

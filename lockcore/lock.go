@@ -41,7 +41,8 @@ type Lock struct {
 	recordAccount string
 	remaining     func() time.Duration
 	o             options
-	hot           *HotKeys // nil: no memory of hot keys
+	hot           *HotKeys  // nil: no memory of hot keys
+	ann           Announcer // nil: no announcements
 
 	mu   sync.Mutex // guards hold and last
 	hold *hold      // the current hold, nil when the lock is not held
@@ -103,6 +104,9 @@ func New(store Store, p Params, opts ...Option) (*Lock, error) {
 	}
 	if hk, ok := store.(hotKeyed); ok && !o.hotKeysSet {
 		l.hot = hk.hotKeys()
+	}
+	if o.announceShards > 0 {
+		l.ann = announcerOf(store)
 	}
 	if o.lease < o.minLease {
 		l.logAt(slog.LevelWarn, "lock lease below minimum, raised",

@@ -23,9 +23,14 @@ type MemoryStore struct {
 	mu    sync.Mutex       // guards items
 	items map[string]*Item // by PartitionKey; each value owned by the store
 	hot   *HotKeys         // the Locks' memory of hot keys (see HotKeys); not part of any item
+
+	announced map[string]Announcement // by AnnouncementKey; guarded by mu
 }
 
-var _ Store = (*MemoryStore)(nil)
+var (
+	_ Store     = (*MemoryStore)(nil)
+	_ Announcer = (*MemoryStore)(nil)
+)
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
@@ -44,7 +49,7 @@ func (s *MemoryStore) Acquire(ctx context.Context, req AcquireRequest) (Item, er
 	defer s.mu.Unlock()
 	cur, found := s.items[pk]
 	if found && !acquirable(cur, req) {
-		if cur.Revision == req.Revision {
+		if cur.Revision == req.Revision && !cur.Released {
 			// An earlier attempt of this request was applied: in one
 			// process only when the caller repeats a request itself.
 			return cloneItem(*cur), nil
@@ -86,7 +91,8 @@ func acquired(cur *Item, req AcquireRequest) Item {
 }
 
 // acquirable reports whether the Acquire condition holds for an existing
-// item cur: the branches (A), guarded by (B) and (C), of [Store.Acquire].
+// item cur: the branches (A), guarded by (B), (C) and (D), of
+// [Store.Acquire].
 func acquirable(cur *Item, req AcquireRequest) bool {
 	open := cur.Released
 	if req.UseWallClock {
@@ -96,7 +102,7 @@ func acquirable(cur *Item, req AcquireRequest) bool {
 	if o := req.Observed; o != nil {
 		open = open || (cur.Revision == o.Revision && cur.Beat == o.Beat)
 	}
-	return open && !freshSuccess(cur, req) && !heldBackFailure(cur, req)
+	return open && !freshSuccess(cur, req) && !heldBackFailure(cur, req) && cur.Revision != req.Revision
 }
 
 // freshSuccess is guard (B) of [Store.Acquire].

@@ -76,6 +76,7 @@ type options struct {
 	readFirst         bool
 	hotKeys           *HotKeys
 	hotKeysSet        bool // WithHotKeys was given: hotKeys replaces the store's
+	announceShards    int
 	attemptTimeout    time.Duration
 	logger            *slog.Logger
 	metrics           Metrics
@@ -99,6 +100,7 @@ func defaultOptions() options {
 		releaseMaxBackoff: DefaultReleaseMaxBackoff,
 		releaseTimeout:    DefaultReleaseTimeout,
 		ttl:               DefaultTTL,
+		announceShards:    DefaultAnnounceShards,
 		attemptTimeout:    DefaultAttemptTimeout,
 		metrics:           noMetrics{},
 		clock:             systemClock{},
@@ -222,6 +224,15 @@ func WithFreshSuccess(d time.Duration) Option { return func(o *options) { o.fres
 // which is read first without this option. Acquire ignores it.
 func WithReadFirst() Option { return func(o *options) { o.readFirst = true } }
 
+// WithAnnouncements sets how many announcement items (see [Announcer]) a
+// key's throttled waiters spread their reads over: n = 0 turns
+// announcements off; at most [MaxAnnounceShards]. Only waiters that the
+// lock item throttled use them, so they cost an uncontended lock nothing.
+// Default [DefaultAnnounceShards], when the store implements [Announcer].
+// The items share the lock's table (see [AnnouncementKey]); IAM needs
+// dynamodb:PutItem on it besides GetItem and UpdateItem.
+func WithAnnouncements(n int) Option { return func(o *options) { o.announceShards = n } }
+
 // WithHotKeys sets the memory of hot keys the Lock shares (see
 // [HotKeys]): while its key is hot, TryAcquireElseWaitForRelease reads
 // first, as with [WithReadFirst]. Default: the store's own, when the store
@@ -285,6 +296,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("lockcore: maximum hold-back must be positive")
 	case o.releaseTimeout == 0:
 		return fmt.Errorf("lockcore: release timeout must be positive")
+	case o.announceShards < 0 || o.announceShards > MaxAnnounceShards:
+		return fmt.Errorf("lockcore: announcements must be in [0, %d], got %d", MaxAnnounceShards, o.announceShards)
 	case o.releaseAttempts < 1:
 		return fmt.Errorf("lockcore: release attempts must be at least 1, got %d", o.releaseAttempts)
 	case o.metrics == nil:

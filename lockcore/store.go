@@ -39,9 +39,14 @@ type Store interface {
 	//	    attempt may start (the upstream's pacing, or the hold-back of
 	//	    an exhausted episode), so the guard compares that one time.
 	//
-	// (B) and (C) guard every branch of (A), so neither a lapsed lease nor a
-	// clock-free observation gets past a fresh success or a held-back
-	// failure.
+	//(D) and the item does not carry req.Revision: a revision is acquired
+	//    at most once, so a late copy of an applied acquire (a request the
+	//    network delivered again after the item was released, by its
+	//    holder or by an operator) never makes a lock held by nobody.
+	//
+	// (B), (C) and (D) guard every branch of (A), so neither a lapsed lease
+	// nor a clock-free observation gets past a fresh success, a held-back
+	// failure or our own earlier acquisition.
 	//
 	// On success the item gets Owner, Revision, Lease, HeartbeatAtMs =
 	// AcquiredAtMs = NowMs, LeaseUntilMs, ExpiresAtMs, RecordAccount and TTL (none when 0)
@@ -56,9 +61,9 @@ type Store interface {
 	//
 	// When the condition fails, Acquire returns a *[ConditionError]
 	// carrying the current item, except when that item already carries
-	// req.Revision: then an earlier attempt of this same request was
-	// applied (its response was lost) and Acquire returns that item with a
-	// nil error.
+	// req.Revision and is not released: then an earlier attempt of this
+	// same request was applied (its response was lost) and Acquire returns
+	// that item with a nil error.
 	Acquire(ctx context.Context, req AcquireRequest) (Item, error)
 
 	// Renew records a heartbeat of the holder named by req.Revision, on

@@ -54,6 +54,9 @@ type WaitResult struct {
 	// Answer is the answer the holder published with [WithAnswer], when
 	// Released by the release that published this success; nil otherwise.
 	Answer []byte
+	// Announced is true when Released learned the success from a release
+	// announcement (see [Announcer]) rather than from the lock item.
+	Announced bool
 	// Polls is how many times the item was read while waiting.
 	Polls int
 	// Waited is how long the wait took, 0 when the first attempt decided.
@@ -170,7 +173,10 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 
 	callCtx, cancel := context.WithDeadline(ctx, deadline) // every read ends by the deadline
 	defer cancel()
-	w := &waiter{l: l, ctx: ctx, callCtx: callCtx, deadline: deadline, start: time.Now()}
+	w := &waiter{l: l, ctx: ctx, callCtx: callCtx, deadline: deadline, start: time.Now(), startMs: l.nowMs()}
+	if l.ann != nil {
+		w.shard = rand.IntN(l.o.announceShards)
+	}
 	if err != nil { // throttled: a herd is on the item, and its holder may be about to publish
 		w.lastErr, w.throttles = err, 1
 	}
@@ -208,6 +214,15 @@ type waiter struct {
 
 	pred    prediction // when the holder of revision predRev should be done (see predict.go)
 	predRev string     // "" when there is no prediction
+
+	// Announcements (see announce.go), once the store throttled this wait.
+	startMs  int64 // wall clock when the wait began
+	minFence int64 // the highest fence seen holding the lock: an announced success must be at least this
+	shard    int   // this waiter's announcement shard
+	turn     int   // polls since the wait became crowded: every annItemEvery-th reads the lock item
+	annFence int64 // the highest fence the shard showed
+	needItem bool  // the next poll reads the lock item (an announced answer was left out)
+	annPace  int   // throttled shard reads in a row (pace is the lock item's)
 }
 
 func (w *waiter) run(cur *Item) (WaitResult, error) {
@@ -224,6 +239,13 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 		}
 		if err := sleepCtx(w.ctx, min(wake.Sub(now), w.deadline.Sub(now))); err != nil {
 			return WaitResult{Outcome: Failed}, fmt.Errorf("lockcore: wait: %w", err)
+		}
+		if w.announcementTurn() {
+			if res, done := w.pollAnnouncement(); done {
+				return res, nil
+			}
+			wake = w.next(time.Now())
+			continue
 		}
 		it, found, err := w.poll()
 		wake = w.next(time.Now()) // after poll, which keeps the pace
@@ -283,6 +305,7 @@ func (w *waiter) judge(it Item, found bool) verdict {
 		return verdict{take: true}
 	case it.Released && it.Result == Success:
 		l.count(MetricLockNotReleased, 0)
+		w.relay(it)
 		return verdict{done: true, res: releasedResult(it)}
 	case it.Released:
 		if until, err, held := w.heldBack(it); held {
@@ -368,6 +391,7 @@ func (w *waiter) observe(it *Item) {
 			w.pred, w.predRev = p, it.Revision
 		}
 	}
+	w.minFence = max(w.minFence, it.Fence)
 	if w.obs != nil && w.obs.Revision == it.Revision && w.obs.Beat == it.Beat {
 		return
 	}
@@ -392,6 +416,10 @@ func (w *waiter) lapsedByWallClock(it Item) bool { return w.l.lapsed(it) }
 // predicted for the holder (see predict.go) while it lasts and the store is
 // not throttling us, else after the ordinary interval.
 func (w *waiter) next(now time.Time) time.Time {
+	if w.crowded() {
+		// Most polls read the announcement shard: its own pace rules.
+		return now.Add(w.intervalAt(w.annPace))
+	}
 	if w.predRev == "" || w.pace > 0 || !now.Before(w.pred.until) {
 		return now.Add(w.interval())
 	}
@@ -404,8 +432,11 @@ func (w *waiter) next(now time.Time) time.Time {
 
 // interval is the next sleep: the poll interval, doubled for each
 // throttled poll in a row (up to 2^maxPaceShift times), with ±20% jitter.
-func (w *waiter) interval() time.Duration {
-	d := w.l.o.pollInterval << min(w.pace, maxPaceShift)
+func (w *waiter) interval() time.Duration { return w.intervalAt(w.pace) }
+
+// intervalAt is interval at a given pace.
+func (w *waiter) intervalAt(pace int) time.Duration {
+	d := w.l.o.pollInterval << min(pace, maxPaceShift)
 	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
 }
 

@@ -32,3 +32,15 @@ func (c *ConditionCounter) UpdateItem(ctx context.Context, in *dynamodb.UpdateIt
 	}
 	return out, err
 }
+
+// PutItem calls the wrapped API's PutItem (which release announcements
+// use, see [lockcore.Announcer]), or fails when it has none.
+func (c *ConditionCounter) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	p, ok := c.DynamoAPI.(interface {
+		PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	})
+	if !ok {
+		return nil, errors.New("storetest: the wrapped DynamoDB API has no PutItem")
+	}
+	return p.PutItem(ctx, in, optFns...)
+}

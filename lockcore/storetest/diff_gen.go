@@ -165,7 +165,7 @@ func (g *generator) acquire(k int) lockcore.AcquireRequest {
 	var rev string
 	switch n := g.rng.IntN(100); {
 	case n < 4 && cur != nil:
-		rev = cur.Revision // the SDK's retry of an applied acquire
+		rev = cur.Revision // the SDK's retry of an applied acquire, or a late copy after a release
 	case n < 8:
 		rev = g.otherRev(k)
 	default:

@@ -63,6 +63,7 @@ func Run(t *testing.T, newStore func(t *testing.T) lockcore.Store, gaps ...Gap) 
 		{"ReleaseSuccessEndsEpisode", testReleaseSuccessEndsEpisode},
 		{"ReleaseKeepEpisode", testReleaseKeepEpisode},
 		{"HoldHistory", testHoldHistory},
+		{"Announcements", testAnnouncements},
 		{"ReleaseOverForceRelease", testReleaseOverForceRelease},
 		{"ReleaseAnswerRules", testReleaseAnswerRules},
 		{"ItemTooLarge", testItemTooLarge},
@@ -640,6 +641,24 @@ func testAcquireOwnRetriedWrite(t *testing.T, e *env) {
 	// Someone else's retry is still refused.
 	_, err = e.s.Acquire(ctx(t), req(k, "theirs", baseMs))
 	wantCondition(t, "Acquire(other revision)", err, "acquire", &renewed)
+
+	// Once the item is released (here by an operator), a late copy of our
+	// acquire, delivered again by the network, must not acquire it a
+	// second time: a revision is acquired at most once.
+	opRel, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "mine", NowMs: baseMs + 2, Result: lockcore.Failure,
+		FailReason: lockcore.OperatorReleaseReason})
+	if err != nil {
+		t.Fatalf("Release(operator) = %v", err)
+	}
+	late := r
+	late.NowMs = baseMs + 3
+	_, err = e.s.Acquire(ctx(t), late)
+	wantCondition(t, "Acquire(late copy after a release)", err, "acquire", &opRel)
+	late.UseWallClock, late.ClockAllowance = true, time.Second
+	late.Observed = &lockcore.Observation{Revision: "mine", Beat: opRel.Beat}
+	_, err = e.s.Acquire(ctx(t), late)
+	wantCondition(t, "Acquire(late copy after a release, every branch)", err, "acquire", &opRel)
+	wantItem(t, "Get() after late copies", mustGet(t, e.s, k), opRel)
 }
 
 func testConditionErrorAbsentItem(t *testing.T, e *env) {

@@ -1,0 +1,291 @@
+package lockcore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Release announcements. One item serves at most 3000 strongly consistent
+// reads a second; a herd larger than that queues behind the lock item's
+// read capacity, however well its waiters time their reads. An
+// announcement is a copy of a published success in another item of the
+// same table, one of a few shard items per lock key, each in a partition of
+// its own: waiters that the lock item throttled read their shard instead,
+// and the first of them that reads the success on the lock item copies it
+// to its shard for the others.
+//
+// Nothing about announcements costs an uncontended lock anything: only a
+// waiter that was throttled reads or writes them, and the holder never
+// does. A waiter accepts an announced success only when it proves the
+// success was published during the wait: its fence is at least that of a
+// holder the waiter saw holding the lock, or, for a waiter that never got
+// to read the lock item, its release time is after the waiter started
+// (with the clock allowance). A copy is written only from a read of the
+// lock item that showed the success published, and never over a later
+// fence, so an announcement never shows a success the lock item did not
+// publish; it expires by the table's TTL ([AnnouncementTTL] after the
+// release).
+
+// Announcer is a [Store] that can keep release announcements.
+// [DynamoStore] and [MemoryStore] implement it; the lock uses it when the
+// store implements it and [WithAnnouncements] allows it.
+type Announcer interface {
+	// Announce writes a at its shard of a.Key, on condition that the shard
+	// holds no announcement or one of a lower Fence. applied is false when
+	// the condition failed (the shard already announces this fence or a
+	// later one): that is not an error.
+	Announce(ctx context.Context, a Announcement) (applied bool, err error)
+	// GetAnnouncement reads shard of key with a strongly consistent read.
+	GetAnnouncement(ctx context.Context, key Key, shard int) (a Announcement, found bool, err error)
+}
+
+// announcing is implemented by a store that can keep announcements only
+// in some configurations (a DynamoStore whose client has PutItem).
+type announcing interface{ announces() bool }
+
+// announcerOf returns s as an Announcer, or nil when it keeps none.
+func announcerOf(s Store) Announcer {
+	a, ok := s.(Announcer)
+	if !ok {
+		return nil
+	}
+	if c, ok := s.(announcing); ok && !c.announces() {
+		return nil
+	}
+	return a
+}
+
+// Announcement is a copy of the success a lock's holder published.
+type Announcement struct {
+	Key   Key
+	Shard int   // 0 to MaxAnnounceShards-1
+	Fence int64 // the fence of the holder that published the success (Item.ResultFence)
+	// ResultRef and ReleasedAtMs are the success's reference and release
+	// time, as the lock item has them.
+	ResultRef    string
+	ReleasedAtMs int64
+	// Answer is the inline answer, when the release published one of at
+	// most [MaxAnnouncedAnswerBytes]; a larger one is left out and
+	// AnswerOmitted is set: a waiter then reads the lock item for it.
+	Answer        []byte
+	AnswerOmitted bool
+	TTL           int64 // Unix epoch seconds
+}
+
+const (
+	// DefaultAnnounceShards is how many announcement items a lock key has
+	// by default: eight partitions' read capacity, about 24,000 strongly
+	// consistent reads a second, for a herd that outgrows the lock item.
+	DefaultAnnounceShards = 8
+	// MaxAnnounceShards is the most [WithAnnouncements] accepts.
+	MaxAnnounceShards = 64
+	// MaxAnnouncedAnswerBytes is the largest inline answer an announcement
+	// copies (one read unit): a larger answer is read from the lock item.
+	MaxAnnouncedAnswerBytes = 4096
+	// AnnouncementTTL is how long after the release an announcement may be
+	// deleted by the table's TTL.
+	AnnouncementTTL = time.Hour
+)
+
+// AnnouncementKey returns the partition key value of shard of k: the lock
+// item's [PartitionKey] followed by "#announce-" and the shard number. A
+// lock item's partition key never contains "#" (it is path-escaped or a
+// hex hash), so no lock key names an announcement.
+func AnnouncementKey(k Key, shard int) string {
+	return PartitionKey(k) + "#announce-" + strconv.Itoa(shard)
+}
+
+// announcementOf returns the announcement of the success it published, at
+// shard; ok is false when it shows no published success.
+func announcementOf(it Item, shard int) (a Announcement, ok bool) {
+	if !it.Released || it.Result != Success || it.ResultFence <= 0 {
+		return Announcement{}, false
+	}
+	a = Announcement{Key: it.Key, Shard: shard, Fence: it.ResultFence, ResultRef: it.ResultRef, ReleasedAtMs: it.ReleasedAtMs,
+		TTL: time.UnixMilli(it.ReleasedAtMs).Add(AnnouncementTTL).Unix()}
+	if it.ResultFence == it.Fence && len(it.Answer) > 0 {
+		if len(it.Answer) <= MaxAnnouncedAnswerBytes {
+			a.Answer = bytes.Clone(it.Answer)
+		} else {
+			a.AnswerOmitted = true
+		}
+	}
+	return a, true
+}
+
+// checkAnnouncement refuses an announcement no lock would write.
+func checkAnnouncement(a Announcement) error {
+	switch {
+	case a.Shard < 0 || a.Shard >= MaxAnnounceShards:
+		return fmt.Errorf("announcement shard %d out of range [0, %d)", a.Shard, MaxAnnounceShards)
+	case a.Fence <= 0:
+		return fmt.Errorf("announcement fence %d, want positive", a.Fence)
+	case len(a.Answer) > MaxAnnouncedAnswerBytes:
+		return fmt.Errorf("%w: announced answer of %d bytes, the maximum is %d", ErrAnswerTooLarge, len(a.Answer), MaxAnnouncedAnswerBytes)
+	case len(a.Answer) > 0 && a.AnswerOmitted:
+		return errors.New("announcement with an answer and answer omitted")
+	case a.ReleasedAtMs < 0:
+		return checkNow(a.ReleasedAtMs)
+	}
+	if err := checkKey(a.Key); err != nil {
+		return err
+	}
+	return checkStrings("result reference", a.ResultRef)
+}
+
+// checkShard refuses a shard out of range.
+func checkShard(key Key, shard int) error {
+	if shard < 0 || shard >= MaxAnnounceShards {
+		return fmt.Errorf("announcement shard %d out of range [0, %d)", shard, MaxAnnounceShards)
+	}
+	return checkKey(key)
+}
+
+// Announce implements [Announcer].
+func (s *MemoryStore) Announce(ctx context.Context, a Announcement) (bool, error) {
+	if err := memCheck(ctx, checkAnnouncement(a)); err != nil {
+		return false, fmt.Errorf("lockcore: memory announce: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := AnnouncementKey(a.Key, a.Shard)
+	if cur, ok := s.announced[k]; ok && cur.Fence >= a.Fence {
+		return false, nil
+	}
+	if s.announced == nil {
+		s.announced = make(map[string]Announcement)
+	}
+	a.Answer = bytes.Clone(a.Answer)
+	s.announced[k] = a
+	return true, nil
+}
+
+// GetAnnouncement implements [Announcer].
+func (s *MemoryStore) GetAnnouncement(ctx context.Context, key Key, shard int) (Announcement, bool, error) {
+	if err := memCheck(ctx, checkShard(key, shard)); err != nil {
+		return Announcement{}, false, fmt.Errorf("lockcore: memory get announcement: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.announced[AnnouncementKey(key, shard)]
+	if !ok {
+		return Announcement{}, false, nil
+	}
+	a.Answer = bytes.Clone(a.Answer)
+	return a, true, nil
+}
+
+// annItemEvery: a crowded waiter reads the lock item on every
+// annItemEvery-th poll and its announcement shard on the others, so that
+// it still sees failures, take-overs and the success itself (which it then
+// relays to its shard).
+const annItemEvery = 4
+
+// crowded reports whether the wait uses announcements: the store keeps
+// them and throttled one of this wait's calls (the herd has outgrown the
+// lock item).
+func (w *waiter) crowded() bool { return w.l.ann != nil && w.throttles > 0 }
+
+// announcementTurn reports whether the next poll reads the waiter's
+// announcement shard rather than the lock item.
+func (w *waiter) announcementTurn() bool {
+	if !w.crowded() {
+		return false
+	}
+	w.turn++
+	if w.needItem || w.turn%annItemEvery == 0 {
+		w.needItem = false
+		return false
+	}
+	return true
+}
+
+// pollAnnouncement reads the waiter's shard once, within one attempt
+// timeout; done is true when it shows a success the wait may take (see
+// accepts), and res is then the Released result.
+func (w *waiter) pollAnnouncement() (res WaitResult, done bool) {
+	l := w.l
+	ctx, cancel := context.WithTimeout(w.callCtx, l.o.attemptTimeout)
+	defer cancel()
+	a, found, err := l.ann.GetAnnouncement(ctx, l.key, w.shard)
+	w.polls++
+	switch {
+	case err != nil:
+		if isThrottled(err) {
+			w.throttles++
+			w.annPace++
+			l.count(MetricLockThrottled, 1)
+		}
+		w.note(err)
+		return res, false
+	case !found || a.Fence <= w.annFence:
+		w.annPace = 0
+		return res, false
+	}
+	w.annPace = 0
+	w.annFence = a.Fence
+	if !w.accepts(a) {
+		return res, false
+	}
+	if a.AnswerOmitted {
+		w.needItem = true // the answer is on the lock item only
+		return res, false
+	}
+	l.count(MetricLockNotReleased, 0)
+	return WaitResult{Outcome: Released, Fence: a.Fence, ResultRef: a.ResultRef, Answer: a.Answer, Announced: true}, true
+}
+
+// accepts reports whether the announced success a was published during
+// this wait: its fence is at least that of a holder the wait saw holding
+// the lock, or, when the wait never saw one, it was released after the
+// wait began by more than the clock allowance.
+func (w *waiter) accepts(a Announcement) bool {
+	if w.minFence > 0 {
+		return a.Fence >= w.minFence
+	}
+	return a.ReleasedAtMs > w.startMs+w.l.o.clockAllowance.Milliseconds()
+}
+
+// relay copies the success it, just read from the lock item, to the
+// waiter's shard when the wait is crowded and the shard did not show it;
+// when that copy was the first (applied), to every other shard too, at
+// once, so that each success costs about one write per shard however many
+// waiters relay it. A failed relay costs the others only time: they read
+// the lock item too.
+func (w *waiter) relay(it Item) {
+	if !w.crowded() {
+		return
+	}
+	a, ok := announcementOf(it, w.shard)
+	if !ok || a.Fence <= w.annFence {
+		return
+	}
+	l := w.l
+	ctx, cancel := context.WithTimeout(w.callCtx, l.o.attemptTimeout)
+	defer cancel()
+	applied, err := l.ann.Announce(ctx, a)
+	l.logAt(slog.LevelDebug, "lock success relayed to an announcement", slog.Int("shard", w.shard),
+		slog.Int64("fence", a.Fence), slog.Bool("applied", applied), slog.Any("error", err))
+	if err != nil || !applied {
+		return
+	}
+	w.annFence = a.Fence
+	var wg sync.WaitGroup
+	for shard := range l.o.announceShards {
+		if shard == w.shard {
+			continue
+		}
+		wg.Go(func() {
+			b := a
+			b.Shard = shard
+			_, _ = l.ann.Announce(ctx, b)
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,205 @@
+package lockcore_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// crowdedMem is a MemoryStore whose lock item serves only one strongly
+// consistent read in every serveEvery (the others are throttled, as an item
+// past its read capacity is), and which counts its announcement calls. It
+// embeds the store, so Locks on it share the store's memory of hot keys and
+// its announcements.
+type crowdedMem struct {
+	*lockcore.MemoryStore
+	mu         sync.Mutex
+	serveEvery int // 0 or 1: every read is served
+	gets       int
+	annGets    int
+	annPuts    int
+}
+
+func (s *crowdedMem) Get(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+	s.mu.Lock()
+	s.gets++
+	throttled := s.serveEvery > 1 && s.gets%s.serveEvery != 0
+	s.mu.Unlock()
+	if throttled {
+		return lockcore.Item{}, false, fmt.Errorf("test: lock item over its read capacity: %w", lockcore.ErrThrottled)
+	}
+	return s.MemoryStore.Get(ctx, k)
+}
+
+func (s *crowdedMem) GetAnnouncement(ctx context.Context, k lockcore.Key, shard int) (lockcore.Announcement, bool, error) {
+	s.mu.Lock()
+	s.annGets++
+	s.mu.Unlock()
+	return s.MemoryStore.GetAnnouncement(ctx, k, shard)
+}
+
+func (s *crowdedMem) Announce(ctx context.Context, a lockcore.Announcement) (bool, error) {
+	s.mu.Lock()
+	s.annPuts++
+	s.mu.Unlock()
+	return s.MemoryStore.Announce(ctx, a)
+}
+
+func (s *crowdedMem) setServeEvery(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.serveEvery = n
+}
+
+func (s *crowdedMem) counts() (gets, annGets, annPuts int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gets, s.annGets, s.annPuts
+}
+
+// A herd that the lock item throttles learns the success from the
+// announcement shards: the waiters that get a read of the lock item relay
+// the success to their shard, the others read it there. Every waiter
+// returns Released with the holder's fence and reference, most of them
+// from an announcement, each within a second of the release.
+func TestCrowdedWaitersReadAnnouncements(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &crowdedMem{MemoryStore: lockcore.NewMemoryStore(), serveEvery: 10}
+		holder := newLock(t, s, "holder")
+		mustAcquire(t, holder)
+		fence := holder.Fence()
+		const n = 60
+		type result struct {
+			res lockcore.WaitResult
+			err error
+			at  time.Time
+		}
+		done := make(chan result, n)
+		for range n {
+			go func() {
+				l := newLock(t, s, "waiter")
+				res, err := l.TryAcquireElseWaitForRelease(context.Background())
+				done <- result{res, err, time.Now()}
+			}()
+		}
+		time.Sleep(2 * time.Second)
+		mustRelease(t, holder, lockcore.Success, "ref")
+		released := time.Now()
+		announced := 0
+		for range n {
+			r := <-done
+			if r.err != nil || r.res.Outcome != lockcore.Released || r.res.ResultRef != "ref" || r.res.Fence != fence {
+				t.Errorf("waiter: TryAcquireElseWaitForRelease() = %+v, %v, want Released with ref, fence %d", r.res, r.err, fence)
+			}
+			if d := r.at.Sub(released); d > time.Second {
+				t.Errorf("a waiter returned %v after the release, want within 1s", d)
+			}
+			if r.res.Announced {
+				announced++
+			}
+		}
+		gets, annGets, annPuts := s.counts()
+		if announced < n/2 || annPuts == 0 {
+			t.Errorf("%d of %d waiters learned the success from an announcement (%d relays, %d shard reads, %d lock-item reads), want at least half",
+				announced, n, annPuts, annGets, gets)
+		}
+	})
+}
+
+// An announcement older than the wait is never taken for its answer: a
+// waiter that saw a later holder holding, and one that never got to read
+// the lock item, both ignore a success announced at an earlier fence, and
+// return the holder's own success once it is published.
+func TestStaleAnnouncementNotTaken(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		sawHolder  bool  // the waiter's first request is a write refused over the holder
+		releasedAt int64 // the stale announcement's release time, from the start of the test
+	}{
+		{name: "saw the holder, announced with a clock ahead", sawHolder: true, releasedAt: 60_000},
+		{name: "never read the item", sawHolder: false, releasedAt: -1_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := &crowdedMem{MemoryStore: lockcore.NewMemoryStore()}
+				old := newLock(t, s, "old", lockcore.WithFreshSuccess(0))
+				mustAcquire(t, old)
+				oldFence := old.Fence()
+				mustRelease(t, old, lockcore.Success, "stale")
+				holder := newLock(t, s, "holder", lockcore.WithFreshSuccess(0))
+				mustAcquire(t, holder)
+				fence := holder.Fence()
+				key := lockcore.Key{Group: "fx", ID: "EUR-USD"}
+				for shard := range lockcore.DefaultAnnounceShards {
+					if _, err := s.MemoryStore.Announce(context.Background(), lockcore.Announcement{Key: key, Shard: shard, Fence: oldFence,
+						ResultRef: "stale", ReleasedAtMs: time.Now().UnixMilli() + tc.releasedAt}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if !tc.sawHolder {
+					// Another invocation's refused write made the key hot:
+					// the waiter reads first, and that read is throttled.
+					if res, err := newLock(t, s, "probe", lockcore.WithMaxWait(time.Millisecond)).TryAcquireElseWaitForRelease(context.Background()); res.Outcome == lockcore.Acquired {
+						t.Fatalf("probe acquired: %+v, %v", res, err)
+					}
+				}
+				s.setServeEvery(1 << 30) // every lock-item read is throttled
+				done := make(chan lockcore.WaitResult, 1)
+				go func() {
+					res, err := newLock(t, s, "waiter", lockcore.WithFreshSuccess(0)).TryAcquireElseWaitForRelease(context.Background())
+					if err != nil {
+						t.Errorf("waiter: %v", err)
+					}
+					done <- res
+				}()
+				time.Sleep(3 * time.Second)
+				synctest.Wait()
+				select {
+				case res := <-done:
+					t.Fatalf("waiter returned %+v while the holder still held the lock", res)
+				default:
+				}
+				if _, annGets, _ := s.counts(); annGets == 0 {
+					t.Errorf("the throttled waiter read no announcement; the test proves nothing")
+				}
+				s.setServeEvery(1)
+				mustRelease(t, holder, lockcore.Success, "fresh")
+				res := <-done
+				if res.Outcome != lockcore.Released || res.Fence != fence || res.ResultRef != "fresh" {
+					t.Errorf("waiter = %+v, want Released with fence %d and ref fresh", res, fence)
+				}
+			})
+		})
+	}
+}
+
+// Announcements cost nothing when the lock item serves every request: an
+// uncontended acquire and release, and a waiter that is never throttled,
+// make no announcement call.
+func TestAnnouncementsCostUncontendedNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &crowdedMem{MemoryStore: lockcore.NewMemoryStore()}
+		solo := newLock(t, s, "solo", lockcore.WithFreshSuccess(0))
+		if res, err := solo.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
+			t.Fatalf("TryAcquireElseWaitForRelease() = %+v, %v", res, err)
+		}
+		mustRelease(t, solo, lockcore.Success, "ref")
+		holder := newLock(t, s, "holder", lockcore.WithFreshSuccess(0))
+		mustAcquire(t, holder)
+		go func() {
+			time.Sleep(time.Second)
+			mustRelease(t, holder, lockcore.Success, "ref")
+		}()
+		if res, err := newLock(t, s, "waiter").TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Released {
+			t.Fatalf("waiter: TryAcquireElseWaitForRelease() = %+v, %v", res, err)
+		}
+		if _, annGets, annPuts := s.counts(); annGets+annPuts != 0 {
+			t.Errorf("%d announcement reads and %d writes without a throttle, want none", annGets, annPuts)
+		}
+	})
+}
