@@ -177,6 +177,7 @@ var categories = []string{
 	"release/success", "release/answer", "release/failure", "release/free-keep-episode", "release/retried", "release/own-publication",
 	"release/refused-result", "release/refused-revision", "release/refused-over-operator", "release/operator-clears",
 	"get/found", "get/absent", "invalid",
+	"acquire/refused-own-revision", "announce/applied", "announce/refused", "get-announcement/found", "get-announcement/absent",
 }
 
 // Missing returns the categories no step of the run fell into.
@@ -333,6 +334,8 @@ func category(o op, prev *lockcore.Item, ref outcome) string {
 			return "acquire/wall-clock"
 		case ok:
 			return "acquire/observed"
+		case prev.Revision == r.Revision && prev.Released:
+			return "acquire/refused-own-revision"
 		case prev.Released && prev.Result == lockcore.Success && r.FreshSuccessSinceMs != 0 && prev.ReleasedAtMs >= r.FreshSuccessSinceMs:
 			return "acquire/refused-fresh-success"
 		case prev.Released && prev.Result == lockcore.Failure && r.MaxAttempts > 0 && prev.FailRecentUntilMs > r.NowMs &&
@@ -380,6 +383,16 @@ func category(o op, prev *lockcore.Item, ref outcome) string {
 		default:
 			return "release/refused-revision"
 		}
+	case opAnnounce:
+		if ref.applied {
+			return "announce/applied"
+		}
+		return "announce/refused"
+	case opGetAnnouncement:
+		if ref.ann != nil {
+			return "get-announcement/found"
+		}
+		return "get-announcement/absent"
 	default:
 		if ref.item != nil {
 			return "get/found"

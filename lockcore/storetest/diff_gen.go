@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 
@@ -97,6 +98,10 @@ func (g *generator) next() op {
 		o.kind, o.renew = opRenew, g.renew(k)
 	case n < 90:
 		o.kind, o.release = opRelease, g.release(k)
+	case n < 93:
+		o.kind, o.ann = opAnnounce, g.announcement(k)
+	case n < 96:
+		o.kind, o.ann = opGetAnnouncement, lockcore.Announcement{Shard: g.rng.IntN(3)}
 	default:
 		o.kind = opGet
 	}
@@ -331,6 +336,33 @@ func (g *generator) release(k int) lockcore.ReleaseRequest {
 		}
 	}
 	return r
+}
+
+// announcement returns an announcement of key k, on one of three shards,
+// at a fence near the item's (so that later, equal and earlier fences
+// meet), as a waiter relays it; sometimes an invalid one.
+func (g *generator) announcement(k int) lockcore.Announcement {
+	fence := int64(1 + g.rng.IntN(4))
+	if cur := g.keys[k].item; cur != nil {
+		fence = max(cur.Fence+int64(g.rng.IntN(3))-1, 1)
+	}
+	a := lockcore.Announcement{Shard: g.rng.IntN(3), Fence: fence, ResultRef: "ref-" + strconv.FormatInt(fence, 10),
+		ReleasedAtMs: g.now(), TTL: pick[int64](g, 0, g.now()/1000+3_600)}
+	switch {
+	case g.chance(0.3):
+		a.Answer = g.bytes(pick(g, 1, 16, lockcore.MaxAnnouncedAnswerBytes))
+	case g.chance(0.2):
+		a.AnswerOmitted = true
+	}
+	switch {
+	case g.chance(0.03):
+		a.Fence = 0
+	case g.chance(0.03):
+		a.Shard = lockcore.MaxAnnounceShards
+	case g.chance(0.03):
+		a.ResultRef = "bad\xff"
+	}
+	return a
 }
 
 // bytes returns n random bytes.

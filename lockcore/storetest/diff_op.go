@@ -19,10 +19,12 @@ const (
 	opRenew
 	opRelease
 	opGet
+	opAnnounce
+	opGetAnnouncement
 )
 
 func (k opKind) String() string {
-	return [...]string{"Acquire", "Renew", "Release", "Get"}[k]
+	return [...]string{"Acquire", "Renew", "Release", "Get", "Announce", "GetAnnouncement"}[k]
 }
 
 // op is one step of a differential run: one Store call on one of the run's
@@ -35,6 +37,7 @@ type op struct {
 	acquire lockcore.AcquireRequest
 	renew   lockcore.RenewRequest
 	release lockcore.ReleaseRequest
+	ann     lockcore.Announcement // Announce; its Shard alone for GetAnnouncement
 }
 
 // apply calls the store with o on k and returns what it answered.
@@ -55,6 +58,28 @@ func (o op) apply(ctx context.Context, s lockcore.Store, k lockcore.Key) outcome
 		r.Key = k
 		it, err := s.Release(ctx, r)
 		return outcomeOf(it, err)
+	case opAnnounce, opGetAnnouncement:
+		an, ok := s.(lockcore.Announcer)
+		if !ok {
+			return outcome{class: classError, err: fmt.Errorf("%T is not a lockcore.Announcer", s)}
+		}
+		if o.kind == opAnnounce {
+			a := o.ann
+			a.Key = k
+			applied, err := an.Announce(ctx, a)
+			if err != nil {
+				return outcome{class: classError, err: err}
+			}
+			return outcome{class: classOK, applied: applied}
+		}
+		a, found, err := an.GetAnnouncement(ctx, k, o.ann.Shard)
+		switch {
+		case err != nil:
+			return outcome{class: classError, err: err}
+		case !found:
+			return outcome{class: classOK}
+		}
+		return outcome{class: classOK, ann: &a}
 	default:
 		it, found, err := s.Get(ctx, k)
 		if err != nil || !found {
@@ -86,6 +111,9 @@ type outcome struct {
 	op    string
 	item  *lockcore.Item
 	err   error
+
+	applied bool                   // Announce: the announcement was written
+	ann     *lockcore.Announcement // GetAnnouncement: what it found
 }
 
 // outcomeOf classifies a store's answer. A zero item with a nil error (Get
@@ -118,6 +146,23 @@ func differences(got, want outcome) []string {
 	}
 	if got.op != want.op {
 		d = append(d, fmt.Sprintf("ConditionError.Op %q, want %q", got.op, want.op))
+	}
+	if got.applied != want.applied {
+		d = append(d, fmt.Sprintf("announcement applied %t, want %t", got.applied, want.applied))
+	}
+	switch {
+	case got.ann == nil && want.ann == nil:
+	case got.ann == nil || want.ann == nil:
+		d = append(d, fmt.Sprintf("announcement %+v, want %+v", got.ann, want.ann))
+	default:
+		g, w := *got.ann, *want.ann
+		if string(g.Answer) != string(w.Answer) {
+			d = append(d, fmt.Sprintf("announcement answer %s, want %s", short(string(g.Answer)), short(string(w.Answer))))
+		}
+		g.Answer, w.Answer = nil, nil
+		if !reflect.DeepEqual(g, w) {
+			d = append(d, fmt.Sprintf("announcement %+v, want %+v", g, w))
+		}
 	}
 	switch {
 	case got.item == nil && want.item == nil:
@@ -170,6 +215,12 @@ func (o op) String() string {
 	case opRenew:
 		r := o.renew
 		fmt.Fprintf(&b, " rev=%q now=%s until=%s", r.Revision, ms(r.NowMs), ms(r.LeaseUntilMs))
+	case opAnnounce:
+		a := o.ann
+		fmt.Fprintf(&b, " shard=%d fence=%d ref=%s releasedAt=%s answer=%s omitted=%t ttl=%d",
+			a.Shard, a.Fence, short(a.ResultRef), ms(a.ReleasedAtMs), short(string(a.Answer)), a.AnswerOmitted, a.TTL)
+	case opGetAnnouncement:
+		fmt.Fprintf(&b, " shard=%d", o.ann.Shard)
 	case opRelease:
 		r := o.release
 		fmt.Fprintf(&b, " rev=%q now=%s result=%q ref=%s", r.Revision, ms(r.NowMs), r.Result, short(r.ResultRef))
@@ -193,7 +244,12 @@ func (c outcome) String() string {
 	if c.class == classError {
 		return s
 	}
-	if c.item == nil {
+	switch {
+	case c.applied:
+		return s + ", announced"
+	case c.ann != nil:
+		return fmt.Sprintf("%s, announcement fence %d", s, c.ann.Fence)
+	case c.item == nil:
 		return s + ", no item"
 	}
 	return s + ", " + itemString(c.item)

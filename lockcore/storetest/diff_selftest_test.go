@@ -90,6 +90,36 @@ func (s oldHeldBackGuard) Acquire(ctx context.Context, req lockcore.AcquireReque
 	return s.MemoryStore.Acquire(ctx, req)
 }
 
+// reacquiresOwnRevision is a store without guard (D): a late copy of an
+// applied acquire acquires its released item again.
+type reacquiresOwnRevision struct{ *lockcore.MemoryStore }
+
+func (s reacquiresOwnRevision) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+	if cur, found, err := s.Get(ctx, req.Key); err == nil && found && cur.Revision == req.Revision && cur.Released {
+		req.Revision += "-late" // what the old condition let through
+		it, err := s.MemoryStore.Acquire(ctx, req)
+		it.Revision = cur.Revision
+		return it, err
+	}
+	return s.MemoryStore.Acquire(ctx, req)
+}
+
+// announcesOverLater is a store whose announcements replace a later fence.
+type announcesOverLater struct{ *lockcore.MemoryStore }
+
+func (s announcesOverLater) Announce(ctx context.Context, a lockcore.Announcement) (bool, error) {
+	if cur, found, err := s.GetAnnouncement(ctx, a.Key, a.Shard); err == nil && found && cur.Fence > a.Fence {
+		// Written over the later fence, which it replaces.
+		b := a
+		b.Fence = cur.Fence + 1
+		if _, err := s.MemoryStore.Announce(ctx, b); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	return s.MemoryStore.Announce(ctx, a)
+}
+
 // TestDiffSelfTest checks that the differential test catches a store that
 // differs from the reference, and shrinks the case to the few steps that
 // show it.
@@ -113,6 +143,10 @@ func TestDiffSelfTest(t *testing.T) {
 		// Acquire, release with failure, acquire past the not-before of
 		// an episode at its attempt bound.
 		{"OldHeldBackGuard", oldHeldBackGuard{lockcore.NewMemoryStore()}, 3, "Acquire"},
+		// Acquire, release, the same acquire again.
+		{"ReacquiresOwnRevision", reacquiresOwnRevision{lockcore.NewMemoryStore()}, 3, "Acquire"},
+		// Announce at two fences, the later first.
+		{"AnnouncesOverLater", announcesOverLater{lockcore.NewMemoryStore()}, 3, "Announce"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

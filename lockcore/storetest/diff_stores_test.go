@@ -113,3 +113,11 @@ func (s *shardedStore) Release(ctx context.Context, req lockcore.ReleaseRequest)
 func (s *shardedStore) Get(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
 	return s.of(k).Get(ctx, k)
 }
+
+func (s *shardedStore) Announce(ctx context.Context, a lockcore.Announcement) (bool, error) {
+	return s.of(a.Key).(lockcore.Announcer).Announce(ctx, a)
+}
+
+func (s *shardedStore) GetAnnouncement(ctx context.Context, k lockcore.Key, shard int) (lockcore.Announcement, bool, error) {
+	return s.of(k).(lockcore.Announcer).GetAnnouncement(ctx, k, shard)
+}
