@@ -313,11 +313,18 @@ func TestTemplateIAMMatchesCode(t *testing.T) {
 			}
 			for _, res := range strings1(m["Resource"]) {
 				got[res] = append(got[res], strings1(m["Action"])...)
+				if res == "GetAtt:LockTable.Arn" && slices.Contains(strings1(m["Action"]), "dynamodb:PutItem") {
+					// Only announcement items may be put (see lockcore.AnnouncementKey).
+					like := lookup(m["Condition"], "ForAllValues:StringLike", "dynamodb:LeadingKeys")
+					if keys := strings1(like); len(strings1(m["Action"])) != 1 || !slices.Equal(keys, []string{"*#announce-*"}) {
+						t.Errorf("PutItem on the lock table: statement %v, want PutItem alone, on leading keys *#announce-* only", m)
+					}
+				}
 			}
 		}
 	}
 	want := map[string][]string{
-		"GetAtt:LockTable.Arn":             dynamoActions(reflect.TypeFor[lockcore.DynamoAPI]()),
+		"GetAtt:LockTable.Arn":             slices.Sorted(slices.Values(append(dynamoActions(reflect.TypeFor[lockcore.DynamoAPI]()), "dynamodb:PutItem"))),
 		"GetAtt:CacheTable.Arn":            dynamoActions(reflect.TypeFor[fetchcache.CacheAPI]()),
 		"GetAtt:RefreshQueue.Arn":          {"sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"},
 		"GetAtt:FetchFunctionLogGroup.Arn": {"logs:CreateLogStream", "logs:PutLogEvents"},
