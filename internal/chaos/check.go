@@ -13,17 +13,18 @@ import (
 type Check string
 
 const (
-	CheckFences   Check = "1 fences"
-	CheckMutex    Check = "2 mutual exclusion"
-	CheckLiveness Check = "3 liveness"
-	CheckHerd     Check = "4 herd"
-	CheckLinear   Check = "5 linearizability"
-	CheckEpisode  Check = "6 upstream calls per failure"
-	CheckOperator Check = "7 operator release kept"
+	CheckFences    Check = "1 fences"
+	CheckMutex     Check = "2 mutual exclusion"
+	CheckLiveness  Check = "3 liveness"
+	CheckHerd      Check = "4 herd"
+	CheckLinear    Check = "5 linearizability"
+	CheckEpisode   Check = "6 upstream calls per failure"
+	CheckOperator  Check = "7 operator release kept"
+	CheckPublished Check = "8 released results published"
 )
 
 // Checks lists the checks in order.
-var Checks = []Check{CheckFences, CheckMutex, CheckLiveness, CheckHerd, CheckLinear, CheckEpisode, CheckOperator}
+var Checks = []Check{CheckFences, CheckMutex, CheckLiveness, CheckHerd, CheckLinear, CheckEpisode, CheckOperator, CheckPublished}
 
 // grant is one applied acquisition at the store.
 type grant struct {
@@ -64,7 +65,7 @@ func (a *analysis) phaseKind(t int64) PhaseKind {
 	return a.cfg.Phases[phaseIndex(a.cfg.Phases, t)].Kind
 }
 
-// check runs checks 1 to 7 on a run's records; wallBase is the host's wall
+// check runs checks 1 to 8 on a run's records; wallBase is the host's wall
 // clock less Mono.
 func check(cfg *Config, rec *recorder, killedHerd map[string]bool, wallBase int64) *Report {
 	rec.mu.Lock()
@@ -81,6 +82,9 @@ func check(cfg *Config, rec *recorder, killedHerd map[string]bool, wallBase int6
 	a.checkHerd(killedHerd)
 	a.checkEpisodes()
 	a.checkOperator()
+	if cfg.Variant != VariantSeed {
+		a.checkPublished()
+	}
 	a.tallyStorm()
 	if cfg.Variant != VariantSeed {
 		lr := checkLinearizable(rec.ops, cfg.LinTimeout)

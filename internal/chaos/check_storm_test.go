@@ -182,6 +182,9 @@ func TestCheckOperator(t *testing.T) {
 		{"the holder's failure over it", func(h *stormHistory) { h.fail(0, "a", 1, 300, 1500, 0, "lease_lost") }, 1},
 		{"read back overwritten", func(h *stormHistory) { h.read(2, 400, overwritten) }, 1},
 		{"the next holder acquires", func(h *stormHistory) { h.grant(1, "b", 2, 200) }, 0},
+		// A late copy of a's acquire, applied after the force-release
+		// (what lockcore's guard D refuses), shows a held by nobody.
+		{"a late copy re-acquires", func(h *stormHistory) { h.grant(0, "a", 2, 300) }, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -210,5 +213,45 @@ func TestLinearizableLateApply(t *testing.T) {
 	}
 	if res := checkLinearizable(ops, 10*time.Second); len(res.Illegal) > 0 || len(res.Unknown) > 0 {
 		t.Errorf("checkLinearizable() = illegal %v, unknown %v; want linearizable", res.Illegal, res.Unknown)
+	}
+}
+
+// TestCheckPublished: a RELEASED result needs a response of the lock item
+// itself showing that success published, to a request sent before the wait
+// returned; an announcement item's response does not count.
+func TestCheckPublished(t *testing.T) {
+	published := View{Rev: "a", Fence: 1, Rel: true, Result: "success", RelAt: wall(100), ResFence: 1}
+	tests := []struct {
+		name  string
+		setup func(h *stormHistory)
+		want  int
+	}{
+		{"read on the lock item", func(h *stormHistory) { h.read(2, 150, published) }, 0},
+		{"the holder's release", func(h *stormHistory) {
+			h.rec.ops = append(h.rec.ops, StoreOp{Worker: 0, Target: "UpdateItem", Key: hKey, Call: at(100), Return: at(101), Status: http.StatusOK,
+				Intent: &Intent{Op: "release", Key: hKey, Rev: "a", Result: "success"}, Item: &published})
+		}, 0},
+		{"only an announcement showed it", func(h *stormHistory) {
+			h.rec.ops = append(h.rec.ops, StoreOp{Worker: 2, Target: "GetItem", Key: hKey + "#announce-3", Call: at(150), Return: at(151),
+				Status: http.StatusOK, Item: &published})
+		}, 1},
+		{"published after the wait returned", func(h *stormHistory) { h.read(2, 250, published) }, 1},
+		{"another fence published", func(h *stormHistory) {
+			other := published
+			other.ResFence = 2
+			h.read(2, 150, other)
+		}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newStormHistory()
+			h.grant(0, "a", 1, 0)
+			tt.setup(h)
+			h.rec.events = append(h.rec.events, Event{T: at(50), T2: at(200), Worker: 1, Kind: EvWait, Key: hKey, Outcome: "RELEASED", Fence: 1})
+			rep := h.check(t, (*analysis).checkPublished)
+			if got := rep.Violations[CheckPublished]; got != tt.want {
+				t.Errorf("violations = %d, want %d (%v)", got, tt.want, rep.Details[CheckPublished])
+			}
+		})
 	}
 }

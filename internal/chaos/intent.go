@@ -231,6 +231,7 @@ type View struct {
 	Rel        bool   `json:"rel"`
 	Result     string `json:"result,omitempty"`
 	RelAt      int64  `json:"relAt,omitempty"`
+	ResFence   int64  `json:"resultFence,omitempty"`
 	LU         int64  `json:"lu"`
 	Exp        int64  `json:"exp"`
 	PrevRev    string `json:"prevRev,omitempty"`
@@ -274,6 +275,7 @@ func decodeView(m map[string]attr) *View {
 		Beat:       m[lockcore.AttrBeat].num(),
 		Result:     m[lockcore.AttrResult].str(),
 		RelAt:      m[lockcore.AttrReleasedAtMs].num(),
+		ResFence:   m[lockcore.AttrResultFence].num(),
 		LU:         m[lockcore.AttrLeaseUntilMs].num(),
 		Exp:        m[lockcore.AttrExpiresAtMs].num(),
 		PrevRev:    m[lockcore.AttrPrevRevision].str(),
