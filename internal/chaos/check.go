@@ -163,6 +163,9 @@ func (a *analysis) tally() {
 			if e.TookOver {
 				r.TookOver++
 			}
+			if e.Announced {
+				r.Announced++
+			}
 		case EvRelease:
 			r.Cycles++
 			if e.Err != "" {

@@ -119,6 +119,27 @@ func (s intentStore) Get(ctx context.Context, key lockcore.Key) (lockcore.Item, 
 	return s.inner.Get(withIntent(ctx, Intent{Op: "get", Key: lockcore.PartitionKey(key)}), key)
 }
 
+// Announce and GetAnnouncement pass a waiter's release announcements
+// through untagged: announcement items are not lock items, so check 5 has
+// no model of them, and check 8 does not count their responses (a waiter
+// that returns RELEASED from an announcement must still match a success
+// that a response of the lock item showed).
+func (s intentStore) Announce(ctx context.Context, a lockcore.Announcement) (bool, error) {
+	an, ok := s.inner.(lockcore.Announcer)
+	if !ok {
+		return false, errors.New("chaos: the store keeps no announcements")
+	}
+	return an.Announce(ctx, a)
+}
+
+func (s intentStore) GetAnnouncement(ctx context.Context, key lockcore.Key, shard int) (lockcore.Announcement, bool, error) {
+	an, ok := s.inner.(lockcore.Announcer)
+	if !ok {
+		return lockcore.Announcement{}, false, errors.New("chaos: the store keeps no announcements")
+	}
+	return an.GetAnnouncement(ctx, key, shard)
+}
+
 // noRevisionStore is the deliberately broken store of the self-test: its
 // Renew and Release are conditioned only on the item existing, not on the
 // revision, while the intent header still says they are. A late release

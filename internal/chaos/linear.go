@@ -19,6 +19,7 @@ type lstate struct {
 	Rev        string
 	Result     string
 	RelAt      int64
+	ResFence   int64 // resultFence: the holder's fence, set by every release
 	Fence      int64
 	Beat       int64
 	LU         int64
@@ -70,7 +71,7 @@ func apply(st lstate, in Intent) (bool, lstate) {
 		// failure release does not match an item the operator released
 		// (lockcore.OperatorReleaseReason); the operator's own retry, and
 		// the broken holder's unguarded write (VariantStubborn), do.
-		next.Rel, next.Result, next.RelAt = true, in.Result, in.NowMs
+		next.Rel, next.Result, next.RelAt, next.ResFence = true, in.Result, in.NowMs, st.Fence
 		if !in.KeepEpisode {
 			next.Failures, next.NotBefore, next.RecentTill, next.Reason = in.Failures, in.NotBefore, in.RecentTill, in.Reason
 		}
@@ -81,11 +82,16 @@ func apply(st lstate, in Intent) (bool, lstate) {
 	return false, st
 }
 
-// acquirable is Acquire's condition: absent, or open by one branch and not
-// held back by either guard.
+// acquirable is Acquire's condition: absent, or open by one branch, not
+// held back by either guard, and not already at the request's revision
+// (guard D: a revision is acquired at most once, so a late copy of an
+// applied acquire cannot take the item again after a release).
 func acquirable(st lstate, in Intent) bool {
 	if !st.Exists {
 		return true
+	}
+	if st.Rev == in.Rev {
+		return false
 	}
 	limit := in.NowMs - in.EpsMs
 	open := st.Rel || (in.Wall && (st.Exp < limit || st.LU < limit)) ||
@@ -105,7 +111,7 @@ func nextFence(st lstate, in Intent) int64 {
 
 func sameView(v *View, st lstate) bool {
 	return st.Exists && *v == View{Rev: st.Rev, Fence: st.Fence, Beat: st.Beat, Rel: st.Rel, Result: st.Result, RelAt: st.RelAt,
-		LU: st.LU, Exp: st.Exp, PrevRev: st.PrevRev, PrevResult: st.PrevResult,
+		ResFence: st.ResFence, LU: st.LU, Exp: st.Exp, PrevRev: st.PrevRev, PrevResult: st.PrevResult,
 		Failures: st.Failures, NotBefore: st.NotBefore, RecentTill: st.RecentTill, Reason: st.Reason}
 }
 

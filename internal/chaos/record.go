@@ -73,8 +73,11 @@ type Event struct {
 	Fence    int64  `json:"f,omitempty"`
 	Rev      string `json:"rev,omitempty"`
 	TookOver bool   `json:"took,omitempty"`
-	Present  bool   `json:"present,omitempty"`
-	Err      string `json:"err,omitempty"`
+	// Announced: a RELEASED wait learned the success from a release
+	// announcement rather than from the lock item.
+	Announced bool   `json:"ann,omitempty"`
+	Present   bool   `json:"present,omitempty"`
+	Err       string `json:"err,omitempty"`
 }
 
 // Worker event kinds.

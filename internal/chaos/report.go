@@ -37,6 +37,7 @@ type Report struct {
 	Outcomes    map[string]int // TryAcquireElseWaitForRelease outcomes
 	Cycles      int            // holds that ended with a release call (lock cycles completed)
 	TookOver    int
+	Announced   int // RELEASED waits that read the success from a release announcement
 	Grants      int // acquisitions applied at the store
 	Orphans     int // applied acquisitions no worker learned of
 	StoreOps    int
@@ -116,8 +117,8 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(tw, "variant\t%s\n", r.Variant)
 	fmt.Fprintf(tw, "phases\t%s\n", strings.Join(phases, ", "))
 	fmt.Fprintf(tw, "lock cycles completed\t%d (acquire, work, release)\n", r.Cycles)
-	fmt.Fprintf(tw, "outcomes\tACQUIRED %d (took over %d), RELEASED %d, FAILED %d\n",
-		r.Outcomes["ACQUIRED"], r.TookOver, r.Outcomes["RELEASED"], r.Outcomes["FAILED"])
+	fmt.Fprintf(tw, "outcomes\tACQUIRED %d (took over %d), RELEASED %d (%d from announcements), FAILED %d\n",
+		r.Outcomes["ACQUIRED"], r.TookOver, r.Outcomes["RELEASED"], r.Announced, r.Outcomes["FAILED"])
 	fmt.Fprintf(tw, "store\t%d requests, %d grants, %d orphaned grants\n", r.StoreOps, r.Grants, r.Orphans)
 	fmt.Fprintf(tw, "resource\t%d writes rejected by fence; unfenced shadow went back %d times; %d late arrivals; %d without a grant\n",
 		r.Rejected, r.ShadowStale, r.LateArrivals, r.Unmatched)

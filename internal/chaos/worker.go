@@ -95,6 +95,11 @@ type worker struct {
 	log    *slog.Logger
 
 	outMu sync.Mutex // guards writes to stdout
+
+	// hot is the worker's memory of hot keys, shared by its Locks as a
+	// DynamoStore's own is in Lambda (the intent store wrapping it has
+	// none of its own).
+	hot *lockcore.HotKeys
 }
 
 func runWorker(spec workerSpec) error {
@@ -104,6 +109,7 @@ func runWorker(spec workerSpec) error {
 		clock: &skewClock{origin: spec.Origin, phases: spec.Phases, skews: spec.Skews},
 		http:  &http.Client{Timeout: 5 * time.Second},
 		log:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		hot:   lockcore.NewHotKeys(lockcore.DefaultHotKeys),
 	}
 	w.client = lockClient(spec.Proxy, spec.AttemptTimeout, spec.Attempts, spec.MaxBackoff)
 	ds, err := lockcore.NewDynamoStore(w.client, spec.Table)
@@ -286,12 +292,17 @@ func (w *worker) cycle(key string, kind cycleKind) {
 			lockcore.WithLease(s.Lease), lockcore.WithPollInterval(s.Poll), lockcore.WithMaxWait(s.MaxWait),
 			lockcore.WithMaxHold(s.MaxHold), lockcore.WithClockAllowance(s.ClockAllowance), lockcore.WithDrift(s.Drift),
 			lockcore.WithMaxAttempts(s.MaxAttempts),
-			lockcore.WithClock(w.clock), lockcore.WithLogger(w.log), lockcore.WithTTL(0))
+			lockcore.WithClock(w.clock), lockcore.WithLogger(w.log), lockcore.WithTTL(0), lockcore.WithHotKeys(w.hot))
 		if err != nil {
 			panic(err)
 		}
 		res, err := lk.TryAcquireElseWaitForRelease(ctx)
 		ev.Outcome, ev.TookOver = res.Outcome.String(), res.TookOver
+		if res.Outcome == lockcore.Released {
+			// The fence of the holder that published the success (check 8),
+			// and whether the wait read it from an announcement.
+			ev.Fence, ev.Announced = res.Fence, res.Announced
+		}
 		if err != nil {
 			ev.Err = err.Error()
 		}
