@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -238,6 +239,7 @@ func (w *waiter) pollAnnouncement() (res WaitResult, done bool) {
 		return res, false
 	}
 	l.count(MetricLockNotReleased, 0)
+	l.count(MetricAnnouncementRead, 1)
 	return WaitResult{Outcome: Released, Fence: a.Fence, ResultRef: a.ResultRef, Answer: a.Answer, Announced: true}, true
 }
 
@@ -277,6 +279,8 @@ func (w *waiter) relay(it Item) {
 	}
 	w.annFence = a.Fence
 	var wg sync.WaitGroup
+	var written atomic.Int64
+	written.Add(1)
 	for shard := range l.o.announceShards {
 		if shard == w.shard {
 			continue
@@ -284,8 +288,11 @@ func (w *waiter) relay(it Item) {
 		wg.Go(func() {
 			b := a
 			b.Shard = shard
-			_, _ = l.ann.Announce(ctx, b)
+			if ok, err := l.ann.Announce(ctx, b); ok && err == nil {
+				written.Add(1)
+			}
 		})
 	}
 	wg.Wait()
+	l.count(MetricAnnouncementWrite, float64(written.Load()))
 }

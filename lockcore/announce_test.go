@@ -80,9 +80,10 @@ func TestCrowdedWaitersReadAnnouncements(t *testing.T) {
 			at  time.Time
 		}
 		done := make(chan result, n)
+		var m recMetrics
 		for range n {
 			go func() {
-				l := newLock(t, s, "waiter")
+				l := newLock(t, s, "waiter", lockcore.WithMetrics(&m))
 				res, err := l.TryAcquireElseWaitForRelease(context.Background())
 				done <- result{res, err, time.Now()}
 			}()
@@ -107,6 +108,15 @@ func TestCrowdedWaitersReadAnnouncements(t *testing.T) {
 		if announced < n/2 || annPuts == 0 {
 			t.Errorf("%d of %d waiters learned the success from an announcement (%d relays, %d shard reads, %d lock-item reads), want at least half",
 				announced, n, annPuts, annGets, gets)
+		}
+		// The metrics count what happened: one read per announced
+		// waiter, and at least one shard written, never more shards
+		// than the relays tried.
+		if got := m.sum(lockcore.MetricAnnouncementRead); got != float64(announced) {
+			t.Errorf("%s = %v, want %d (the waiters Released by an announcement)", lockcore.MetricAnnouncementRead, got, announced)
+		}
+		if got := m.sum(lockcore.MetricAnnouncementWrite); got < 1 || got > float64(annPuts) {
+			t.Errorf("%s = %v, want between 1 and the %d relay writes tried", lockcore.MetricAnnouncementWrite, got, annPuts)
 		}
 	})
 }

@@ -10,7 +10,7 @@ type Metrics interface {
 
 // Metric names, as the original TypeScript lock emitted them, plus
 // MetricTakeover, MetricRetryAfterFailure, MetricLeaseLost,
-// MetricSharedFailure and MetricEpisodeAttempts.
+// MetricSharedFailure, MetricEpisodeAttempts and the announcement counts.
 const (
 	MetricLockTimeout                 = "LockTimeout"                 // Count: maximum hold reached
 	MetricLongRenewalCall             = "LongRenewalCall"             // Count: a renewal outlasted the renewal interval
@@ -33,6 +33,8 @@ const (
 	MetricSharedFailure               = "LockSharedFailure"           // Count: a waiter ended with ErrHolderFailed
 	MetricEpisodeAttempts             = "LockEpisodeAttempts"         // Count: the attempt number, from 1, of a new holder in its failure episode
 	MetricLockThrottled               = "LockThrottled"               // Count: store calls the store throttled
+	MetricAnnouncementRead            = "LockAnnouncementRead"        // Count: a wait was Released by a release announcement (see Announcer)
+	MetricAnnouncementWrite           = "LockAnnouncementWrite"       // Count: announcement shards this waiter's relay wrote
 )
 
 const (

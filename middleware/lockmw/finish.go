@@ -76,6 +76,7 @@ func (c *call) logOutcome(err error) {
 		slog.Bool("takeover", c.info.TookOver),
 		slog.Bool("afterFailure", c.info.AfterFailure),
 		slog.Int("polls", c.info.Polls),
+		slog.Bool("announced", c.info.Announced),
 		slog.Duration("waited", c.info.Waited),
 		slog.Duration("held", c.held),
 		slog.Duration("duration", time.Since(c.start)),

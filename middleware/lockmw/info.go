@@ -31,6 +31,10 @@ type Info struct {
 	AfterFailure bool
 	// ResultRef is the reference the holder published, when RELEASED.
 	ResultRef string
+	// Announced is true when RELEASED learned the success from a release
+	// announcement (see [lockcore.Announcer]) rather than from the lock
+	// item: the lock item was throttled by the herd.
+	Announced bool
 	// Polls is how many times the lock item was read while waiting.
 	Polls int
 	// Waited is how long the invocation waited, 0 when the first attempt

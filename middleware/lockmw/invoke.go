@@ -114,6 +114,7 @@ func (c *call) acquire(lock *lockcore.Lock) (lockcore.WaitResult, error) {
 	c.info.TookOver = res.TookOver
 	c.info.AfterFailure = res.AfterFailure
 	c.info.ResultRef = res.ResultRef
+	c.info.Announced = res.Announced
 	c.info.Polls = res.Polls
 	c.info.Waited = res.Waited
 	if res.Outcome == lockcore.Acquired {
