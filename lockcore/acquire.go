@@ -172,7 +172,7 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 		return false, &it, nil
 	}
 	after := acquiredAfterFailure(it)
-	h := l.begin(ctx, it, sent, maxHold, takeover && !after, after)
+	h := l.begin(ctx, it, sent, maxHold, takeover && tookOverAbandoned(it), after)
 	l.millis(MetricLockAcquisitionDuration, time.Since(start))
 	l.count(MetricEpisodeAttempts, float64(h.attempt))
 	switch {
@@ -187,6 +187,14 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 		l.logAt(slog.LevelDebug, "lock acquired", slog.Int64("fence", it.Fence))
 	}
 	return true, &it, nil
+}
+
+// tookOverAbandoned reports whether it, as a waiter's acquisition wrote
+// it, took over an abandoned lease: neither the attempt after a published
+// failure nor an acquisition of a lock whose holder published a success
+// that was no longer news to the wait.
+func tookOverAbandoned(it Item) bool {
+	return it.PrevResult != Success && !acquiredAfterFailure(it)
 }
 
 // acquiredAfterFailure reports whether it, as an acquisition wrote it,

@@ -244,15 +244,8 @@ func (w *waiter) pollAnnouncement() (res WaitResult, done bool) {
 }
 
 // accepts reports whether the announced success a was published during
-// this wait: its fence is at least that of a holder the wait saw holding
-// the lock, or, when the wait never saw one, it was released after the
-// wait began by more than the clock allowance.
-func (w *waiter) accepts(a Announcement) bool {
-	if w.minFence > 0 {
-		return a.Fence >= w.minFence
-	}
-	return a.ReleasedAtMs > w.startMs+w.l.o.clockAllowance.Milliseconds()
-}
+// this wait (see ours).
+func (w *waiter) accepts(a Announcement) bool { return w.ours(a.Fence, a.ReleasedAtMs) }
 
 // relay copies the success it, just read from the lock item, to the
 // waiter's shard when the wait is crowded and the shard did not show it;

@@ -135,8 +135,10 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		return WaitResult{Outcome: Acquired, Fence: h.fence, TookOver: h.tookOver, AfterFailure: h.afterFailure}, nil
 	}
 	step, cur, err := stepAcquire, (*Item)(nil), error(nil)
+	var looked *Item // the item as the first read showed it, if any
 	if l.readsFirst() {
 		step, cur, err = l.readFirst(ctx, limit)
+		looked = cur
 		l.noteFirst(step, err)
 	}
 	if step == stepAcquire {
@@ -180,6 +182,8 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 	if err != nil { // throttled: a herd is on the item, and its holder may be about to publish
 		w.lastErr, w.throttles = err, 1
 	}
+	w.saw(looked)
+	w.saw(cur)
 	defer func() {
 		res.Polls, res.Waited = w.polls, time.Since(w.start)
 		l.count(MetricWaitForLock, 1)
@@ -218,11 +222,16 @@ type waiter struct {
 	// Announcements (see announce.go), once the store throttled this wait.
 	startMs  int64 // wall clock when the wait began
 	minFence int64 // the highest fence seen holding the lock: an announced success must be at least this
-	shard    int   // this waiter's announcement shard
-	turn     int   // polls since the wait became crowded: every annItemEvery-th reads the lock item
-	annFence int64 // the highest fence the shard showed
-	needItem bool  // the next poll reads the lock item (an announced answer was left out)
-	annPace  int   // throttled shard reads in a row (pace is the lock item's)
+	// seen is true once the wait has read the lock item (or had it back
+	// from a refused write); seenFence is the highest fence it then had.
+	// A success at a higher fence was published during the wait.
+	seen      bool
+	seenFence int64
+	shard     int   // this waiter's announcement shard
+	turn      int   // polls since the wait became crowded: every annItemEvery-th reads the lock item
+	annFence  int64 // the highest fence the shard showed
+	needItem  bool  // the next poll reads the lock item (an announced answer was left out)
+	annPace   int   // throttled shard reads in a row (pace is the lock item's)
 }
 
 func (w *waiter) run(cur *Item) (WaitResult, error) {
@@ -275,8 +284,9 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 			}
 		case acquired:
 			after := acquiredAfterFailure(*cur)
-			return WaitResult{Outcome: Acquired, TookOver: !after, AfterFailure: after, Fence: cur.Fence}, nil
+			return WaitResult{Outcome: Acquired, TookOver: tookOverAbandoned(*cur), AfterFailure: after, Fence: cur.Fence}, nil
 		default:
+			w.saw(cur)
 			w.observe(cur) // another waiter won the race, or a failure holds us back
 			next, res, err, done := w.afterRefusal(cur)
 			if done {
@@ -299,10 +309,52 @@ type verdict struct {
 
 // judge decides what to do about it (found: it exists).
 func (w *waiter) judge(it Item, found bool) verdict {
+	v := w.decide(it, found)
+	if found {
+		w.saw(&it)
+	} else {
+		w.seen = true
+	}
+	return v
+}
+
+// saw notes that the wait had the item it back from the store (nil: none).
+func (w *waiter) saw(it *Item) {
+	if it != nil {
+		w.seen, w.seenFence = true, max(w.seenFence, it.Fence)
+	}
+}
+
+// ours reports whether a success at fence, released at releasedAtMs (the
+// releasing host's wall clock), was published during this wait, so that
+// the wait may return it: its fence is at least that of a holder the wait
+// saw holding the lock, or above every fence the wait saw on the item; or
+// it is fresh (see [WithFreshSuccess]); or, for a wait that saw no holder,
+// it was released no more than the clock allowance before the wait began:
+// the burst the wait belongs to. A success older than that and no longer
+// fresh is old news: the lock is free. A wait whose first write was
+// throttled, or whose first read found such a success and whose write was
+// then throttled, must not take it for the answer it waits for.
+func (w *waiter) ours(fence, releasedAtMs int64) bool {
+	switch {
+	case w.minFence > 0:
+		return fence >= w.minFence
+	case w.seen && fence > w.seenFence:
+		return true
+	case w.l.freshSuccess(Item{ReleasedAtMs: releasedAtMs}):
+		return true
+	}
+	return releasedAtMs >= w.startMs-w.l.o.clockAllowance.Milliseconds()
+}
+
+// decide is judge's verdict on one read, before the wait notes what it saw.
+func (w *waiter) decide(it Item, found bool) verdict {
 	l := w.l
 	switch {
 	case !found:
 		return verdict{take: true}
+	case it.Released && it.Result == Success && !w.ours(it.ResultFence, it.ReleasedAtMs):
+		return verdict{take: true} // old news: the lock is free
 	case it.Released && it.Result == Success:
 		l.count(MetricLockNotReleased, 0)
 		w.relay(it)
