@@ -97,7 +97,7 @@ if [ "$mode" = ci ]; then
   queue ghost-free         $H pass "$base $nof -DTMAX=9 -DNLOSS=2 -DUPFAIL=1"
   queue unbounded-pause    $H pass "$base -DTMAX=8 -DUNBOUNDED -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   queue crash+delay        $H pass "$base -DTMAX=16 -DNCRASH=1 -DNLOSS=0 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
-  queue operator+pause     $H pass "$base $nof -DTMAX=8 -DTOPR=6 -DNPAUSE=1 -DNOPREL=1 -DFIX_OPREL=1"
+  queue operator+pause     $H pass "$base $nof -DTMAX=8 -DTOPR=6 -DNPAUSE=1 -DNOPREL=1 -DFIX_OPREL=1 -DFIX_SELF=1"
   queue operator           $H pass "$base $nof -DTMAX=11 -DTOPR=6 -DNOPREL=1"
   queue failing-upstream   $H pass "$base $nof -DTMAX=14 -DUPFAIL=2"
   queue failing+pause      $H pass "$base $nof -DTMAX=10 -DUPFAIL=2 -DNPAUSE=1"
@@ -108,6 +108,11 @@ if [ "$mode" = ci ]; then
   # a late acquire attempt with the new guards: the ghost lock of Finding 2 is
   # not found at these bounds (README); kept as a passing search of Property 6
   queue late-acquire       $H pass "$base -DTMAX=16 -DLATEDUP -DFIX_SELF=1 -DUPFAIL=1 -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=0"
+  # guard D: a late copy of an applied acquire meets the operator's release
+  queue guard-d            $H pass "$base $nof -DTMAX=8 -DTOPR=4 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1 -DFIX_SELF=1"
+  # Finding 2 with the operator: a late copy of a refused attempt lands on the
+  # operator's release (another revision: guard D does not apply)
+  queue finding-late-ghost $H p6   "$base $nof -DTMAX=8 -DTOPR=4 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1"
   queue finding-opr-overwrite $H p9 "$base $nof -DTMAX=10 -DTOPR=6 -DNPAUSE=1 -DNOPREL=1 -DCHECKS=512"
   # mutants (must fail): each removes one guard, or a timing assumption
   queue mutant-held-rel-only $H p7 "$base $nof -DTMAX=12 -DUPFAIL=1 -DLATESTART=9 -DMUT_HELD=1"
@@ -118,6 +123,7 @@ if [ "$mode" = ci ]; then
   queue mutant-no-free     $H p6   "$base $nof -DTMAX=9 -DNLOSS=2 -DUPFAIL=1 -DMUT_FREE=1"
   queue mutant-free-erases $H p7   "$base $nof -DTMAX=9 -DNLOSS=2 -DUPFAIL=1 -DMUT_FREE=2"
   queue mutant-opr-retry   $H p9   "$base $nof -DTMAX=12 -DTOPR=6 -DNOPREL=1 -DMUT_OPR=1"
+  queue mutant-no-guard-d  $H p6   "$base $nof -DTMAX=8 -DTOPR=4 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1 -DFIX_SELF=1 -DMUT_GUARDD=1"
   queue mutant-no-margin   $H p3   "$base -DTMAX=16 -DMARGIN=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   queue mutant-eps-0       $H p3   "$base -DTMAX=16 -DEPS=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   # seed protocol: counterexamples
@@ -143,6 +149,7 @@ else
   queue newcomer+faults    $H pass "$base -DTMAX=18 -DUPFAIL=2 -DLATESTART=9 -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=1 -DNDELAY=1"
   queue late-attempt+fix   $H pass "$base -DLATEDUP -DFIX_SELF=1 -DCHECKS=62 -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=1"
   queue finding-late-ghost $H p6   "$base -DLATEDUP -DFIX_SELF=1 -DUPFAIL=1 -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=0"
+  queue guard-d            $H pass "$base $nof -DTMAX=12 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1 -DFIX_SELF=1 -DNDELAY=1"
   queue finding-opr-overwrite $H p9 "$base $nof -DTMAX=14 -DNPAUSE=1 -DNOPREL=1 -DCHECKS=512"
   queue mutant-held-rel-only $H p7 "$base $nof -DTMAX=16 -DUPFAIL=2 -DLATESTART=9 -DMUT_HELD=1"
   queue mutant-no-held     $H p7   "$base $nof -DTMAX=16 -DUPFAIL=2 -DLATESTART=9 -DMUT_HELD=2"
@@ -152,6 +159,7 @@ else
   queue mutant-no-free     $H p6   "$base $nof -DTMAX=14 -DNLOSS=2 -DUPFAIL=1 -DMUT_FREE=1"
   queue mutant-free-erases $H p7   "$base $nof -DTMAX=14 -DNLOSS=2 -DUPFAIL=1 -DMUT_FREE=2"
   queue mutant-opr-retry   $H p9   "$base $nof -DTMAX=16 -DNOPREL=1 -DMUT_OPR=1"
+  queue mutant-no-guard-d  $H p6   "$base $nof -DTMAX=12 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1 -DFIX_SELF=1 -DMUT_GUARDD=1"
   queue mutant-no-margin   $H p3   "$base -DMARGIN=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   queue mutant-eps-0       $H p3   "$base -DEPS=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   sbase="-DSJ=3 -DMIDRATE -DTMAX=18"

@@ -4,8 +4,9 @@
  * Read README.md first. Build: spin -a [-DNAME=value ...] herdlock.pml
  *
  * Switches (0/1): WALLPATH (default 1: the wall-clock branch of the acquire
- * condition), FIX_SELF (default 0; 1: a correction for acquire attempts that
- * land late, README.md "Findings"), FIX_OPREL (default 0; 1: a release never
+ * condition), FIX_SELF (default 0; 1: a waiter that reads the item held by
+ * an earlier revision of its own, an attempt that landed late, takes it as
+ * ACQUIRED: not in lockcore, README.md "Findings"), FIX_OPREL (default 0; 1: a release never
  * applies over an operator's release, README.md "Findings"). UPFAIL: the
  * upstream the holders call (0 answers, 1 fails, 2 fails with or without a
  * not-before). MAXATT: WithMaxAttempts.
@@ -17,7 +18,9 @@
  * shorten the lease), MUT_FREE (1: no free of
  * a possible ghost hold, 2: the free writes an empty failure episode),
  * MUT_OPR (1: a renewal refused on its own, released revision is retried as
- * transient). EPS, TAKE and MARGIN can be overridden to check mutants too.
+ * transient), MUT_GUARDD (1: no guard (D) #rev <> :newRev, a revision may be
+ * acquired twice). EPS, TAKE and MARGIN can be overridden to check mutants
+ * too.
  */
 #include "common.pml"
 
@@ -53,6 +56,9 @@
 #endif
 #ifndef MUT_OPR
 #define MUT_OPR 0
+#endif
+#ifndef MUT_GUARDD
+#define MUT_GUARDD 0
 #endif
 
 #ifndef EPS
@@ -121,8 +127,9 @@ hidden short nv_;
    next renewal: the operator's act, excepted from Property 3 */
 #define INSIDE(j) (ph[j] == HOLD && hst[j] != H_RELEASING && MONO(j) < vu[j] && hrev[j] != oprev)
 /* Property 6: the item is held by a revision of a live process that has
-   finished without ever having been told it holds it */
-#define GHOST(i) (ph[i] >= D_ACQ && ph[i] != CRASHED && iex && !irel && OWNER(irev) == i && irev != hrev[i])
+   finished without ever having been told it holds it, or that was told the
+   operator released it (guard D: that revision is never held again) */
+#define GHOST(i) (ph[i] >= D_ACQ && ph[i] != CRASHED && iex && !irel && OWNER(irev) == i && (irev != hrev[i] || irev == oprev))
 #ifndef CHECK_P6
 #define CHECK_P6 1
 #endif
@@ -166,8 +173,12 @@ inline apply(op, rev, anow, alu, aexp, ahas, aobr, aobb, ares, akind, afail, anb
      ok = (!iex ||
            (irel && !(MUT_FRESH < 2 && fresh_) && !(MUT_HELD < 2 && held_)) ||
            (open_ && !(MUT_FRESH == 0 && fresh_) && !(MUT_HELD == 0 && held_)));
-#if FIX_SELF
-     ok = ok && !(iex && irev == rev);   /* an attempt never applies twice */
+#if !MUT_GUARDD
+     /* (D) AND #rev <> :newRev: a revision is acquired at most once, so a
+        late copy of an applied acquire cannot take the item again after
+        its revision was released (by its holder, by settle's free, or by
+        the operator) */
+     ok = ok && !(iex && irev == rev);
 #endif
      if
      :: ok -> iex = 1; irel = 0; irev = rev; ifence++;
@@ -176,7 +187,7 @@ inline apply(op, rev, anow, alu, aexp, ahas, aobr, aobb, ares, akind, afail, anb
               /* the failure episode stays: the new holder counts its attempt from it */
      :: else
      fi;
-     ok = ok || (iex && irev == rev)                 /* an earlier attempt was applied */
+     ok = ok || (iex && irev == rev && !irel)        /* an earlier attempt was applied (and not released since) */
   :: op == OP_REN ->
      /* #rev = :rev AND #rel = :false AND #lu <= :leaseUntil; when only the
         last part fails, DynamoStore's second write (#rev = :rev AND
