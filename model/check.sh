@@ -87,7 +87,7 @@ queue() {
 H=herdlock.pml S=seed.pml
 nof="-DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=0 -DNDELAY=0"   # no faults (later flags override)
 if [ "$mode" = ci ]; then
-  # the protocol as lockcore has it: safety (Properties 1-4, 6-9), one fault family per run
+  # the protocol as lockcore has it: safety (Properties 1-4, 6-10), one fault family per run
   base="-DPROFILES -DSJ=0"
   # (longest runs first: two run at a time)
   queue liveness           $H ltl  "$base -DTMAX=20 -DTCRASH=3 -DLIVENESS -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=0"
@@ -98,6 +98,13 @@ if [ "$mode" = ci ]; then
   queue unbounded-pause    $H pass "$base -DTMAX=8 -DUNBOUNDED -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   queue crash+delay        $H pass "$base -DTMAX=16 -DNCRASH=1 -DNLOSS=0 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
   queue operator+pause     $H pass "$base $nof -DTMAX=8 -DTOPR=6 -DNPAUSE=1 -DNOPREL=1 -DFIX_OPREL=1"
+  # guard D: a late copy of an applied acquire meets the operator's release
+  queue guard-d            $H pass "$base $nof -DTMAX=8 -DTOPR=4 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1 -DFIX_SELF=1"
+  # release announcements: an earlier episode's success is on the item and every
+  # shard; with FIX_STALE, the finding-stale-item bounds with two more ticks
+  queue announce-2shards   $H pass "$base $nof -DTMAX=7 -DANN=1 -DANNK=2 -DNTHROT=1"
+  queue stale-item+fix     $H pass "$base $nof -DTMAX=10 -DANN=1 -DNTHROT=3 -DFIX_STALE=1"
+  queue announce           $H pass "$base $nof -DTMAX=12 -DANN=1 -DNTHROT=1"
   queue operator           $H pass "$base $nof -DTMAX=11 -DTOPR=6 -DNOPREL=1"
   queue failing-upstream   $H pass "$base $nof -DTMAX=14 -DUPFAIL=2"
   queue failing+pause      $H pass "$base $nof -DTMAX=10 -DUPFAIL=2 -DNPAUSE=1"
@@ -108,18 +115,12 @@ if [ "$mode" = ci ]; then
   # a late acquire attempt with the new guards: the ghost lock of Finding 2 is
   # not found at these bounds (README); kept as a passing search of Property 6
   queue late-acquire       $H pass "$base -DTMAX=16 -DLATEDUP -DFIX_SELF=1 -DUPFAIL=1 -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=0"
-  # guard D: a late copy of an applied acquire meets the operator's release
-  queue guard-d            $H pass "$base $nof -DTMAX=8 -DTOPR=4 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1 -DFIX_SELF=1"
   # Finding 2 with the operator: a late copy of a refused attempt lands on the
   # operator's release (another revision: guard D does not apply)
   queue finding-late-ghost $H p6   "$base $nof -DTMAX=8 -DTOPR=4 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1"
-  # release announcements: an earlier episode's success is on the item and every shard
-  queue announce           $H pass "$base $nof -DTMAX=12 -DANN=1 -DNTHROT=1"
-  queue announce-2shards   $H pass "$base $nof -DTMAX=7 -DANN=1 -DANNK=2 -DNTHROT=1"
   # a waiter whose first acquire was throttled reads the earlier episode's success
   # on the lock item itself: RELEASED with a success older than its call (README)
   queue finding-stale-item $H p10  "$base $nof -DTMAX=8 -DANN=1 -DNTHROT=3"
-  queue stale-item+fix     $H pass "$base $nof -DTMAX=10 -DANN=1 -DNTHROT=3 -DFIX_STALE=1"
   queue finding-opr-overwrite $H p9 "$base $nof -DTMAX=10 -DTOPR=6 -DNPAUSE=1 -DNOPREL=1 -DCHECKS=512"
   # mutants (must fail): each removes one guard, or a timing assumption
   queue mutant-held-rel-only $H p7 "$base $nof -DTMAX=12 -DUPFAIL=1 -DLATESTART=9 -DMUT_HELD=1"
