@@ -159,8 +159,9 @@ else
   queue late-attempt+fix   $H pass "$base -DLATEDUP -DFIX_SELF=1 -DCHECKS=62 -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=1"
   queue finding-late-ghost $H p6   "$base -DLATEDUP -DFIX_SELF=1 -DUPFAIL=1 -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=0"
   queue guard-d            $H pass "$base $nof -DTMAX=12 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1 -DFIX_SELF=1 -DNDELAY=1"
-  queue announce           $H pass "$base -DTMAX=16 -DANN=1 -DNTHROT=2 -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=1"
-  queue announce-2shards   $H pass "$base -DTMAX=12 -DANN=1 -DANNK=2 -DNTHROT=2 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
+  # (with FIX_STALE: at these budgets nobody may have acquired when a waiter reads the item, finding-stale-item)
+  queue announce           $H pass "$base -DTMAX=16 -DANN=1 -DNTHROT=2 -DFIX_STALE=1 -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=1"
+  queue announce-2shards   $H pass "$base -DTMAX=12 -DANN=1 -DANNK=2 -DNTHROT=2 -DFIX_STALE=1 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
   queue finding-stale-item $H p10  "$base $nof -DTMAX=12 -DANN=1 -DNTHROT=3"
   queue stale-item+fix     $H pass "$base -DTMAX=14 -DANN=1 -DNTHROT=3 -DFIX_STALE=1 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
   queue finding-opr-overwrite $H p9 "$base $nof -DTMAX=14 -DNPAUSE=1 -DNOPREL=1 -DCHECKS=512"
