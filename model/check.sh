@@ -26,7 +26,7 @@ jobs_max=${JOBS:-2}
 memlim=${MEMLIM:-8000}            # MB per pan run
 
 # run NAME FILE EXPECT SPINFLAGS [PANFLAGS]
-#   EXPECT: pass | p3 | p4 | p6 | ... (the property whose assertion must fail)
+#   EXPECT: pass | p3 | p4 | p6 | ... | p10 (the property whose assertion must fail)
 #           | ltl (the LTL claim must hold, with -a -f) | ltlfail
 run() {
   local name=$1 file=$2 expect=$3 sflags=$4 pflags=${5:-}
@@ -54,7 +54,7 @@ run() {
     depth=$(sed -n 's/.*depth reached \([0-9]*\).*/\1/p' pan.out | head -1)
     errs=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' pan.out | head -1)
     secs=$(echo "$t1 - $t0" | bc)
-    viol=$(grep '^pan:' pan.out | grep -o 'assertion violated p[0-9]\|acceptance cycle\|claim violated\|invalid end state' | head -1)
+    viol=$(grep '^pan:' pan.out | grep -o 'assertion violated p[0-9][0-9]*\|acceptance cycle\|claim violated\|invalid end state' | head -1)
     grep -q 'reached -DMEMLIM bound\|max search depth too small' pan.out && incomplete="(CUT SHORT: memory or depth limit)"
     local verdict
     case $expect in
@@ -87,7 +87,7 @@ queue() {
 H=herdlock.pml S=seed.pml
 nof="-DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=0 -DNDELAY=0"   # no faults (later flags override)
 if [ "$mode" = ci ]; then
-  # the protocol as lockcore has it: safety (Properties 1-4, 6-9), one fault family per run
+  # the protocol as lockcore has it: safety (Properties 1-4, 6-10), one fault family per run
   base="-DPROFILES -DSJ=0"
   # (longest runs first: two run at a time)
   queue liveness           $H ltl  "$base -DTMAX=20 -DTCRASH=3 -DLIVENESS -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=0"
@@ -98,6 +98,13 @@ if [ "$mode" = ci ]; then
   queue unbounded-pause    $H pass "$base -DTMAX=8 -DUNBOUNDED -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   queue crash+delay        $H pass "$base -DTMAX=16 -DNCRASH=1 -DNLOSS=0 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
   queue operator+pause     $H pass "$base $nof -DTMAX=8 -DTOPR=6 -DNPAUSE=1 -DNOPREL=1 -DFIX_OPREL=1"
+  # guard D: a late copy of an applied acquire meets the operator's release
+  queue guard-d            $H pass "$base $nof -DTMAX=8 -DTOPR=4 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1 -DFIX_SELF=1"
+  # release announcements: an earlier episode's success is on the item and every
+  # shard; with FIX_STALE, the finding-stale-item bounds with two more ticks
+  queue announce-2shards   $H pass "$base $nof -DTMAX=7 -DANN=1 -DANNK=2 -DNTHROT=1"
+  queue stale-item+fix     $H pass "$base $nof -DTMAX=10 -DANN=1 -DNTHROT=3 -DFIX_STALE=1"
+  queue announce           $H pass "$base $nof -DTMAX=12 -DANN=1 -DNTHROT=1"
   queue operator           $H pass "$base $nof -DTMAX=11 -DTOPR=6 -DNOPREL=1"
   queue failing-upstream   $H pass "$base $nof -DTMAX=14 -DUPFAIL=2"
   queue failing+pause      $H pass "$base $nof -DTMAX=10 -DUPFAIL=2 -DNPAUSE=1"
@@ -108,6 +115,12 @@ if [ "$mode" = ci ]; then
   # a late acquire attempt with the new guards: the ghost lock of Finding 2 is
   # not found at these bounds (README); kept as a passing search of Property 6
   queue late-acquire       $H pass "$base -DTMAX=16 -DLATEDUP -DFIX_SELF=1 -DUPFAIL=1 -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=0"
+  # Finding 2 with the operator: a late copy of a refused attempt lands on the
+  # operator's release (another revision: guard D does not apply)
+  queue finding-late-ghost $H p6   "$base $nof -DTMAX=8 -DTOPR=4 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1"
+  # a waiter whose first acquire was throttled reads the earlier episode's success
+  # on the lock item itself: RELEASED with a success older than its call (README)
+  queue finding-stale-item $H p10  "$base $nof -DTMAX=8 -DANN=1 -DNTHROT=3"
   queue finding-opr-overwrite $H p9 "$base $nof -DTMAX=10 -DTOPR=6 -DNPAUSE=1 -DNOPREL=1 -DCHECKS=512"
   # mutants (must fail): each removes one guard, or a timing assumption
   queue mutant-held-rel-only $H p7 "$base $nof -DTMAX=12 -DUPFAIL=1 -DLATESTART=9 -DMUT_HELD=1"
@@ -118,6 +131,8 @@ if [ "$mode" = ci ]; then
   queue mutant-no-free     $H p6   "$base $nof -DTMAX=9 -DNLOSS=2 -DUPFAIL=1 -DMUT_FREE=1"
   queue mutant-free-erases $H p7   "$base $nof -DTMAX=9 -DNLOSS=2 -DUPFAIL=1 -DMUT_FREE=2"
   queue mutant-opr-retry   $H p9   "$base $nof -DTMAX=12 -DTOPR=6 -DNOPREL=1 -DMUT_OPR=1"
+  queue mutant-no-guard-d  $H p6   "$base $nof -DTMAX=8 -DTOPR=4 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1 -DFIX_SELF=1 -DMUT_GUARDD=1"
+  queue mutant-ann-any     $H p10  "$base $nof -DTMAX=12 -DANN=1 -DNTHROT=1 -DMUT_ANN=1"
   queue mutant-no-margin   $H p3   "$base -DTMAX=16 -DMARGIN=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   queue mutant-eps-0       $H p3   "$base -DTMAX=16 -DEPS=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   # seed protocol: counterexamples
@@ -143,6 +158,12 @@ else
   queue newcomer+faults    $H pass "$base -DTMAX=18 -DUPFAIL=2 -DLATESTART=9 -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=1 -DNDELAY=1"
   queue late-attempt+fix   $H pass "$base -DLATEDUP -DFIX_SELF=1 -DCHECKS=62 -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=1"
   queue finding-late-ghost $H p6   "$base -DLATEDUP -DFIX_SELF=1 -DUPFAIL=1 -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=0"
+  queue guard-d            $H pass "$base $nof -DTMAX=12 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1 -DFIX_SELF=1 -DNDELAY=1"
+  # (with FIX_STALE: at these budgets nobody may have acquired when a waiter reads the item, finding-stale-item)
+  queue announce           $H pass "$base -DTMAX=16 -DANN=1 -DNTHROT=2 -DFIX_STALE=1 -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=1"
+  queue announce-2shards   $H pass "$base -DTMAX=12 -DANN=1 -DANNK=2 -DNTHROT=2 -DFIX_STALE=1 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
+  queue finding-stale-item $H p10  "$base $nof -DTMAX=12 -DANN=1 -DNTHROT=3"
+  queue stale-item+fix     $H pass "$base -DTMAX=14 -DANN=1 -DNTHROT=3 -DFIX_STALE=1 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
   queue finding-opr-overwrite $H p9 "$base $nof -DTMAX=14 -DNPAUSE=1 -DNOPREL=1 -DCHECKS=512"
   queue mutant-held-rel-only $H p7 "$base $nof -DTMAX=16 -DUPFAIL=2 -DLATESTART=9 -DMUT_HELD=1"
   queue mutant-no-held     $H p7   "$base $nof -DTMAX=16 -DUPFAIL=2 -DLATESTART=9 -DMUT_HELD=2"
@@ -152,6 +173,8 @@ else
   queue mutant-no-free     $H p6   "$base $nof -DTMAX=14 -DNLOSS=2 -DUPFAIL=1 -DMUT_FREE=1"
   queue mutant-free-erases $H p7   "$base $nof -DTMAX=14 -DNLOSS=2 -DUPFAIL=1 -DMUT_FREE=2"
   queue mutant-opr-retry   $H p9   "$base $nof -DTMAX=16 -DNOPREL=1 -DMUT_OPR=1"
+  queue mutant-ann-any     $H p10  "$base $nof -DTMAX=16 -DANN=1 -DNTHROT=1 -DMUT_ANN=1"
+  queue mutant-no-guard-d  $H p6   "$base $nof -DTMAX=12 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1 -DFIX_SELF=1 -DMUT_GUARDD=1"
   queue mutant-no-margin   $H p3   "$base -DMARGIN=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   queue mutant-eps-0       $H p3   "$base -DEPS=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   sbase="-DSJ=3 -DMIDRATE -DTMAX=18"

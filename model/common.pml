@@ -93,12 +93,12 @@
 
 /* which properties to assert: bit n for Property n (default: all) */
 #ifndef CHECKS
-#define CHECKS 1022      /* bits 1-9 */
+#define CHECKS 2046      /* bits 1-10 */
 #endif
-hidden byte p1, p2, p3, p4, p6, p7, p8, p9;
+hidden byte p1, p2, p3, p4, p6, p7, p8, p9, p10;
 #define ASSERTN(n, v, e) if :: ((CHECKS >> n) & 1) -> v = (e); assert(v) :: else fi
-mtype = { Acquire, Renew, Release, Get };
-#define OPNAME(op) (op == OP_ACQ -> Acquire : (op == OP_REN -> Renew : (op == OP_REL -> Release : Get)))
+mtype = { Acquire, Renew, Release, Get, GetAnnouncement };
+#define OPNAME(op) (op == OP_ACQ -> Acquire : (op == OP_REN -> Renew : (op == OP_REL -> Release : (op == OP_GET -> Get : GetAnnouncement))))
 #define NEVER 255
 
 /* operations */
@@ -106,6 +106,7 @@ mtype = { Acquire, Renew, Release, Get };
 #define OP_REN 2
 #define OP_REL 3
 #define OP_GET 4
+#define OP_AGET 5        /* GetAnnouncement (herdlock.pml, ANN) */
 /* response status */
 #define R_OK 1
 #define R_CF 2           /* condition failed */
@@ -184,7 +185,7 @@ byte stale;      /* writes an unfenced resource would have accepted late */
 #define CARRYALL (CARRY(0) + CARRY(1) + CARRY(2))
 
 /* network: something that must happen before the clock may tick */
-#define NURG(j) ( (rqop[j] != 0 && !rqap[j] && now >= rqs[j] + DMAX) || WURG(j) )
+#define NURG(j) ( (rqop[j] != 0 && !rqap[j] && now >= rqs[j] + DMAX) || WURG(j) || ANN_URG(j) )
 #define DURG (dop != 0 && now >= ds + DDUP)
 
 #define ACTIVE(i) (ph[i] < D_ACQ)
@@ -206,7 +207,7 @@ inline send(i, op) {
    to DDUP ticks later, after the retry and after the call has returned. */
 inline sdk_retry(j) {
   if
-  :: ndup < NDUP && rqop[j] != OP_GET ->
+  :: ndup < NDUP && rqop[j] != OP_GET && rqop[j] != OP_AGET ->
      ndup++; rtd = 1;
 #ifdef LATEDUP
      if

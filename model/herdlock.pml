@@ -4,11 +4,18 @@
  * Read README.md first. Build: spin -a [-DNAME=value ...] herdlock.pml
  *
  * Switches (0/1): WALLPATH (default 1: the wall-clock branch of the acquire
- * condition), FIX_SELF (default 0; 1: a correction for acquire attempts that
- * land late, README.md "Findings"), FIX_OPREL (default 0; 1: a release never
+ * condition), FIX_SELF (default 0; 1: a waiter that reads the item held by
+ * an earlier revision of its own, an attempt that landed late, takes it as
+ * ACQUIRED: not in lockcore, README.md "Findings"), FIX_OPREL (default 0; 1: a release never
  * applies over an operator's release, README.md "Findings"). UPFAIL: the
  * upstream the holders call (0 answers, 1 fails, 2 fails with or without a
- * not-before). MAXATT: WithMaxAttempts.
+ * not-before). MAXATT: WithMaxAttempts. ANN (default 0; 1: release
+ * announcements, lockcore/announce.go, with ANNK = 1 or 2 shards, and an
+ * earlier episode: the item starts released with an old success, announced
+ * on every shard); NTHROT: first acquires the store throttles (ANN);
+ * FIX_STALE (default 0; 1: a waiter takes a success read on the lock item
+ * only when it is fresh or passes the announcement's test, README.md
+ * "Findings").
  *
  * Mutants (each removes one guard of lockcore; each must give a
  * counterexample, see check.sh): MUT_HELD (1: the failure guard on the
@@ -17,7 +24,10 @@
  * shorten the lease), MUT_FREE (1: no free of
  * a possible ghost hold, 2: the free writes an empty failure episode),
  * MUT_OPR (1: a renewal refused on its own, released revision is retried as
- * transient). EPS, TAKE and MARGIN can be overridden to check mutants too.
+ * transient), MUT_GUARDD (1: no guard (D) #rev <> :newRev, a revision may be
+ * acquired twice), MUT_ANN (1: a waiter accepts any announced success, no
+ * fence or time check). EPS, TAKE and MARGIN can be overridden to check mutants
+ * too.
  */
 #include "common.pml"
 
@@ -54,6 +64,30 @@
 #ifndef MUT_OPR
 #define MUT_OPR 0
 #endif
+#ifndef MUT_GUARDD
+#define MUT_GUARDD 0
+#endif
+#ifndef ANN
+#define ANN 0
+#endif
+#ifndef ANNK
+#define ANNK 1                           /* announcement shards: 1 or 2 */
+#endif
+#ifndef NTHROT
+#define NTHROT 0
+#endif
+#ifndef MUT_ANN
+#define MUT_ANN 0
+#endif
+#ifndef FIX_STALE
+#define FIX_STALE 0
+#endif
+#if ANN
+#define OLDF 1                           /* the earlier episode's fence */
+#define OLDREL (-40)                     /* ... and its release time, wall units (10 ticks before t=0) */
+#else
+#define OLDF 0
+#endif
 
 #ifndef EPS
 #define EPS (2*OFF)                      /* clock allowance: >= the largest offset difference */
@@ -70,6 +104,7 @@
 #define POLL 4     /* consistent GetItem sent */
 #define HOLD 5     /* returned ACQUIRED */
 #define FREE 6     /* freeing a possible ghost hold: the settling read failed */
+#define APOLL 7    /* GetAnnouncement sent (ANN) */
 /* holder sub-states */
 #define H_WORK 0
 #define H_WRITING 1
@@ -111,6 +146,26 @@ byte sfail[NP];
 short snb[NP];
 bool srec[NP], sopr[NP];
 
+#if ANN
+/* release announcements (lockcore/announce.go) */
+short irelat;            /* the item's relAt: the releasing holder's wall clock (successes only) */
+short srelat[NP];
+byte annf[ANNK];         /* shard s: the announced fence (0: none) */
+short annrel[ANNK];      /* ... and its release time */
+byte apf[NP];            /* an Announce in flight from waiter i: its fence (0: none) */
+short aprel[NP];
+byte apsh[NP], aps[NP];  /* its shard and send tick */
+bool apfan[NP];          /* it is the copy to the other shard, after the first applied */
+byte shard[NP];          /* waiter i's shard */
+byte minf[NP];           /* minFence: the highest fence i saw holding the lock */
+short wst[NP];           /* startMs: i's wall clock when its call began */
+int smask0[NP];          /* ghost: succmask when i's call began (Property 10) */
+byte sannf[NP];          /* the shard read's answer: fence (0: none) and release time */
+short sannrel[NP];
+byte nthrot;
+hidden byte s_;
+#endif
+
 hidden byte ok, got;
 hidden byte fresh_, held_, open_;
 hidden byte op_, st_, rv_;
@@ -121,8 +176,9 @@ hidden short nv_;
    next renewal: the operator's act, excepted from Property 3 */
 #define INSIDE(j) (ph[j] == HOLD && hst[j] != H_RELEASING && MONO(j) < vu[j] && hrev[j] != oprev)
 /* Property 6: the item is held by a revision of a live process that has
-   finished without ever having been told it holds it */
-#define GHOST(i) (ph[i] >= D_ACQ && ph[i] != CRASHED && iex && !irel && OWNER(irev) == i && irev != hrev[i])
+   finished without ever having been told it holds it, or that was told the
+   operator released it (guard D: that revision is never held again) */
+#define GHOST(i) (ph[i] >= D_ACQ && ph[i] != CRASHED && iex && !irel && OWNER(irev) == i && (irev != hrev[i] || irev == oprev))
 #ifndef CHECK_P6
 #define CHECK_P6 1
 #endif
@@ -143,7 +199,11 @@ ltl p5 { [] ((CRASHED_HOLDS && SOME_WAITER) -> <> TAKEN) }
 inline snap(j) {
   sex[j] = iex; srel[j] = irel; srev[j] = irev; sbeat[j] = ibeat; sfence[j] = ifence;
   sres[j] = ires; sresf[j] = iresf; slu[j] = ilu; sexp[j] = iexp;
-  sfail[j] = ifail; snb[j] = inb; srec[j] = irec; sopr[j] = iopr
+  sfail[j] = ifail; snb[j] = inb; srec[j] = irec; sopr[j] = iopr;
+#if ANN
+  srelat[j] = irelat;
+#endif
+  skip
 }
 
 /* the episode as the upstream saw it starts again */
@@ -160,14 +220,18 @@ inline apply(op, rev, anow, alu, aexp, ahas, aobr, aobb, ares, akind, afail, anb
         memstore.go. Every acquire of the model comes from
         TryAcquireElseWaitForRelease (the fresh-success guard is on) with
         MaxAttempts = MAXATT. */
-     fresh_ = irel && ires == SUCC;
+     fresh_ = irel && ires == SUCC && iresf > OLDF;  /* the earlier episode's success is not fresh */
      held_ = irel && ires == FAIL && irec && (inb > anow || ifail >= MAXATT);
      open_ = (WALLPATH && (iexp < anow - EPS || ilu < anow - EPS)) || (ahas && irev == aobr && ibeat == aobb);
      ok = (!iex ||
            (irel && !(MUT_FRESH < 2 && fresh_) && !(MUT_HELD < 2 && held_)) ||
            (open_ && !(MUT_FRESH == 0 && fresh_) && !(MUT_HELD == 0 && held_)));
-#if FIX_SELF
-     ok = ok && !(iex && irev == rev);   /* an attempt never applies twice */
+#if !MUT_GUARDD
+     /* (D) AND #rev <> :newRev: a revision is acquired at most once, so a
+        late copy of an applied acquire cannot take the item again after
+        its revision was released (by its holder, by settle's free, or by
+        the operator) */
+     ok = ok && !(iex && irev == rev);
 #endif
      if
      :: ok -> iex = 1; irel = 0; irev = rev; ifence++;
@@ -176,7 +240,7 @@ inline apply(op, rev, anow, alu, aexp, ahas, aobr, aobb, ares, akind, afail, anb
               /* the failure episode stays: the new holder counts its attempt from it */
      :: else
      fi;
-     ok = ok || (iex && irev == rev)                 /* an earlier attempt was applied */
+     ok = ok || (iex && irev == rev && !irel)        /* an earlier attempt was applied (and not released since) */
   :: op == OP_REN ->
      /* #rev = :rev AND #rel = :false AND #lu <= :leaseUntil; when only the
         last part fails, DynamoStore's second write (#rev = :rev AND
@@ -220,17 +284,27 @@ inline apply(op, rev, anow, alu, aexp, ahas, aobr, aobb, ares, akind, afail, anb
         fi;
         irel = 1; ires = ares; iresf = ifence;
         if
-        :: ares == SUCC -> succmask = succmask | (1 << ifence); ifail = 0; inb = 0; irec = 0; episode_reset()
+        :: ares == SUCC -> succmask = succmask | (1 << ifence); ifail = 0; inb = 0; irec = 0; episode_reset();
+#if ANN
+           irelat = anow;
+#endif
+           skip
         :: else -> ifail = afail; inb = anb; irec = 1
         fi
      :: else
      fi
   :: op == OP_GET -> ok = 1
+#if ANN
+  :: op == OP_AGET -> ok = 1;                       /* GetAnnouncement of shard akind */
+     if :: resp -> sannf[j] = annf[akind]; sannrel[j] = annrel[akind] :: else fi;
+     printf("t=%d store: shard %d announces fence %d released at %d\n", now, akind, annf[akind], annrel[akind])
+#endif
   fi;
   printf("t=%d store: %e rev=%d %d -> item exists=%d rev=%d fence=%d beat=%d released=%d result=%d lu=%d exp=%d failures=%d nb=%d recent=%d\n",
          now, OPNAME(op), rev, ok, iex, irev, ifence, ibeat, irel, ires, ilu, iexp, ifail, inb, irec);
   if
-  :: resp -> snap(j); rstat[j] = (ok -> R_OK : R_CF)
+  :: resp && op != OP_AGET -> snap(j); rstat[j] = (ok -> R_OK : R_CF)
+  :: resp && op == OP_AGET -> rstat[j] = R_OK
   :: else
   fi
 }
@@ -266,11 +340,75 @@ inline to_wait(i) {
   ph[i] = WAIT; due[i] = TICK_AT(i, MONO(i) + POLLI)
 }
 
-/* RELEASED, on an item released with success */
-inline released(i) {
-  ASSERTN(4, p4, (succmask >> sresf[i]) & 1);   /* P4 */
-  ph[i] = D_REL; printf("t=%d P%d RELEASED (result fence %d)\n", now, i, sresf[i])
+/* RELEASED with the success of fence f; wait: from the waiting loop (not
+   the first acquire's fresh success) */
+inline released(i, f, wait) {
+  ASSERTN(4, p4, (succmask >> f) & 1);          /* P4 */
+#if ANN
+  /* P10: a success published after the call began, or still fresh (every
+     success of this run is: the window outlasts the horizon); never the
+     stale success of an earlier episode */
+  if :: wait -> ASSERTN(10, p10, (((succmask & ~smask0[i]) >> f) & 1) || f > OLDF) :: else fi;
+#endif
+  ph[i] = D_REL; printf("t=%d P%d RELEASED (result fence %d)\n", now, i, f)
 }
+
+#if ANN
+/* minFence: the highest fence the waiter saw holding the lock (observe in wait.go) */
+inline seen(i) {
+  if :: sex[i] && !srel[i] && sfence[i] > minf[i] -> minf[i] = sfence[i] :: else fi
+}
+/* relay: the success just read on the lock item goes to the waiter's shard */
+inline relay(i) {
+  apf[i] = sresf[i]; aprel[i] = srelat[i]; apsh[i] = shard[i]; apfan[i] = 0; aps[i] = now;
+  printf("t=%d P%d relays fence %d to shard %d\n", now, i, sresf[i], shard[i])
+}
+/* Announce: attribute_not_exists(#lockKey) OR #announcedFence < :fence; the
+   first applied copy goes on to the other shard */
+inline ann_put(j) {
+  s_ = apsh[j];
+  if
+  :: annf[s_] < apf[j] ->
+     annf[s_] = apf[j]; annrel[s_] = aprel[j];
+     printf("t=%d shard %d announces fence %d (released at %d)\n", now, s_, apf[j], aprel[j]);
+     if
+     :: ANNK > 1 && !apfan[j] -> apfan[j] = 1; apsh[j] = (s_ + 1) % ANNK; aps[j] = now
+     :: else -> apf[j] = 0
+     fi
+  :: else -> apf[j] = 0;
+     printf("t=%d shard %d refuses fence %d (has %d)\n", now, s_, apf[j], annf[s_])
+  fi
+}
+#define ANN_READY(j) (apf[j] != 0)
+#define ANN_URG(j) (apf[j] != 0 && now >= aps[j] + DMAX)
+#define ANN_PUT(j) ann_put(j)
+/* accepts (announce.go): the fence is at least minFence, or, for a waiter
+   that never saw a holder, the release is after its start plus the clock
+   allowance */
+#define PUBLISHED_DURING(i, f, rel) (minf[i] > 0 -> (f) >= minf[i] : (rel) > wst[i] + EPS)
+#if MUT_ANN == 1
+#define ACCEPTS(i) true
+#else
+#define ACCEPTS(i) PUBLISHED_DURING(i, sannf[i], sannrel[i])
+#endif
+inline on_apoll(i) {
+  if
+  :: sannf[i] != 0 && ACCEPTS(i) -> printf("t=%d P%d takes the announced fence %d\n", now, i, sannf[i]); released(i, sannf[i], 1)
+  :: else -> to_wait(i)
+  fi
+}
+/* an earlier episode: the item released with a success long ago (not
+   fresh), announced on every shard */
+#define INIT_ITEM iex = 1; irel = 1; ires = SUCC; irev = 0; ifence = 1; iresf = 1; maxissued = 1; \
+  succmask = 2; ilu = OLDREL; iexp = OLDREL; irelat = OLDREL; \
+  annf[0] = 1; annrel[0] = OLDREL; annf[ANNK-1] = 1; annrel[ANNK-1] = OLDREL
+/* waiter i's shard (rand.IntN in wait.go), chosen with its clock profile so
+   that the symmetry reduction of init covers every assignment */
+#define KEYX(i) shard[i]
+#define choose_x(i) if :: ANNK > 1 -> shard[i] = 1 :: true fi
+#else
+#define seen(i) skip
+#endif
 
 /* heldBack in lockcore/wait.go, on an item released with failure: when the
    failure is recent and the episode has used its attempts, FAILED
@@ -318,9 +456,22 @@ inline on_poll(i) {
   :: !sex[i] -> acquire(i, 0)
   :: else ->
      if
-     :: srel[i] && sres[i] == SUCC -> released(i)
+     :: srel[i] && sres[i] == SUCC ->
+#if ANN && FIX_STALE
+        if
+        :: !(sresf[i] > OLDF || PUBLISHED_DURING(i, sresf[i], srelat[i])) ->
+           acquire(i, 0)                             /* an earlier episode's stale success: race for the lock */
+        :: else -> relay(i); released(i, sresf[i], 1)
+        fi
+#elif ANN
+        relay(i);
+        released(i, sresf[i], 1)
+#else
+        released(i, sresf[i], 1)
+#endif
      :: srel[i] && sres[i] != SUCC -> held_back(i, 1)
      :: else ->                                      /* held */
+        seen(i);
         if
         :: OWNER(srev[i]) == i ->
 #if FIX_SELF
@@ -350,8 +501,9 @@ inline on_poll(i) {
    first acquire that meets a fresh success returns RELEASED; a failure
    holds back as heldBack says; otherwise wait for the next poll */
 inline refused(i) {
+  seen(i);
   if
-  :: sex[i] && srel[i] && sres[i] == SUCC && initial[i] -> released(i)
+  :: sex[i] && srel[i] && sres[i] == SUCC && initial[i] -> released(i, sresf[i], 0)
   :: sex[i] && srel[i] && sres[i] != SUCC -> held_back(i, 0)
   :: else ->
      if :: initial[i] -> observe(i) :: else fi;
@@ -374,7 +526,8 @@ inline unsettled(i) {
 inline upstream_call(i) {
   if
   :: hrev[i] != oprev ->
-     ASSERTN(8, p8, succmask == 0);                /* P8: a published success is read, not redone */
+     ASSERTN(8, p8, (succmask >> (OLDF+1)) == 0);  /* P8: a published success is read, not redone
+                                                      (the earlier episode's is not fresh) */
      ASSERTN(7, p7, efail < MAXATT && !(elastnb && (ecalls > 0 || WALL(i) < enbv)));  /* P7 */
      if :: ecalls < 2 -> ecalls++ :: else fi
   :: else
@@ -413,6 +566,13 @@ inline on_resp(i) {
      :: got -> on_poll(i)
      :: else -> to_wait(i)
      fi
+#if ANN
+  :: ph[i] == APOLL ->
+     if
+     :: got -> on_apoll(i)
+     :: else -> to_wait(i)
+     fi
+#endif
   :: ph[i] == HOLD ->
      if
      :: op_ == OP_REN ->
@@ -443,8 +603,25 @@ inline on_resp(i) {
 
 inline on_timer(i) {
   if
+#if ANN
+  :: ph[i] == IDLE ->
+     wst[i] = WALL(i); smask0[i] = succmask;
+     if
+     :: nthrot < NTHROT -> nthrot++; hasobs[i] = 0; to_wait(i);  /* throttled: a waiter that saw nothing */
+        printf("t=%d P%d: its first acquire is throttled\n", now, i)
+     :: true -> acquire(i, 0)
+     fi
+  :: ph[i] == WAIT ->
+     /* a crowded waiter reads its shard or the lock item (the throttling
+        that makes it crowded, and its turns, are a free choice here) */
+     if
+     :: rqrev[i] = 0; send(i, OP_GET); ph[i] = POLL
+     :: rqrev[i] = 0; rqkind[i] = shard[i]; send(i, OP_AGET); ph[i] = APOLL
+     fi
+#else
   :: ph[i] == IDLE -> acquire(i, 0)
   :: ph[i] == WAIT -> rqrev[i] = 0; send(i, OP_GET); ph[i] = POLL
+#endif
   :: ph[i] == HOLD ->
      if
      :: hst[i] != H_RELEASING && MONO(i) >= vu[i] ->
@@ -491,7 +668,7 @@ inline recompute_due(i) {
      :: else
      fi;
      due[i] = (nv_ < now -> now : nv_)
-  :: ph[i] == ACQ || ph[i] == AREAD || ph[i] == POLL || ph[i] == FREE || ph[i] >= D_ACQ -> due[i] = NEVER
+  :: ph[i] == ACQ || ph[i] == AREAD || ph[i] == POLL || ph[i] == APOLL || ph[i] == FREE || ph[i] >= D_ACQ -> due[i] = NEVER
   :: else
   fi
 }

@@ -2,6 +2,17 @@
    Included after the protocol file has defined STORE_APPLY, DUP_APPLY,
    STEP, HOLDER_ACK and INV. */
 
+/* hooks of the protocol file: announcement writes (herdlock.pml, ANN), the
+   initial item */
+#ifndef ANN_READY
+#define ANN_READY(j) false
+#define ANN_URG(j) false
+#define ANN_PUT(j) skip
+#endif
+#ifndef INIT_ITEM
+#define INIT_ITEM skip
+#endif
+
 inline netstep(j) {
   if
   :: rqop[j] != 0 && !rqap[j] && now >= rqs[j] ->
@@ -18,10 +29,11 @@ inline netstep(j) {
      sdk_retry(j);
      if :: rtd -> skip :: else -> rqap[j] = 1; rstat[j] = R_LOST fi
   :: wf[j] != 0 -> resource(j)
+  :: ANN_READY(j) -> ANN_PUT(j)
   fi
 }
 
-#define NETREADY(j) ((rqop[j] != 0 && !rqap[j]) || wf[j] != 0)
+#define NETREADY(j) ((rqop[j] != 0 && !rqap[j]) || wf[j] != 0 || ANN_READY(j))
 
 proctype net() {
 end:
@@ -87,7 +99,11 @@ end:
    chosen here. The tuples are sorted (symmetry reduction: the processes are
    identical up to the names of their revisions). With LATESTART, process 2
    is a newcomer that starts later, and only processes 0 and 1 are sorted. */
-#define KEY(i) (rate[i]*64 + (off[i]+OFF)*8 + start[i])
+#ifndef KEYX
+#define KEYX(i) 0        /* protocol state chosen in choose_x, part of the sort key */
+#define choose_x(i) skip
+#endif
+#define KEY(i) (rate[i]*64 + (off[i]+OFF)*8 + start[i] + KEYX(i)*1024)
 inline choose(i) {
 #ifdef PROFILES
   /* two clock profiles: slow (monotonic rate RMIN, wall offset -OFF) and
@@ -121,12 +137,13 @@ inline choose(i) {
      :: break
      od
   fi;
-  due[i] = start[i]
+  due[i] = start[i];
+  choose_x(i)
 }
 
 init {
   atomic {
-    choose(0); choose(1); choose(2);
+    choose(0); choose(1); choose(2); INIT_ITEM;
     printf("rates %d %d %d, offsets %d %d %d, starts %d %d %d\n", rate[0], rate[1], rate[2], off[0], off[1], off[2], start[0], start[1], start[2]);
     if
     :: KEY(0) <= KEY(1) && (LATESTART > 0 || KEY(1) <= KEY(2)) ->
