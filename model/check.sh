@@ -101,9 +101,13 @@ if [ "$mode" = ci ]; then
   # guard D: a late copy of an applied acquire meets the operator's release
   queue guard-d            $H pass "$base $nof -DTMAX=8 -DTOPR=4 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1 -DFIX_SELF=1"
   # release announcements: an earlier episode's success is on the item and every
-  # shard; with FIX_STALE, the finding-stale-item bounds with two more ticks
+  # shard; stale-item: every first acquire throttled (mutant-stale-item's bounds
+  # with two more ticks), the waiters read that success and must race for the lock
   queue announce-2shards   $H pass "$base $nof -DTMAX=7 -DANN=1 -DANNK=2 -DNTHROT=1"
-  queue stale-item+fix     $H pass "$base $nof -DTMAX=10 -DANN=1 -DNTHROT=3 -DFIX_STALE=1"
+  queue stale-item         $H pass "$base $nof -DTMAX=10 -DANN=1 -DNTHROT=3"
+  # the same with the earlier success released 3 ticks before the burst (the
+  # fresh-success window off): rule (d) takes it for a slow waiter
+  queue stale-near         $H pass "$base $nof -DTMAX=8 -DANN=1 -DNTHROT=3 -DOLDREL=-12"
   queue announce           $H pass "$base $nof -DTMAX=12 -DANN=1 -DNTHROT=1"
   queue operator           $H pass "$base $nof -DTMAX=11 -DTOPR=6 -DNOPREL=1"
   queue failing-upstream   $H pass "$base $nof -DTMAX=14 -DUPFAIL=2"
@@ -118,9 +122,6 @@ if [ "$mode" = ci ]; then
   # Finding 2 with the operator: a late copy of a refused attempt lands on the
   # operator's release (another revision: guard D does not apply)
   queue finding-late-ghost $H p6   "$base $nof -DTMAX=8 -DTOPR=4 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1"
-  # a waiter whose first acquire was throttled reads the earlier episode's success
-  # on the lock item itself: RELEASED with a success older than its call (README)
-  queue finding-stale-item $H p10  "$base $nof -DTMAX=8 -DANN=1 -DNTHROT=3"
   queue finding-opr-overwrite $H p9 "$base $nof -DTMAX=10 -DTOPR=6 -DNPAUSE=1 -DNOPREL=1 -DCHECKS=512"
   # mutants (must fail): each removes one guard, or a timing assumption
   queue mutant-held-rel-only $H p7 "$base $nof -DTMAX=12 -DUPFAIL=1 -DLATESTART=9 -DMUT_HELD=1"
@@ -133,6 +134,10 @@ if [ "$mode" = ci ]; then
   queue mutant-opr-retry   $H p9   "$base $nof -DTMAX=12 -DTOPR=6 -DNOPREL=1 -DMUT_OPR=1"
   queue mutant-no-guard-d  $H p6   "$base $nof -DTMAX=8 -DTOPR=4 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1 -DFIX_SELF=1 -DMUT_GUARDD=1"
   queue mutant-ann-any     $H p10  "$base $nof -DTMAX=12 -DANN=1 -DNTHROT=1 -DMUT_ANN=1"
+  # Finding 4: a waiter whose first acquire was throttled takes the earlier
+  # episode's success read on the lock item (lockcore before 6a722f2)
+  queue mutant-stale-item  $H p10  "$base $nof -DTMAX=8 -DANN=1 -DNTHROT=3 -DMUT_STALE=1"
+  queue mutant-allow-2x    $H p10  "$base $nof -DTMAX=8 -DANN=1 -DNTHROT=3 -DOLDREL=-20 -DMUT_ALLOW=1"
   queue mutant-no-margin   $H p3   "$base -DTMAX=16 -DMARGIN=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   queue mutant-eps-0       $H p3   "$base -DTMAX=16 -DEPS=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   # seed protocol: counterexamples
@@ -159,11 +164,10 @@ else
   queue late-attempt+fix   $H pass "$base -DLATEDUP -DFIX_SELF=1 -DCHECKS=62 -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=1"
   queue finding-late-ghost $H p6   "$base -DLATEDUP -DFIX_SELF=1 -DUPFAIL=1 -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=0"
   queue guard-d            $H pass "$base $nof -DTMAX=12 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1 -DFIX_SELF=1 -DNDELAY=1"
-  # (with FIX_STALE: at these budgets nobody may have acquired when a waiter reads the item, finding-stale-item)
-  queue announce           $H pass "$base -DTMAX=16 -DANN=1 -DNTHROT=2 -DFIX_STALE=1 -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=1"
-  queue announce-2shards   $H pass "$base -DTMAX=12 -DANN=1 -DANNK=2 -DNTHROT=2 -DFIX_STALE=1 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
-  queue finding-stale-item $H p10  "$base $nof -DTMAX=12 -DANN=1 -DNTHROT=3"
-  queue stale-item+fix     $H pass "$base -DTMAX=14 -DANN=1 -DNTHROT=3 -DFIX_STALE=1 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
+  queue announce           $H pass "$base -DTMAX=16 -DANN=1 -DNTHROT=2 -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=1"
+  queue announce-2shards   $H pass "$base -DTMAX=12 -DANN=1 -DANNK=2 -DNTHROT=2 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
+  queue stale-item         $H pass "$base -DTMAX=14 -DANN=1 -DNTHROT=3 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
+  queue stale-near         $H pass "$base -DTMAX=12 -DANN=1 -DNTHROT=3 -DOLDREL=-12 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
   queue finding-opr-overwrite $H p9 "$base $nof -DTMAX=14 -DNPAUSE=1 -DNOPREL=1 -DCHECKS=512"
   queue mutant-held-rel-only $H p7 "$base $nof -DTMAX=16 -DUPFAIL=2 -DLATESTART=9 -DMUT_HELD=1"
   queue mutant-no-held     $H p7   "$base $nof -DTMAX=16 -DUPFAIL=2 -DLATESTART=9 -DMUT_HELD=2"
@@ -174,6 +178,8 @@ else
   queue mutant-free-erases $H p7   "$base $nof -DTMAX=14 -DNLOSS=2 -DUPFAIL=1 -DMUT_FREE=2"
   queue mutant-opr-retry   $H p9   "$base $nof -DTMAX=16 -DNOPREL=1 -DMUT_OPR=1"
   queue mutant-ann-any     $H p10  "$base $nof -DTMAX=16 -DANN=1 -DNTHROT=1 -DMUT_ANN=1"
+  queue mutant-stale-item  $H p10  "$base $nof -DTMAX=12 -DANN=1 -DNTHROT=3 -DMUT_STALE=1"
+  queue mutant-allow-2x    $H p10  "$base $nof -DTMAX=12 -DANN=1 -DNTHROT=3 -DOLDREL=-20 -DMUT_ALLOW=1"
   queue mutant-no-guard-d  $H p6   "$base $nof -DTMAX=12 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1 -DFIX_SELF=1 -DMUT_GUARDD=1"
   queue mutant-no-margin   $H p3   "$base -DMARGIN=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   queue mutant-eps-0       $H p3   "$base -DEPS=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"

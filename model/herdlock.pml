@@ -12,10 +12,9 @@
  * not-before). MAXATT: WithMaxAttempts. ANN (default 0; 1: release
  * announcements, lockcore/announce.go, with ANNK = 1 or 2 shards, and an
  * earlier episode: the item starts released with an old success, announced
- * on every shard); NTHROT: first acquires the store throttles (ANN);
- * FIX_STALE (default 0; 1: a waiter takes a success read on the lock item
- * only when it is fresh or passes the announcement's test, README.md
- * "Findings").
+ * on every shard); NTHROT: first acquires the store throttles (ANN).
+ * With ANN a waiter takes a success, read on the lock item or announced,
+ * only when it is the burst's (OURS, lockcore's waiter.ours).
  *
  * Mutants (each removes one guard of lockcore; each must give a
  * counterexample, see check.sh): MUT_HELD (1: the failure guard on the
@@ -26,7 +25,10 @@
  * MUT_OPR (1: a renewal refused on its own, released revision is retried as
  * transient), MUT_GUARDD (1: no guard (D) #rev <> :newRev, a revision may be
  * acquired twice), MUT_ANN (1: a waiter accepts any announced success, no
- * fence or time check). EPS, TAKE and MARGIN can be overridden to check mutants
+ * fence or time check), MUT_STALE (1: a waiter takes any success it reads
+ * on the lock item, as lockcore did before 6a722f2: Finding 4), MUT_ALLOW
+ * (1: rule (d) of OURS with twice the clock allowance). OLDREL (ANN) moves
+ * the earlier episode's release time. EPS, TAKE and MARGIN can be overridden to check mutants
  * too.
  */
 #include "common.pml"
@@ -79,15 +81,25 @@
 #ifndef MUT_ANN
 #define MUT_ANN 0
 #endif
-#ifndef FIX_STALE
-#define FIX_STALE 0
+#ifndef MUT_STALE
+#define MUT_STALE 0
+#endif
+#ifndef MUT_ALLOW
+#define MUT_ALLOW 0
 #endif
 #if ANN
 #define OLDF 1                           /* the earlier episode's fence */
+#ifndef OLDREL
 #define OLDREL (-40)                     /* ... and its release time, wall units (10 ticks before t=0) */
+#endif
 #else
 #define OLDF 0
 #endif
+/* fresh (WithFreshSuccess): the window outlasts the horizon, so every
+   success of the run is fresh and the earlier episode's is not (fresh_ in
+   apply) */
+#define FRESH(f) ((f) > OLDF)
+#define TSTART(i) (wst[i] - off[i])      /* ghost: true time (units) when i's call began (ANN) */
 
 #ifndef EPS
 #define EPS (2*OFF)                      /* clock allowance: >= the largest offset difference */
@@ -158,12 +170,15 @@ byte apsh[NP], aps[NP];  /* its shard and send tick */
 bool apfan[NP];          /* it is the copy to the other shard, after the first applied */
 byte shard[NP];          /* waiter i's shard */
 byte minf[NP];           /* minFence: the highest fence i saw holding the lock */
+byte seenf[NP];          /* seenFence: the highest fence i saw on the lock item; the item always
+                            exists in ANN runs (fence >= 1), so seenf > 0 is lockcore's seen */
 short wst[NP];           /* startMs: i's wall clock when its call began */
 int smask0[NP];          /* ghost: succmask when i's call began (Property 10) */
 byte sannf[NP];          /* the shard read's answer: fence (0: none) and release time */
 short sannrel[NP];
 byte nthrot;
 hidden byte s_;
+hidden byte ours_;
 #endif
 
 hidden byte ok, got;
@@ -345,18 +360,26 @@ inline to_wait(i) {
 inline released(i, f, wait) {
   ASSERTN(4, p4, (succmask >> f) & 1);          /* P4 */
 #if ANN
-  /* P10: a success published after the call began, or still fresh (every
-     success of this run is: the window outlasts the horizon); never the
-     stale success of an earlier episode */
-  if :: wait -> ASSERTN(10, p10, (((succmask & ~smask0[i]) >> f) & 1) || f > OLDF) :: else fi;
+  /* P10: the burst's success: one published after the call began, or
+     still fresh (FRESH: every success of this run), or one released at
+     most the clock allowance before the call began, in true time: EPS on
+     the waiter's clock plus 2*OFF, the most two clocks differ (the earlier
+     episode's success was released at true time OLDREL); never an older
+     episode's */
+  if :: wait -> ASSERTN(10, p10, (((succmask & ~smask0[i]) >> f) & 1) || FRESH(f) ||
+                                 (f == OLDF && OLDREL >= TSTART(i) - EPS - 2*OFF)) :: else fi;
 #endif
   ph[i] = D_REL; printf("t=%d P%d RELEASED (result fence %d)\n", now, i, f)
 }
 
 #if ANN
-/* minFence: the highest fence the waiter saw holding the lock (observe in wait.go) */
-inline seen(i) {
-  if :: sex[i] && !srel[i] && sfence[i] > minf[i] -> minf[i] = sfence[i] :: else fi
+/* the waiter had the item back from the store (a read, a refused write):
+   minFence, the highest fence it saw holding the lock (observe in
+   wait.go), and seenFence, the highest fence it saw on the item at all
+   (saw in wait.go) */
+inline saw(i) {
+  if :: sex[i] && !srel[i] && sfence[i] > minf[i] -> minf[i] = sfence[i] :: else fi;
+  if :: sex[i] && sfence[i] > seenf[i] -> seenf[i] = sfence[i] :: else fi
 }
 /* relay: the success just read on the lock item goes to the waiter's shard */
 inline relay(i) {
@@ -382,14 +405,17 @@ inline ann_put(j) {
 #define ANN_READY(j) (apf[j] != 0)
 #define ANN_URG(j) (apf[j] != 0 && now >= aps[j] + DMAX)
 #define ANN_PUT(j) ann_put(j)
-/* accepts (announce.go): the fence is at least minFence, or, for a waiter
-   that never saw a holder, the release is after its start plus the clock
-   allowance */
-#define PUBLISHED_DURING(i, f, rel) (minf[i] > 0 -> (f) >= minf[i] : (rel) > wst[i] + EPS)
+/* ours (wait.go), for a success at fence f released at rel (the
+   releaser's wall clock), read on the lock item (on_poll) or announced
+   (accepts, on_apoll): (a) with a holder seen, f >= minFence; else (b) the
+   item seen and f above every fence seen on it; else (c) fresh; else (d)
+   released no more than the clock allowance before the call began */
+#define OURS(i, f, rel) (minf[i] > 0 -> (f) >= minf[i] : \
+                         ((seenf[i] > 0 && (f) > seenf[i]) || FRESH(f) || (rel) >= wst[i] - EPS*(1+MUT_ALLOW)))
 #if MUT_ANN == 1
 #define ACCEPTS(i) true
 #else
-#define ACCEPTS(i) PUBLISHED_DURING(i, sannf[i], sannrel[i])
+#define ACCEPTS(i) OURS(i, sannf[i], sannrel[i])
 #endif
 inline on_apoll(i) {
   if
@@ -407,7 +433,7 @@ inline on_apoll(i) {
 #define KEYX(i) shard[i]
 #define choose_x(i) if :: ANNK > 1 -> shard[i] = 1 :: true fi
 #else
-#define seen(i) skip
+#define saw(i) skip
 #endif
 
 /* heldBack in lockcore/wait.go, on an item released with failure: when the
@@ -452,26 +478,27 @@ inline grant(i, rv) {
 }
 
 inline on_poll(i) {
+#if ANN
+  /* judge: the verdict on this read (ours with what the wait saw before
+     it), then the wait notes what it saw */
+  ours_ = (sex[i] && srel[i] && sres[i] == SUCC && (MUT_STALE || OURS(i, sresf[i], srelat[i])));
+  saw(i);
+#endif
   if
   :: !sex[i] -> acquire(i, 0)
   :: else ->
      if
      :: srel[i] && sres[i] == SUCC ->
-#if ANN && FIX_STALE
+#if ANN
         if
-        :: !(sresf[i] > OLDF || PUBLISHED_DURING(i, sresf[i], srelat[i])) ->
-           acquire(i, 0)                             /* an earlier episode's stale success: race for the lock */
-        :: else -> relay(i); released(i, sresf[i], 1)
+        :: ours_ -> relay(i); released(i, sresf[i], 1)
+        :: else -> acquire(i, 0)                     /* old news: the lock is free, race for it */
         fi
-#elif ANN
-        relay(i);
-        released(i, sresf[i], 1)
 #else
-        released(i, sresf[i], 1)
+        released(i, sresf[i], 1)                     /* no earlier episode: every success is the burst's */
 #endif
      :: srel[i] && sres[i] != SUCC -> held_back(i, 1)
      :: else ->                                      /* held */
-        seen(i);
         if
         :: OWNER(srev[i]) == i ->
 #if FIX_SELF
@@ -501,7 +528,7 @@ inline on_poll(i) {
    first acquire that meets a fresh success returns RELEASED; a failure
    holds back as heldBack says; otherwise wait for the next poll */
 inline refused(i) {
-  seen(i);
+  saw(i);
   if
   :: sex[i] && srel[i] && sres[i] == SUCC && initial[i] -> released(i, sresf[i], 0)
   :: sex[i] && srel[i] && sres[i] != SUCC -> held_back(i, 0)
