@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -45,6 +46,18 @@ func (r *recordingAPI) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemIn
 	r.updates = append(r.updates, in)
 	return r.DynamoAPI.UpdateItem(ctx, in, optFns...)
 }
+
+// PutItem passes through, so that the store keeps announcements as the
+// wrapped one does.
+func (r *recordingAPI) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	p, ok := r.DynamoAPI.(StoreAPI)
+	if !ok {
+		return nil, errors.New("bench: the wrapped client has no PutItem")
+	}
+	return p.PutItem(ctx, in, optFns...)
+}
+
+var _ StoreAPI = (*recordingAPI)(nil)
 
 // recordAcquireRelease returns the UpdateItem inputs of one lockcore
 // acquire and release on key. Replayed in order they succeed again and
