@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -85,6 +86,25 @@ func recordAcquireRelease(ctx context.Context, a *Actor, key string) ([]*dynamod
 	return rec.updates, nil
 }
 
+// withRevision returns copies of the recorded acquire and release with
+// the revision rev in place of the recorded one: an item is acquired at
+// most once per revision (guard D), so each replay needs a revision of its
+// own. The copies share everything else with the recording.
+func withRevision(shapes []*dynamodb.UpdateItemInput, rev string) []*dynamodb.UpdateItemInput {
+	out := make([]*dynamodb.UpdateItemInput, len(shapes))
+	for i, in := range shapes {
+		c := *in
+		c.ExpressionAttributeValues = maps.Clone(in.ExpressionAttributeValues)
+		for _, k := range []string{":newRev", ":rev"} {
+			if _, ok := c.ExpressionAttributeValues[k]; ok {
+				c.ExpressionAttributeValues[k] = &types.AttributeValueMemberS{Value: rev}
+			}
+		}
+		out[i] = &c
+	}
+	return out
+}
+
 // RawUpdateItem returns the UpdateItem input of the reference: a SET of
 // one attribute on an item of the lock table, returning ALL_NEW like
 // lockcore's writes.
@@ -134,7 +154,7 @@ func RunUncontended(ctx context.Context, env *Env, rounds, warmup int) (Unconten
 	}
 	var raw, lock, wrapped, shape []time.Duration
 	var lockReqs, wrapReqs int
-	n := 0
+	n, replay := 0, 0
 	tasks := []func() error{
 		func() error { // two raw UpdateItem calls
 			start := time.Now()
@@ -148,8 +168,10 @@ func RunUncontended(ctx context.Context, env *Env, rounds, warmup int) (Unconten
 			return nil
 		},
 		func() error { // lockcore's own two requests, replayed
+			replay++
+			ins := withRevision(shapes, fmt.Sprintf("replay-%d", replay))
 			start := time.Now()
-			for _, in := range shapes {
+			for _, in := range ins {
 				if _, err := a.Client.UpdateItem(ctx, in); err != nil {
 					return fmt.Errorf("replayed UpdateItem: %w", err)
 				}
