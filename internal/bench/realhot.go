@@ -7,18 +7,11 @@ import (
 	"github.com/herdlock/herdlock/internal/capacity"
 )
 
-// RealHotModes are the modes of the real-server hot herd: lockcore with
-// lockmw's fresh-success window, a new execution environment per
-// invocation (default) or environments reused as Lambda reuses them.
-func RealHotModes() []HotMode {
-	var out []HotMode
-	for _, m := range HotModes() {
-		if m.Name == "default" || m.Name == "default-reused" {
-			out = append(out, m)
-		}
-	}
-	return out
-}
+// RealHotModes are the modes of the real-server hot herd: those of
+// figure 8, lockcore with lockmw's fresh-success window, writing first (the
+// default) or reading first, with a new execution environment per
+// invocation or environments reused as Lambda reuses them.
+func RealHotModes() []HotMode { return HotModes() }
 
 // RunRealHot runs the real-server hot herds of issue 23: n invocations over
 // HotArrival, the holder working HerdWork, each with its own SDK client,

@@ -15,7 +15,9 @@ type Results struct {
 	// RealHot is figure 10: the hot-key herd on real servers (issue 23).
 	RealHot []HotResult `json:"realHotKey,omitempty"`
 	// Handoffs is figure 11: handoffs to a few waiters on Dynoxide.
-	Handoffs  []HandoffResult   `json:"handoffs,omitempty"`
+	Handoffs []HandoffResult `json:"handoffs,omitempty"`
+	// Issue23 is issue 23's target table, as the run ends with it.
+	Issue23   []TargetRow       `json:"issue23Targets,omitempty"`
 	Abandoned []AbandonedResult `json:"abandoned"`
 	Failing   []FailingResult   `json:"failingUpstream"`
 	ColdStart ColdStart         `json:"coldStart"`

@@ -206,6 +206,7 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 
 	r.WallSeconds = time.Since(start).Seconds()
 	r.Machine.LoadAvgEnd = loadavg()
+	r.Issue23 = bench.Issue23Rows(r)
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
@@ -251,9 +252,9 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 			return err
 		}
 	}
-	if rows := bench.Issue23Rows(r); len(rows) > 0 {
+	if len(r.Issue23) > 0 {
 		fmt.Printf("\nissue 23 targets:\n\n")
-		if err := bench.WriteTargetTable(os.Stdout, rows); err != nil {
+		if err := bench.WriteTargetTable(os.Stdout, r.Issue23); err != nil {
 			return err
 		}
 		fmt.Println()
