@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"testing"
 
@@ -38,4 +39,29 @@ func mustStore(t *testing.T, api lockcore.DynamoAPI) *lockcore.DynamoStore {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestRealHotHerdCI is figure 10 at CI size: 100 invocations over a second
+// on a cold key, each in a new execution environment, through the capacity
+// model cut to 30 WCU/s and 60 RCU/s per item in front of Dynoxide, in real
+// time. The item throttles first writes, and the throttled waiters read the
+// key's announcement shards (which needs PutItem through every layer, and
+// a store that keeps announcements); the herd still ends with one fetch and
+// nobody FAILED.
+func TestRealHotHerdCI(t *testing.T) {
+	ctx := context.Background()
+	env, err := StartRealHotEnv(ctx, benchEnv(t).Server.Endpoint(), ciHotCapacity)
+	if err != nil {
+		t.Fatalf("StartRealHotEnv() = %v", err)
+	}
+	r := RunHotScenario(ctx, env, HotModes()[0], HotScenario{N: 100, Arrival: HotArrival, Work: HerdWork})
+	var buf bytes.Buffer
+	_ = WriteHotTable(&buf, []HotResult{r}, DefaultHotTargets(lockcore.DefaultPollInterval))
+	t.Logf("\n%s", buf.String())
+	if r.Outcomes[Failed] != 0 || r.Fetches != 1 {
+		t.Errorf("FAILED %d, fetches %d; want 0 and 1; errors %v", r.Outcomes[Failed], r.Fetches, r.Errors)
+	}
+	if r.Throttled == 0 || r.AnnReads == 0 {
+		t.Errorf("%d of %d requests on the item throttled, %d announcement reads; want some of each", r.Throttled, r.Requests, r.AnnReads)
+	}
 }
