@@ -223,7 +223,9 @@ func drawPanel(b *strings.Builder, y0 float64, p panel) {
 	if p.target > 0 {
 		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#2ca02c" stroke-dasharray="6 4"/>`+"\n", left, width-right, y(p.target), y(p.target))
 	}
-	// Series: p99 solid, p50 dashed, max as a tick.
+	// Series: p99 solid, p50 dashed, max as a tick. A p99 label that would
+	// overlap one already drawn at the same N is left out.
+	labels := map[int][]float64{}
 	for _, s := range p.series {
 		for _, q := range []struct {
 			dash string
@@ -241,7 +243,12 @@ func drawPanel(b *strings.Builder, y0 float64, p panel) {
 		for _, pt := range s.pts {
 			fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>`+"\n", x(pt.n), y(pt.lat.P99), s.color)
 			fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/>`+"\n", x(pt.n)-6, x(pt.n)+6, y(pt.lat.Max), y(pt.lat.Max), s.color)
-			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" fill="%s" dx="6" dy="-8">%s</text>`+"\n", x(pt.n), y(pt.lat.P99), s.color, msLabel(pt.lat.P99))
+			yy := y(pt.lat.P99)
+			if slices.ContainsFunc(labels[pt.n], func(v float64) bool { return math.Abs(v-yy) < 13 }) {
+				continue
+			}
+			labels[pt.n] = append(labels[pt.n], yy)
+			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" fill="%s" dx="6" dy="-8">%s</text>`+"\n", x(pt.n), yy, s.color, msLabel(pt.lat.P99))
 		}
 	}
 	// Legend.
