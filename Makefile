@@ -113,7 +113,8 @@ build-FetchFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc$(LAMBDA_TAGS:%=,%) -trimpath \
 		-ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./examples/lambda-fetch-cache
 
-# Every figure of BENCHMARKS.md in one run (under 5 minutes), then the plot.
+# Every figure of BENCHMARKS.md in one run (about 6 minutes on 2 cores), then
+# the plot.
 bench: deps
 	$(GO) run ./internal/bench/cmd/bench -out bench.out/results.json
 	$(GO) run ./internal/bench/cmd/plot -in bench.out/results.json -out docs/herd-latency.svg

@@ -116,6 +116,24 @@ func (m *markingAPI) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opt
 	return m.c.GetItem(ctx, in, optFns...)
 }
 
+// PutItem passes through: lockcore's DynamoStore keeps release
+// announcements only over a client that has it.
+func (m *markingAPI) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	return m.c.PutItem(ctx, in, optFns...)
+}
+
+// Every wrapper of the client in this package passes PutItem through.
+var _ StoreAPI = (*markingAPI)(nil)
+
+// StoreAPI is what a lockcore.DynamoStore uses of its client, announcements
+// included.
+type StoreAPI interface {
+	lockcore.DynamoAPI
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+}
+
+var _ StoreAPI = (*dynamodb.Client)(nil)
+
 // keyName returns a fresh lock id for one experiment.
 func keyName(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())

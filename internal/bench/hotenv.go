@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/truora/minidyn/server"
 
 	"github.com/herdlock/herdlock/internal/capacity"
@@ -40,7 +42,10 @@ const (
 // concurrent use.
 type HotEnv struct {
 	Proxy *capacity.Proxy
-	rt    http.RoundTripper
+	// Real is true for an env in real time in front of a real server
+	// (see StartRealHotEnv).
+	Real bool
+	rt   http.RoundTripper
 }
 
 // StartHotEnv starts the model with cfg (Upstream and Transport are set
@@ -57,6 +62,31 @@ func StartHotEnv(ctx context.Context, cfg capacity.Config) (*HotEnv, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// StartRealHotEnv starts the model with cfg in front of the DynamoDB-API
+// server at endpoint (Dynoxide), in real time, and creates the lock table
+// there. Clients reach the model in process (no network hop, so that
+// thousands of SDK clients on a small machine spend their CPU on their
+// requests, not on connections); the model reaches the server over HTTP.
+// Use it outside a synctest bubble.
+func StartRealHotEnv(ctx context.Context, endpoint string, cfg capacity.Config) (*HotEnv, error) {
+	cfg.Upstream = endpoint
+	cfg.Transport = &http.Transport{Proxy: nil, MaxIdleConns: 512, MaxIdleConnsPerHost: 512, IdleConnTimeout: 30 * time.Second}
+	p, err := capacity.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	e := &HotEnv{Proxy: p, Real: true, rt: capacity.HandlerTransport(p)}
+	if err := lockcore.CreateTable(ctx, e.NewClient(), LockTable); err != nil && !isTableExists(err) {
+		return nil, err
+	}
+	return e, nil
+}
+
+func isTableExists(err error) bool {
+	var riu *types.ResourceInUseException
+	return errors.As(err, &riu)
 }
 
 // NewClient returns a fresh SDK client through the model, with the SDK's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/herdlock/herdlock/internal/capacity"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
 // Hot-key herd settings: DynamoDB's per-item limits, arrivals spread over
@@ -32,6 +34,9 @@ type HotMode struct {
 	// otherwise; it frees it when it returns. Without Reuse every
 	// invocation starts a new one.
 	Reuse bool
+	// Blind hides the key's hold history from the herd's clients (see
+	// [Blind]): waiters never predict and keep lockcore's fixed pace.
+	Blind bool
 }
 
 // HotResult is one hot-key herd: N invocations on one key arriving evenly
@@ -39,7 +44,9 @@ type HotMode struct {
 // the capacity model.
 type HotResult struct {
 	Mode      string  `json:"mode"`
+	Real      bool    `json:"real,omitempty"` // Dynoxide behind the model, in real time; else simulated
 	N         int     `json:"n"`
+	WarmHolds int     `json:"warmHolds"` // holds on the key before the herd (0: a cold key)
 	ArrivalMs float64 `json:"arrivalMs"` // arrivals spread evenly over this
 	WorkMs    float64 `json:"workMs"`    // the holder's work
 
@@ -60,6 +67,16 @@ type HotResult struct {
 	Throttled int `json:"throttled"`
 	// Environments is how many execution environments the herd started.
 	Environments int `json:"environments"`
+	// Announcement items of the key (every shard): reads and writes that
+	// reached them, throttled ones included, and the throttled ones;
+	// Announced is how many invocations returned RELEASED from an
+	// announcement.
+	AnnReads     int `json:"announcementReads"`
+	AnnWrites    int `json:"announcementWrites"`
+	AnnThrottled int `json:"announcementThrottled"`
+	Announced    int `json:"announced"`
+	// MeanPolls is the mean of WaitResult.Polls over RELEASED invocations.
+	MeanPolls float64 `json:"meanPolls"`
 	// Latency is, per Released invocation, the time from the later of
 	// the holder's release call and the invocation's start to its return.
 	Latency Summary  `json:"releaseToReturn"`
@@ -97,11 +114,50 @@ type HotVerdict struct {
 }
 
 // HotScenario is one herd's shape: N invocations arriving evenly over
-// Arrival, the holder working Work.
+// Arrival, the holder working Work, on a key that saw Warm holds before.
 type HotScenario struct {
 	N       int
 	Arrival time.Duration
 	Work    time.Duration
+	// Warm is how many holds of Work ± 10 %, one after the other, the
+	// key has before the herd, which then comes [WarmPause] after the
+	// last: a key that is hot now and then, whose item carries the
+	// history of its holds (predictive waiting). 0 is a cold key.
+	Warm int
+}
+
+// Warm keys: how many holds come before a warm key's herd, and the pause
+// after them, longer than lockmw's fresh-success window so that the herd's
+// first arrival acquires the lock and fetches.
+const (
+	WarmHolds = 5
+	WarmPause = lockmw.DefaultFreshSuccess + time.Second
+)
+
+// warmUp gives key n holds of hold ± 10 % through one new execution
+// environment, 20 ms apart, then sleeps WarmPause.
+func warmUp(ctx context.Context, pool *envPool, key string, n int, hold time.Duration) error {
+	store, err := pool.newStore()
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		l, err := lockcore.New(store, lockcore.Params{LockID: key, LockGroup: "bench", OwnerName: fmt.Sprintf("warm-%d", i), AccountID: 1, AppID: 1},
+			lockcore.WithLogger(discard))
+		if err != nil {
+			return err
+		}
+		if ok, err := l.Acquire(ctx); !ok || err != nil {
+			return fmt.Errorf("bench: warm-up acquire %d: %v, %v", i, ok, err)
+		}
+		time.Sleep(hold*9/10 + rand.N(hold/5+1))
+		if err := l.Release(ctx, lockcore.Success, key); err != nil {
+			return fmt.Errorf("bench: warm-up release %d: %w", i, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(WarmPause)
+	return nil
 }
 
 // RunHot runs one herd of n invocations in mode on a fresh key, arriving
@@ -115,8 +171,20 @@ func RunHot(ctx context.Context, env *HotEnv, mode HotMode, n int) HotResult {
 // in the synctest bubble of env.
 func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenario) HotResult {
 	n := sc.N
-	key := keyName(fmt.Sprintf("hot-%s-%d", mode.Name, n))
-	itemKey := capacity.ItemKey(LockTable, lockcore.AttrLockKey, lockcore.PartitionKey(lockcore.Key{Group: "bench", ID: key}))
+	temp := "cold"
+	if sc.Warm > 0 {
+		temp = "warm"
+	}
+	key := keyName(fmt.Sprintf("hot-%s-%s-%d", mode.Name, temp, n))
+	lk := lockcore.Key{Group: "bench", ID: key}
+	itemKey := capacity.ItemKey(LockTable, lockcore.AttrLockKey, lockcore.PartitionKey(lk))
+	pool := &envPool{env: env, reuse: mode.Reuse, blind: mode.Blind}
+	var warmErr error
+	if sc.Warm > 0 {
+		warmErr = warmUp(ctx, pool, key, sc.Warm, sc.Work)
+	}
+	before := env.Proxy.Item(itemKey)
+	annBefore := announcementStats(env.Proxy, lk)
 	var (
 		fetches   atomic.Int64
 		leaseLost atomic.Int64
@@ -124,13 +192,15 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 		relAt     []time.Time
 	)
 	type ret struct {
-		outcome Outcome
-		start   time.Time
-		end     time.Time
-		err     error
+		outcome   Outcome
+		start     time.Time
+		end       time.Time
+		err       error
+		announced bool
+		polls     int
 	}
 	rets := make([]ret, n)
-	pool := &envPool{env: env, reuse: mode.Reuse}
+	pool.started = 0
 	begin := time.Now()
 	var wg sync.WaitGroup
 	for i := range n {
@@ -157,10 +227,11 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 				return
 			}
 			res, err := l.TryAcquireElseWaitForRelease(ictx)
-			r := ret{start: start, err: err}
+			r := ret{start: start, err: err, polls: res.Polls}
 			switch res.Outcome {
 			case lockcore.Released:
 				r.outcome = Released
+				r.announced = res.Announced
 			case lockcore.Acquired:
 				r.outcome = Acquired
 				if res.TookOver {
@@ -190,8 +261,9 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 	}
 	wg.Wait()
 
-	s := env.Proxy.Item(itemKey)
-	r := HotResult{Mode: mode.Name, N: n, ArrivalMs: ms(sc.Arrival), WorkMs: ms(sc.Work), Outcomes: map[Outcome]int{}, Fetches: int(fetches.Load()),
+	s := statsSince(env.Proxy.Item(itemKey), before)
+	ann := statsSince(announcementStats(env.Proxy, lk), annBefore)
+	r := HotResult{Mode: mode.Name, N: n, WarmHolds: sc.Warm, Real: env.Real, ArrivalMs: ms(sc.Arrival), WorkMs: ms(sc.Work), Outcomes: map[Outcome]int{}, Fetches: int(fetches.Load()),
 		LeaseLost: int(leaseLost.Load()), WCU: s.WriteUnits, RCU: s.ReadUnits, Writes: s.Writes(),
 		Reads: s.Ops["GetItem"].Requests, Throttles: map[string]int{}, WallMs: ms(time.Since(begin))}
 	for op, o := range s.Ops {
@@ -203,10 +275,22 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 	}
 	r.Environments = pool.started
 	r.WritesPerInvocation = float64(r.Writes) / float64(n)
+	r.AnnReads, r.AnnWrites = ann.Ops["GetItem"].Requests, ann.Writes()
+	for _, o := range ann.Ops {
+		r.AnnThrottled += o.Throttled
+	}
 	seen := map[string]bool{}
+	if warmErr != nil {
+		seen[warmErr.Error()] = true
+		r.Errors = append(r.Errors, warmErr.Error())
+	}
 	var lat []float64
+	polls := 0
 	for _, rt := range rets {
 		r.Outcomes[rt.outcome]++
+		if rt.announced {
+			r.Announced++
+		}
 		if rt.err != nil && !seen[rt.err.Error()] && len(seen) < 5 {
 			seen[rt.err.Error()] = true
 			r.Errors = append(r.Errors, rt.err.Error())
@@ -214,6 +298,7 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 		if rt.outcome != Released {
 			continue
 		}
+		polls += rt.polls
 		if rel, ok := lastBefore(relAt, rt.end); ok {
 			from := rel
 			if rt.start.After(from) {
@@ -222,9 +307,45 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 			lat = append(lat, ms(rt.end.Sub(from)))
 		}
 	}
+	if rel := r.Outcomes[Released]; rel > 0 {
+		r.MeanPolls = float64(polls) / float64(rel)
+	}
 	sort.Strings(r.Errors)
 	r.Latency = Summarize(lat)
 	return r
+}
+
+// announcementStats returns the counts of every announcement item of k
+// (all [lockcore.MaxAnnounceShards] shards), summed.
+func announcementStats(p *capacity.Proxy, k lockcore.Key) capacity.ItemStats {
+	var sum capacity.ItemStats
+	for shard := range lockcore.MaxAnnounceShards {
+		s := p.Item(capacity.ItemKey(LockTable, lockcore.AttrLockKey, lockcore.AnnouncementKey(k, shard)))
+		sum = addStats(sum, s, 1)
+	}
+	return sum
+}
+
+// statsSince returns the counts of now less those of before.
+func statsSince(now, before capacity.ItemStats) capacity.ItemStats {
+	return addStats(now, before, -1)
+}
+
+func addStats(a, b capacity.ItemStats, sign int) capacity.ItemStats {
+	out := capacity.ItemStats{Ops: map[string]capacity.OpStats{}, WriteUnits: a.WriteUnits + float64(sign)*b.WriteUnits,
+		ReadUnits: a.ReadUnits + float64(sign)*b.ReadUnits}
+	for op, o := range a.Ops {
+		out.Ops[op] = o
+	}
+	for op, o := range b.Ops {
+		x := out.Ops[op]
+		x.Requests += sign * o.Requests
+		x.Throttled += sign * o.Throttled
+		x.ConditionFailed += sign * o.ConditionFailed
+		x.Units += float64(sign) * o.Units
+		out.Ops[op] = x
+	}
+	return out
 }
 
 // envPool hands out execution environments: a DynamoStore on its own SDK
@@ -232,6 +353,7 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 type envPool struct {
 	env     *HotEnv
 	reuse   bool
+	blind   bool // hide the hold history (see Blind)
 	mu      sync.Mutex
 	free    []*lockcore.DynamoStore
 	started int
@@ -246,7 +368,16 @@ func (p *envPool) get() (*lockcore.DynamoStore, error) {
 		return s, nil
 	}
 	p.started++
-	return lockcore.NewDynamoStore(p.env.NewClient(), LockTable)
+	return p.newStore()
+}
+
+// newStore returns the store of a new execution environment.
+func (p *envPool) newStore() (*lockcore.DynamoStore, error) {
+	var api StoreAPI = p.env.NewClient()
+	if p.blind {
+		api = Blind(api)
+	}
+	return lockcore.NewDynamoStore(api, LockTable)
 }
 
 func (p *envPool) put(s *lockcore.DynamoStore) {

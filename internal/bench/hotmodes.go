@@ -54,9 +54,10 @@ func ParseSizes(s string) ([]int, error) {
 	return ns, nil
 }
 
-// RunHotHerds runs every mode at each size in ns, then [HotStress],
-// through one capacity model at DynamoDB's limits; each herd has a fresh
-// key, whose buckets start full. Call it in a synctest bubble.
+// RunHotHerds runs every mode at each size in ns, then [HotStress], on a
+// cold key and on a warm one ([WarmHolds] earlier holds), through one
+// capacity model at DynamoDB's limits; each herd has a fresh key, whose
+// buckets start full. Call it in a synctest bubble.
 func RunHotHerds(ctx context.Context, ns []int) ([]HotResult, error) {
 	env, err := StartHotEnv(ctx, capacity.Config{})
 	if err != nil {
@@ -64,12 +65,16 @@ func RunHotHerds(ctx context.Context, ns []int) ([]HotResult, error) {
 	}
 	var rs []HotResult
 	for _, mode := range HotModes() {
-		for _, n := range ns {
-			rs = append(rs, RunHot(ctx, env, mode, n))
+		for _, warm := range []int{0, WarmHolds} {
+			for _, n := range ns {
+				rs = append(rs, RunHotScenario(ctx, env, mode, HotScenario{N: n, Arrival: HotArrival, Work: HerdWork, Warm: warm}))
+				time.Sleep(HotSettle)
+			}
+			stress := HotStress
+			stress.Warm = warm
+			rs = append(rs, RunHotScenario(ctx, env, mode, stress))
 			time.Sleep(HotSettle)
 		}
-		rs = append(rs, RunHotScenario(ctx, env, mode, HotStress))
-		time.Sleep(HotSettle)
 	}
 	return rs, nil
 }

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func benchEnv(b *testing.B) *Env {
+func benchEnv(b testing.TB) *Env {
 	b.Helper()
 	shared.once.Do(func() { shared.env, shared.err = StartEnv(context.Background()) })
 	if shared.err != nil {

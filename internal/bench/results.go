@@ -3,19 +3,25 @@ package bench
 // Results is everything one run of cmd/bench measured, as written to its
 // JSON output.
 type Results struct {
-	Machine     Machine           `json:"machine"`
-	StartedAt   string            `json:"startedAt"`
-	WallSeconds float64           `json:"wallSeconds"`
-	Settings    Settings          `json:"settings"`
-	Requests    []OpCount         `json:"requestsPerOperation"`
-	Uncontended Uncontended       `json:"uncontended"`
-	BaselineAR  BaselineUncont    `json:"baselineUncontended"`
-	Herds       []HerdResult      `json:"herds"`
-	Hot         []HotResult       `json:"hotKey"`
-	Abandoned   []AbandonedResult `json:"abandoned"`
-	Failing     []FailingResult   `json:"failingUpstream"`
-	ColdStart   ColdStart         `json:"coldStart"`
-	CPU         CPU               `json:"cpu"`
+	Machine     Machine        `json:"machine"`
+	StartedAt   string         `json:"startedAt"`
+	WallSeconds float64        `json:"wallSeconds"`
+	Settings    Settings       `json:"settings"`
+	Requests    []OpCount      `json:"requestsPerOperation"`
+	Uncontended Uncontended    `json:"uncontended"`
+	BaselineAR  BaselineUncont `json:"baselineUncontended"`
+	Herds       []HerdResult   `json:"herds"`
+	Hot         []HotResult    `json:"hotKey"`
+	// RealHot is figure 10: the hot-key herd on real servers (issue 23).
+	RealHot []HotResult `json:"realHotKey,omitempty"`
+	// Handoffs is figure 11: handoffs to a few waiters on Dynoxide.
+	Handoffs []HandoffResult `json:"handoffs,omitempty"`
+	// Issue23 is issue 23's target table, as the run ends with it.
+	Issue23   []TargetRow       `json:"issue23Targets,omitempty"`
+	Abandoned []AbandonedResult `json:"abandoned"`
+	Failing   []FailingResult   `json:"failingUpstream"`
+	ColdStart ColdStart         `json:"coldStart"`
+	CPU       CPU               `json:"cpu"`
 	// ProcessHerds is figure 7: same-key herds in one process.
 	ProcessHerds []ProcessHerdResult `json:"processHerds,omitempty"`
 }

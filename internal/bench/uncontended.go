@@ -2,8 +2,10 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -46,6 +48,18 @@ func (r *recordingAPI) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemIn
 	return r.DynamoAPI.UpdateItem(ctx, in, optFns...)
 }
 
+// PutItem passes through, so that the store keeps announcements as the
+// wrapped one does.
+func (r *recordingAPI) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	p, ok := r.DynamoAPI.(StoreAPI)
+	if !ok {
+		return nil, errors.New("bench: the wrapped client has no PutItem")
+	}
+	return p.PutItem(ctx, in, optFns...)
+}
+
+var _ StoreAPI = (*recordingAPI)(nil)
+
 // recordAcquireRelease returns the UpdateItem inputs of one lockcore
 // acquire and release on key. Replayed in order they succeed again and
 // again: the acquire's condition holds on a released item, and the release
@@ -70,6 +84,25 @@ func recordAcquireRelease(ctx context.Context, a *Actor, key string) ([]*dynamod
 		return nil, fmt.Errorf("recorded %d UpdateItem calls, want 2", len(rec.updates))
 	}
 	return rec.updates, nil
+}
+
+// withRevision returns copies of the recorded acquire and release with
+// the revision rev in place of the recorded one: an item is acquired at
+// most once per revision (guard D), so each replay needs a revision of its
+// own. The copies share everything else with the recording.
+func withRevision(shapes []*dynamodb.UpdateItemInput, rev string) []*dynamodb.UpdateItemInput {
+	out := make([]*dynamodb.UpdateItemInput, len(shapes))
+	for i, in := range shapes {
+		c := *in
+		c.ExpressionAttributeValues = maps.Clone(in.ExpressionAttributeValues)
+		for _, k := range []string{":newRev", ":rev"} {
+			if _, ok := c.ExpressionAttributeValues[k]; ok {
+				c.ExpressionAttributeValues[k] = &types.AttributeValueMemberS{Value: rev}
+			}
+		}
+		out[i] = &c
+	}
+	return out
 }
 
 // RawUpdateItem returns the UpdateItem input of the reference: a SET of
@@ -121,7 +154,7 @@ func RunUncontended(ctx context.Context, env *Env, rounds, warmup int) (Unconten
 	}
 	var raw, lock, wrapped, shape []time.Duration
 	var lockReqs, wrapReqs int
-	n := 0
+	n, replay := 0, 0
 	tasks := []func() error{
 		func() error { // two raw UpdateItem calls
 			start := time.Now()
@@ -135,8 +168,10 @@ func RunUncontended(ctx context.Context, env *Env, rounds, warmup int) (Unconten
 			return nil
 		},
 		func() error { // lockcore's own two requests, replayed
+			replay++
+			ins := withRevision(shapes, fmt.Sprintf("replay-%d", replay))
 			start := time.Now()
-			for _, in := range shapes {
+			for _, in := range ins {
 				if _, err := a.Client.UpdateItem(ctx, in); err != nil {
 					return fmt.Errorf("replayed UpdateItem: %w", err)
 				}

@@ -6,7 +6,10 @@
 //	go run ./internal/bench/cmd/bench -out bench.out/results.json
 //
 // -figures 8 runs only the hot-key herds (with the uncontended figure, which
-// always runs), -hot-n chooses their sizes.
+// always runs), -hot-n chooses their sizes; figure 10 is the hot-key herd
+// on real servers (Dynoxide behind the capacity model), -real-n its size;
+// figure 11 the handoffs to a few waiters on Dynoxide. The run ends with
+// issue 23's target table.
 //
 // Run it from the repository root: the cold-start and CPU figures build and
 // test packages of the module. It needs the pinned Dynoxide package and
@@ -39,8 +42,9 @@ func main() {
 	coldTrials := flag.Int("cold-trials", 5, "cold starts per binary")
 	benchtime := flag.String("benchtime", "300ms", "-benchtime of the CPU benchmarks")
 	readCap := flag.Float64("read-cap", 500, "the peak reads per second on the item that the herd rows check against")
-	figures := flag.String("figures", "1,2,3,4,5,6,7,8,9", "the figures to run, comma-separated")
+	figures := flag.String("figures", "1,2,3,4,5,6,7,8,9,10,11", "the figures to run, comma-separated")
 	hotN := flag.String("hot-n", "200,1000,3000,10000", "herd sizes of the hot-key figure (8), comma-separated")
+	realN := flag.Int("real-n", 3000, "herd size of the real-server hot-key figure (10)")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("bench: ")
@@ -49,12 +53,12 @@ func main() {
 	for _, f := range strings.Split(*figures, ",") {
 		only[strings.TrimSpace(f)] = true
 	}
-	if err := run(*out, *rounds, *trials, *coldTrials, *benchtime, *readCap, only, *hotN); err != nil {
+	if err := run(*out, *rounds, *trials, *coldTrials, *benchtime, *readCap, only, *hotN, *realN); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(out string, rounds, trials, coldTrials int, benchtime string, readCap float64, only map[string]bool, hotN string) error {
+func run(out string, rounds, trials, coldTrials int, benchtime string, readCap float64, only map[string]bool, hotN string, realN int) error {
 	ctx := context.Background()
 	start := time.Now()
 	root, err := moduleRoot()
@@ -182,8 +186,27 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 		}
 	}
 
+	if only["10"] {
+		step(fmt.Sprintf("10 hot-key herds of %d on real servers (Dynoxide behind the capacity model)", realN))
+		if r.RealHot, err = bench.RunRealHot(ctx, env, realN); err != nil {
+			return err
+		}
+	}
+
+	if only["11"] {
+		step("11 handoffs to 10 waiters on Dynoxide")
+		for _, holds := range []string{bench.HandoffSteady, bench.HandoffErratic} {
+			hs, err := bench.RunHandoff(ctx, env, holds, handoffEpisodes, handoffWaiters, 1)
+			if err != nil {
+				return err
+			}
+			r.Handoffs = append(r.Handoffs, hs...)
+		}
+	}
+
 	r.WallSeconds = time.Since(start).Seconds()
 	r.Machine.LoadAvgEnd = loadavg()
+	r.Issue23 = bench.Issue23Rows(r)
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
@@ -215,6 +238,27 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 			return err
 		}
 	}
+	if len(r.RealHot) > 0 {
+		fmt.Printf("\nhot key on real servers: Dynoxide behind the capacity model, in real time, one SDK client per execution environment; %d cores, judged on counts:\n\n",
+			r.Machine.NumCPU)
+		if err := bench.WriteHotTable(os.Stdout, r.RealHot, bench.DefaultHotTargets(lockcore.DefaultPollInterval)); err != nil {
+			return err
+		}
+	}
+	if len(r.Handoffs) > 0 {
+		fmt.Printf("\nhandoffs on Dynoxide: %d episodes on one key, %d waiters arriving %v after each acquire:\n\n",
+			handoffEpisodes, handoffWaiters, bench.HandoffArrival)
+		if err := bench.WriteHandoffTable(os.Stdout, r.Handoffs); err != nil {
+			return err
+		}
+	}
+	if len(r.Issue23) > 0 {
+		fmt.Printf("\nissue 23 targets:\n\n")
+		if err := bench.WriteTargetTable(os.Stdout, r.Issue23); err != nil {
+			return err
+		}
+		fmt.Println()
+	}
 	fmt.Printf("abandoned: lease %v, %d waiters, holder dies 1-%.1f s after acquiring.\nraw numbers: %s\n",
 		abandonLease, abandonWaiters, 1+renewEvery.Seconds(), out)
 	return nil
@@ -224,6 +268,9 @@ const (
 	abandonLease   = 2 * time.Second
 	abandonWaiters = 10
 	failingBurst   = 50
+
+	handoffEpisodes = 20
+	handoffWaiters  = 10
 )
 
 func step(s string) { log.Print(s) }
