@@ -182,10 +182,12 @@ func (s *MemoryStore) GetAnnouncement(ctx context.Context, key Key, shard int) (
 	return a, true, nil
 }
 
-// annItemEvery: a crowded waiter reads the lock item on every
+// annItemEvery: a crowded waiter reads the lock item at least on every
 // annItemEvery-th poll and its announcement shard on the others, so that
 // it still sees failures, take-overs and the success itself (which it then
-// relays to its shard).
+// relays to its shard); after a shard read that had nothing new for it,
+// the next poll reads the lock item, where a success nobody relayed yet
+// is.
 const annItemEvery = 4
 
 // crowded reports whether the wait uses announcements: the store keeps
@@ -226,12 +228,16 @@ func (w *waiter) pollAnnouncement() (res WaitResult, done bool) {
 		w.note(err)
 		return res, false
 	case !found || a.Fence <= w.annFence:
+		// Nothing new on the shard: the success, if any, is on the lock
+		// item only (nobody relayed it yet), so the next poll reads it.
 		w.annPace = 0
+		w.needItem = true
 		return res, false
 	}
 	w.annPace = 0
 	w.annFence = a.Fence
 	if !w.accepts(a) {
+		w.needItem = true // an earlier episode's: the lock item tells what this wait waits for
 		return res, false
 	}
 	if a.AnswerOmitted {
