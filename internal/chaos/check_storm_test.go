@@ -62,6 +62,17 @@ func (h *stormHistory) forceRelease(rev string, fence, ms int64) {
 		Item: &View{Rev: rev, Fence: fence, Rel: true, Result: "failure", RelAt: in.NowMs, Reason: operatorReason}})
 }
 
+// unguarded records worker w's failure release of rev at ms, answered
+// with status and no item, as an UpdateItem without ReturnValues is.
+func (h *stormHistory) unguarded(w int, rev string, ms int64, status int) {
+	in := &Intent{Op: "release-unguarded", Key: hKey, Rev: rev, NowMs: wall(ms), Result: "failure", Failures: 1, Reason: "lease_lost"}
+	op := StoreOp{Worker: w, Target: "UpdateItem", Key: hKey, Call: at(ms), Return: at(ms + 1), Status: status, Intent: in}
+	if status != http.StatusOK {
+		op.ErrType = ccf
+	}
+	h.rec.ops = append(h.rec.ops, op)
+}
+
 // read records worker w's GetItem at ms that saw item.
 func (h *stormHistory) read(w int, ms int64, item View) {
 	h.rec.ops = append(h.rec.ops, StoreOp{Worker: w, Target: "GetItem", Key: hKey, Call: at(ms), Return: at(ms + 1), Status: http.StatusOK,
@@ -185,6 +196,11 @@ func TestCheckOperator(t *testing.T) {
 		// A late copy of a's acquire, applied after the force-release
 		// (what lockcore's guard D refuses), shows a held by nobody.
 		{"a late copy re-acquires", func(h *stormHistory) { h.grant(0, "a", 2, 300) }, 1},
+		// A write applied without returning the item (no ReturnValues),
+		// and never read back before the next holder: the write itself
+		// shows it. A refused one does not.
+		{"an applied write, never read back", func(h *stormHistory) { h.unguarded(0, "a", 300, http.StatusOK) }, 1},
+		{"a refused write", func(h *stormHistory) { h.unguarded(0, "a", 300, http.StatusBadRequest) }, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
