@@ -26,7 +26,7 @@ jobs_max=${JOBS:-2}
 memlim=${MEMLIM:-8000}            # MB per pan run
 
 # run NAME FILE EXPECT SPINFLAGS [PANFLAGS]
-#   EXPECT: pass | p3 | p4 | p6 | ... | p10 (the property whose assertion must fail)
+#   EXPECT: pass | p3 | p4 | p6 | ... | p11 (the property whose assertion must fail)
 #           | ltl (the LTL claim must hold, with -a -f) | ltlfail
 run() {
   local name=$1 file=$2 expect=$3 sflags=$4 pflags=${5:-}
@@ -87,7 +87,7 @@ queue() {
 H=herdlock.pml S=seed.pml
 nof="-DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=0 -DNDELAY=0"   # no faults (later flags override)
 if [ "$mode" = ci ]; then
-  # the protocol as lockcore has it: safety (Properties 1-4, 6-10), one fault family per run
+  # the protocol as lockcore has it: safety (Properties 1-4, 6-11), one fault family per run
   base="-DPROFILES -DSJ=0"
   # (longest runs first: two run at a time)
   queue liveness           $H ltl  "$base -DTMAX=20 -DTCRASH=3 -DLIVENESS -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=0"
@@ -108,6 +108,13 @@ if [ "$mode" = ci ]; then
   # the same with the earlier success released 3 ticks before the burst (the
   # fresh-success window off): rule (d) takes it for a slow waiter
   queue stale-near         $H pass "$base $nof -DTMAX=8 -DANN=1 -DNTHROT=3 -DOLDREL=-12"
+  # predictive waiting: after a read of a held item a waiter may sleep to any
+  # tick up to the guessed end (acquiredAt + PCAP), cut at its deadline (WDL)
+  queue pred-operator      $H pass "$base $nof -DTMAX=10 -DTOPR=6 -DNOPREL=1 -DPRED=1 -DWDL=40"
+  queue pred-announce      $H pass "$base $nof -DTMAX=10 -DANN=1 -DNTHROT=1 -DPRED=1 -DWDL=40"
+  queue pred-takeover      $H pass "$base $nof -DTMAX=14 -DNCRASH=1 -DPRED=1 -DWDL=48"
+  queue pred-herd          $H pass "$base $nof -DTMAX=12 -DPRED=1 -DWDL=40"
+  queue pred-failing       $H pass "$base $nof -DTMAX=12 -DUPFAIL=2 -DPRED=1 -DWDL=24"
   queue announce           $H pass "$base $nof -DTMAX=12 -DANN=1 -DNTHROT=1"
   queue operator           $H pass "$base $nof -DTMAX=11 -DTOPR=6 -DNOPREL=1"
   queue failing-upstream   $H pass "$base $nof -DTMAX=14 -DUPFAIL=2"
@@ -138,6 +145,8 @@ if [ "$mode" = ci ]; then
   # episode's success read on the lock item (lockcore before 6a722f2)
   queue mutant-stale-item  $H p10  "$base $nof -DTMAX=8 -DANN=1 -DNTHROT=3 -DMUT_STALE=1"
   queue mutant-allow-2x    $H p10  "$base $nof -DTMAX=8 -DANN=1 -DNTHROT=3 -DOLDREL=-20 -DMUT_ALLOW=1"
+  # a predicted sleep not cut at the deadline (the cap not applied)
+  queue mutant-pred-deadline $H p11 "$base $nof -DTMAX=8 -DPRED=1 -DWDL=8 -DMUT_PRED=1"
   queue mutant-no-margin   $H p3   "$base -DTMAX=16 -DMARGIN=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   queue mutant-eps-0       $H p3   "$base -DTMAX=16 -DEPS=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   # seed protocol: counterexamples
@@ -168,6 +177,10 @@ else
   queue announce-2shards   $H pass "$base -DTMAX=12 -DANN=1 -DANNK=2 -DNTHROT=2 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
   queue stale-item         $H pass "$base -DTMAX=14 -DANN=1 -DNTHROT=3 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
   queue stale-near         $H pass "$base -DTMAX=12 -DANN=1 -DNTHROT=3 -DOLDREL=-12 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
+  queue pred-faults        $H pass "$base -DTMAX=16 -DPRED=1 -DWDL=56 -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=1 -DNDELAY=1"
+  queue pred-operator      $H pass "$base $nof -DTMAX=14 -DNOPREL=1 -DFIX_OPREL=1 -DNPAUSE=1 -DPRED=1 -DWDL=48"
+  queue pred-announce      $H pass "$base -DTMAX=14 -DANN=1 -DNTHROT=2 -DPRED=1 -DWDL=48 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
+  queue pred-failing       $H pass "$base $nof -DTMAX=16 -DUPFAIL=2 -DNPAUSE=1 -DPRED=1 -DWDL=32"
   queue finding-opr-overwrite $H p9 "$base $nof -DTMAX=14 -DNPAUSE=1 -DNOPREL=1 -DCHECKS=512"
   queue mutant-held-rel-only $H p7 "$base $nof -DTMAX=16 -DUPFAIL=2 -DLATESTART=9 -DMUT_HELD=1"
   queue mutant-no-held     $H p7   "$base $nof -DTMAX=16 -DUPFAIL=2 -DLATESTART=9 -DMUT_HELD=2"
@@ -181,6 +194,7 @@ else
   queue mutant-stale-item  $H p10  "$base $nof -DTMAX=12 -DANN=1 -DNTHROT=3 -DMUT_STALE=1"
   queue mutant-allow-2x    $H p10  "$base $nof -DTMAX=12 -DANN=1 -DNTHROT=3 -DOLDREL=-20 -DMUT_ALLOW=1"
   queue mutant-no-guard-d  $H p6   "$base $nof -DTMAX=12 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1 -DFIX_SELF=1 -DMUT_GUARDD=1"
+  queue mutant-pred-deadline $H p11 "$base $nof -DTMAX=12 -DPRED=1 -DWDL=8 -DMUT_PRED=1"
   queue mutant-no-margin   $H p3   "$base -DMARGIN=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   queue mutant-eps-0       $H p3   "$base -DEPS=0 -DCHECKS=8 -DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
   sbase="-DSJ=3 -DMIDRATE -DTMAX=18"

@@ -15,6 +15,11 @@
  * on every shard); NTHROT: first acquires the store throttles (ANN).
  * With ANN a waiter takes a success, read on the lock item or announced,
  * only when it is the burst's (OURS, lockcore's waiter.ours).
+ * PRED (default 0; 1: predictive waiting, lockcore/predict.go: after a
+ * read of a held item a waiter may sleep to any tick up to the guessed end,
+ * acquiredAt + PCAP on its wall clock, cut at its deadline); WDL: the
+ * wait's deadline, monotonic units after the call began (0: beyond the
+ * horizon), with Property 11 (no waiter asleep past its deadline).
  *
  * Mutants (each removes one guard of lockcore; each must give a
  * counterexample, see check.sh): MUT_HELD (1: the failure guard on the
@@ -27,7 +32,8 @@
  * acquired twice), MUT_ANN (1: a waiter accepts any announced success, no
  * fence or time check), MUT_STALE (1: a waiter takes any success it reads
  * on the lock item, as lockcore did before 6a722f2: Finding 4), MUT_ALLOW
- * (1: rule (d) of OURS with twice the clock allowance). OLDREL (ANN) moves
+ * (1: rule (d) of OURS with twice the clock allowance), MUT_PRED (1: a
+ * predicted sleep is not cut at the wait's deadline). OLDREL (ANN) moves
  * the earlier episode's release time. EPS, TAKE and MARGIN can be overridden to check mutants
  * too.
  */
@@ -87,6 +93,23 @@
 #ifndef MUT_ALLOW
 #define MUT_ALLOW 0
 #endif
+#ifndef PRED
+#define PRED 0
+#endif
+#ifndef PCAP
+#define PCAP 24                          /* PRED: acquiredAt + PCAP (wall units) bounds the guessed end
+                                            plus wakeDevs deviations: mean + 0.75 dev of the item's
+                                            history (6 ticks, 1.5 leases) */
+#endif
+#ifndef WDL
+#define WDL 0                            /* the wait's deadline: monotonic units after the call began;
+                                            0: beyond the horizon (no deadline) */
+#endif
+#ifndef MUT_PRED
+#define MUT_PRED 0
+#endif
+#define DL(i) (rate[i]*start[i] + WDL)   /* i's deadline on its monotonic clock */
+#define DLTICK(i) TICK_AT(i, DL(i))      /* the first tick its clock reads it */
 #if ANN
 #define OLDF 1                           /* the earlier episode's fence */
 #ifndef OLDREL
@@ -185,6 +208,12 @@ hidden byte ok, got;
 hidden byte fresh_, held_, open_;
 hidden byte op_, st_, rv_;
 hidden short nv_;
+hidden byte pw_;
+#if WDL > 0
+#define WAITING(i) && MONO(i) < DL(i)
+#else
+#define WAITING(i)
+#endif
 
 #define HOLDER_ACK(i) (ph[i] == HOLD && hst[i] == H_WRITING && wack[i] != 0)
 /* a holder whose lock the operator released believes it holds it until its
@@ -197,10 +226,20 @@ hidden short nv_;
 #ifndef CHECK_P6
 #define CHECK_P6 1
 #endif
-#if CHECK_P6
-#define INV ASSERTN(6, p6, !GHOST(0) && !GHOST(1) && !GHOST(2))
+/* Property 11: no waiter is asleep once its monotonic clock has reached its
+   deadline (its next read, or its return, is due by then; a pause holds a
+   due wake, never a future one) */
+#if WDL > 0
+#define LATE(i) (ph[i] == WAIT && due[i] > now && MONO(i) >= DL(i))
+#define INV11 ; ASSERTN(11, p11, !LATE(0) && !LATE(1) && !LATE(2))
+#define CLOCK_INV ASSERTN(11, p11, !LATE(0) && !LATE(1) && !LATE(2))   /* also at every tick */
 #else
-#define INV skip
+#define INV11
+#endif
+#if CHECK_P6
+#define INV ASSERTN(6, p6, !GHOST(0) && !GHOST(1) && !GHOST(2)) INV11
+#else
+#define INV skip INV11
 #endif
 
 /* Property 5 */
@@ -351,9 +390,60 @@ inline observe(i) {
   hasobs[i] = sex[i]; obsrev[i] = srev[i]; obsbeat[i] = sbeat[i]; t0[i] = MONO(i)
 }
 
+/* the ordinary pace: the next read a poll interval later, or at the
+   deadline (lockcore's sleep: min(wake, deadline)) */
+#if WDL > 0
+inline to_wait(i) {
+  ph[i] = WAIT; due[i] = TICK_AT(i, MONO(i) + POLLI);
+  if :: due[i] > DLTICK(i) -> due[i] = (DLTICK(i) < now -> now : DLTICK(i)) :: else fi
+}
+#else
 inline to_wait(i) {
   ph[i] = WAIT; due[i] = TICK_AT(i, MONO(i) + POLLI)
 }
+#endif
+
+/* after a read of an item held by another (the read in the response
+   snapshot): with PRED, predictive waiting (next and predict in lockcore).
+   The item's history (holdMeanMs, holdDevMs) is any; PCAP bounds the
+   guessed end plus wakeDevs deviations after the item's acquiredAt (the
+   acquire's :now, iexp - MAXD). While that end lies ahead (or at most two
+   dense reads, a poll interval each, behind), the next read comes at any
+   tick from the next one to max(the ordinary pace, the guessed end on the
+   waiter's clocks), cut at its deadline: a wake at the guess, a dense read,
+   the ordinary pace (no history, or an erratic one), or anything between.
+   After it, the ordinary pace. */
+#if PRED
+inline pred_wait(i) {
+  to_wait(i);
+  if
+  :: sex[i] && !srel[i] && OWNER(srev[i]) != i ->
+     nv_ = sexp[i] - MAXD + PCAP - WALL(i);        /* the guessed end, from now */
+     if
+     :: nv_ + 2*POLLI > 0 ->
+        pw_ = due[i];
+        if :: nv_ > 0 && TICK_AT(i, MONO(i) + nv_) > pw_ -> pw_ = TICK_AT(i, MONO(i) + nv_) :: else fi;
+#if WDL > 0 && !MUT_PRED
+        if :: pw_ > due[i] && pw_ > DLTICK(i) -> pw_ = (due[i] > DLTICK(i) -> due[i] : DLTICK(i)) :: else fi;
+#endif
+        if
+        :: pw_ > now ->
+           due[i] = now + 1;
+           do
+           :: due[i] < pw_ -> due[i]++
+           :: break
+           od;
+           printf("t=%d P%d sleeps until t=%d (predictive waiting: any tick up to t=%d)\n", now, i, due[i], pw_)
+        :: else
+        fi
+     :: else
+     fi
+  :: else
+  fi
+}
+#else
+#define pred_wait(i) to_wait(i)
+#endif
 
 /* RELEASED with the success of fence f; wait: from the waiting loop (not
    the first acquire's fresh success) */
@@ -445,7 +535,16 @@ inline held_back(i, take) {
   :: srec[i] && sfail[i] >= MAXATT ->
      ph[i] = D_FAIL; printf("t=%d P%d FAILED: the holders of this burst failed\n", now, i)
   :: srec[i] && sfail[i] < MAXATT && snb[i] > WALL(i) ->
+#if WDL > 0
+     if
+     :: MONO(i) + snb[i] - WALL(i) >= DL(i) ->      /* the not-before is past the deadline */
+        ph[i] = D_FAIL; printf("t=%d P%d FAILED: the not-before is past its deadline\n", now, i)
+     :: else ->
+#endif
      ph[i] = WAIT; due[i] = TICK_AT(i, MONO(i) + snb[i] - WALL(i))
+#if WDL > 0
+     fi
+#endif
   :: else ->
      if :: take -> acquire(i, 0) :: else -> to_wait(i) fi
   fi
@@ -508,14 +607,14 @@ inline on_poll(i) {
 #endif
         :: else ->
            if
-           :: !hasobs[i] || srev[i] != obsrev[i] || sbeat[i] != obsbeat[i] -> observe(i); to_wait(i)
+           :: !hasobs[i] || srev[i] != obsrev[i] || sbeat[i] != obsbeat[i] -> observe(i); pred_wait(i)
            :: else ->
               if
               :: MONO(i) - t0[i] >= TAKE -> acquire(i, 1)
               :: else ->
                  if
                  :: WALLPATH && (slu[i] < WALL(i) - EPS || sexp[i] < WALL(i) - EPS) -> acquire(i, 0)
-                 :: else -> to_wait(i)
+                 :: else -> pred_wait(i)
                  fi
               fi
            fi
@@ -534,7 +633,7 @@ inline refused(i) {
   :: sex[i] && srel[i] && sres[i] != SUCC -> held_back(i, 0)
   :: else ->
      if :: initial[i] -> observe(i) :: else fi;
-     to_wait(i)
+     pred_wait(i)
   fi
 }
 
@@ -630,6 +729,10 @@ inline on_resp(i) {
 
 inline on_timer(i) {
   if
+#if WDL > 0
+  :: ph[i] == WAIT && MONO(i) >= DL(i) ->           /* the wait's deadline: timedOut */
+     ph[i] = D_FAIL; printf("t=%d P%d FAILED: the wait timed out\n", now, i)
+#endif
 #if ANN
   :: ph[i] == IDLE ->
      wst[i] = WALL(i); smask0[i] = succmask;
@@ -638,7 +741,7 @@ inline on_timer(i) {
         printf("t=%d P%d: its first acquire is throttled\n", now, i)
      :: true -> acquire(i, 0)
      fi
-  :: ph[i] == WAIT ->
+  :: ph[i] == WAIT WAITING(i) ->
      /* a crowded waiter reads its shard or the lock item (the throttling
         that makes it crowded, and its turns, are a free choice here) */
      if
@@ -647,7 +750,7 @@ inline on_timer(i) {
      fi
 #else
   :: ph[i] == IDLE -> acquire(i, 0)
-  :: ph[i] == WAIT -> rqrev[i] = 0; send(i, OP_GET); ph[i] = POLL
+  :: ph[i] == WAIT WAITING(i) -> rqrev[i] = 0; send(i, OP_GET); ph[i] = POLL
 #endif
   :: ph[i] == HOLD ->
      if

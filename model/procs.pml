@@ -67,6 +67,9 @@ end:
        if :: paused[1] && pend[1] <= now -> paused[1] = 0 :: else fi;
        if :: paused[2] && pend[2] <= now -> paused[2] = 0 :: else fi
 #endif
+#ifdef CLOCK_INV
+       ; CLOCK_INV                      /* a property of the new tick (herdlock.pml: Property 11) */
+#endif
      }
   od
 }
