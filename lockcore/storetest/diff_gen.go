@@ -32,6 +32,9 @@ type generator struct {
 type keyState struct {
 	item *lockcore.Item // as the reference last reported it; nil: none yet
 	revs []string       // every revision drawn for this key
+	// announced is the highest fence the reference applied on each
+	// shard; 0: none yet.
+	announced [3]int64
 }
 
 // newGenerator returns the generator of one lane, working on slots keys
@@ -55,6 +58,10 @@ func (g *generator) observe(o op, ref outcome) {
 	if ref.class != classError && ref.item != nil {
 		it := *ref.item
 		g.keys[o.key].item = &it
+	}
+	if o.kind == opAnnounce && ref.class != classError && ref.applied && o.ann.Shard >= 0 && o.ann.Shard < len(g.keys[o.key].announced) {
+		a := &g.keys[o.key].announced[o.ann.Shard]
+		*a = max(*a, o.ann.Fence)
 	}
 }
 
@@ -98,9 +105,9 @@ func (g *generator) next() op {
 		o.kind, o.renew = opRenew, g.renew(k)
 	case n < 90:
 		o.kind, o.release = opRelease, g.release(k)
-	case n < 93:
+	case n < 94:
 		o.kind, o.ann = opAnnounce, g.announcement(k)
-	case n < 96:
+	case n < 97:
 		o.kind, o.ann = opGetAnnouncement, lockcore.Announcement{Shard: g.rng.IntN(3)}
 	default:
 		o.kind = opGet
@@ -346,7 +353,22 @@ func (g *generator) announcement(k int) lockcore.Announcement {
 	if cur := g.keys[k].item; cur != nil {
 		fence = max(cur.Fence+int64(g.rng.IntN(3))-1, 1)
 	}
-	a := lockcore.Announcement{Shard: g.rng.IntN(3), Fence: fence, ResultRef: "ref-" + strconv.FormatInt(fence, 10),
+	shard := g.rng.IntN(3)
+	if g.chance(0.7) {
+		// On a shard that holds one, at the edge of its fence: an
+		// earlier, the same or a later fence.
+		var held []int
+		for i, f := range g.keys[k].announced {
+			if f > 0 {
+				held = append(held, i)
+			}
+		}
+		if len(held) > 0 {
+			shard = pick(g, held...)
+			fence = max(g.keys[k].announced[shard]+int64(g.rng.IntN(3))-1, 1)
+		}
+	}
+	a := lockcore.Announcement{Shard: shard, Fence: fence, ResultRef: "ref-" + strconv.FormatInt(fence, 10),
 		ReleasedAtMs: g.now(), TTL: pick[int64](g, 0, g.now()/1000+3_600)}
 	switch {
 	case g.chance(0.3):

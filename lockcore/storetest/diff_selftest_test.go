@@ -151,7 +151,7 @@ func TestDiffSelfTest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			rep, err := RunDiff(t.Context(), lockcore.NewMemoryStore(), tt.sut, DiffOptions{Seed: *diffSeed, Steps: 2_000})
+			rep, err := RunDiff(t.Context(), lockcore.NewMemoryStore(), tt.sut, DiffOptions{Seed: *diffSeed, Steps: 5_000})
 			if err != nil {
 				t.Fatalf("RunDiff() = %v", err)
 			}
