@@ -89,6 +89,9 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 	// Attempts that failed; of those, throttled ones, and ones that got no
 	// answer within their timeout while the release's budget lasted.
 	failures, throttles, slow := 0, 0, 0
+	// lastThrottled: the last attempt was throttled; throttledSince: when
+	// the release's first throttled attempt returned.
+	lastThrottled, throttledSince := false, time.Time{}
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			// A throttle means our own herd fills the item's write
@@ -97,6 +100,9 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 			// attempts meant for failures of the store; the release's
 			// budget bounds them.
 			wait := holderRetryDelay(throttles + slow)
+			if lastThrottled && time.Since(throttledSince) < releaseRaceFor {
+				wait = releaseRaceDelay(throttles)
+			}
 			if hard := failures - throttles - slow; hard > 0 {
 				wait = max(wait, l.releaseBackoff(hard-1))
 			}
@@ -122,8 +128,12 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 		}
 		lastErr = err
 		failures++
+		lastThrottled = isThrottled(err)
 		switch {
 		case isThrottled(err):
+			if throttles == 0 {
+				throttledSince = time.Now()
+			}
 			throttles++
 			l.count(MetricLockThrottled, 1)
 		case isTimeout(err) && ctx.Err() == nil:

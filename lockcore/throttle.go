@@ -16,6 +16,16 @@ const (
 	// holder retries a throttled or failed renewal or release attempt.
 	retryBase = 10 * time.Millisecond
 	retryCap  = 100 * time.Millisecond
+	// A throttled release races its own herd for the item's write
+	// capacity: invocations that arrive faster than the capacity refills
+	// take each token soon after it is there, so a release retried every
+	// 10-100 ms wins only when the arrivals end, and the whole herd waits
+	// for it. For its first releaseRaceFor of throttling, a release retries
+	// within raceCap instead (a few hundred requests a second at most,
+	// from the one holder).
+	raceBase       = time.Millisecond
+	raceCap        = 4 * time.Millisecond
+	releaseRaceFor = time.Second
 )
 
 func isThrottled(err error) bool { return errors.Is(err, ErrThrottled) }
@@ -35,4 +45,12 @@ func holderRetryDelay(n int) time.Duration {
 func isTimeout(err error) bool {
 	var te interface{ Timeout() bool }
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &te) && te.Timeout())
+}
+
+// releaseRaceDelay is the wait before a throttled release's retry after
+// its n-th throttled attempt (from 1): capped exponential from raceBase to
+// raceCap, times U(0.5, 1.5).
+func releaseRaceDelay(n int) time.Duration {
+	d := min(raceBase<<min(max(n-1, 0), 10), raceCap)
+	return time.Duration(float64(d) * (0.5 + rand.Float64()))
 }

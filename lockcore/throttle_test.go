@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -269,6 +271,86 @@ func TestReadFirstThrottledWaits(t *testing.T) {
 		res, err := w.TryAcquireElseWaitForRelease(context.Background())
 		if err != nil || res.Outcome != lockcore.Released || store.n("acquire") != 0 {
 			t.Errorf("TryAcquireElseWaitForRelease() = %v, %v with %d writes, want RELEASED with none", res.Outcome, err, store.n("acquire"))
+		}
+	})
+}
+
+// writeBucket is an item's write capacity as DynamoDB meters it: tokens
+// refill at rate per second up to size, and a write is throttled unless a
+// whole token is there.
+type writeBucket struct {
+	mu     sync.Mutex
+	rate   float64
+	size   float64
+	tokens float64
+	at     time.Time
+}
+
+func (b *writeBucket) take() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := time.Now()
+	b.tokens = min(b.size, b.tokens+b.rate*now.Sub(b.at).Seconds())
+	b.at = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// A release competes for the item's write capacity with the herd's own
+// writes: new invocations, each writing first, arrive faster than the
+// capacity refills and take every token soon after it is there. A throttled
+// release retries within milliseconds, so that it publishes while the
+// stream lasts instead of after it: a success the herd waits for. Ten
+// episodes, each on a key of its own, judged by their median.
+func TestThrottledReleaseWinsAgainstItsHerd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const episodes = 10
+		var took []time.Duration
+		attempts := 0
+		for i := range episodes {
+			mem := lockcore.NewMemoryStore()
+			bucket := &writeBucket{rate: 1000, size: 1000, at: time.Now()}
+			store := &hookStore{Store: mem, release: func(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+				if !bucket.take() {
+					return lockcore.Item{}, errThrottle
+				}
+				return mem.Release(ctx, req)
+			}}
+			l := newLock(t, store, fmt.Sprintf("holder-%d", i))
+			mustAcquire(t, l)
+			// 1.5 s of arrivals at 7,700 a second, more than seven times
+			// what the item refills: the 1000-token burst is gone within
+			// 0.2 s.
+			streamEnd := time.Now().Add(1500 * time.Millisecond)
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				for time.Now().Before(streamEnd) {
+					bucket.take()
+					time.Sleep(130 * time.Microsecond)
+				}
+			})
+			time.Sleep(300 * time.Millisecond)
+			start := time.Now()
+			if err := l.Release(context.Background(), lockcore.Success, "ref"); err != nil {
+				t.Fatalf("Release() = %v, want nil", err)
+			}
+			took = append(took, time.Since(start))
+			wg.Wait()
+			attempts += store.n("release")
+			if it, _, _ := mem.Get(context.Background(), l.Key()); !it.Released || it.Result != lockcore.Success {
+				t.Errorf("item released %v result %q, want released success", it.Released, it.Result)
+			}
+		}
+		slices.Sort(took)
+		median := took[episodes/2]
+		t.Logf("releases took %v (median %v), %d attempts", took, median, attempts)
+		// Retried every 10-100 ms, most releases win only after the
+		// stream, 1.2 s after they began.
+		if median > 150*time.Millisecond {
+			t.Errorf("median release took %v against a herd's writes, want under 150 ms: the herd waits for it", median)
 		}
 	})
 }
