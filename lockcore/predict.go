@@ -51,12 +51,12 @@ func nextHoldHistory(mean, dev int64, held time.Duration) (int64, int64) {
 }
 
 // prediction is a waiter's schedule for one holder: read first at wake
-// (monotonic), then every every (a deviation), until until; after that, the ordinary
-// pace. The zero value predicts nothing.
+// (monotonic), then denseReads more times every every (a deviation), each
+// read jittered by a fifth of a deviation (see waiter.next); after that, the
+// ordinary pace. The zero value predicts nothing.
 type prediction struct {
 	wake  time.Time
 	every time.Duration
-	until time.Time
 }
 
 // predict returns the schedule for the held item it, read at now
@@ -82,5 +82,5 @@ func predict(it Item, now time.Time, nowMs int64, poll time.Duration) (p predict
 	if until <= 0 {
 		return prediction{}, false
 	}
-	return prediction{wake: now.Add(max(wake, 0)), every: every, until: now.Add(until)}, true
+	return prediction{wake: now.Add(max(wake, 0)), every: every}, true
 }

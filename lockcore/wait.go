@@ -218,6 +218,7 @@ type waiter struct {
 
 	pred    prediction // when the holder of revision predRev should be done (see predict.go)
 	predRev string     // "" when there is no prediction
+	dense   int        // reads of the prediction's schedule already scheduled (see next)
 
 	// Announcements (see announce.go), once the store throttled this wait.
 	startMs  int64 // wall clock when the wait began
@@ -440,7 +441,7 @@ func (w *waiter) observe(it *Item) {
 	if it.Revision != w.predRev {
 		w.predRev = ""
 		if p, ok := predict(*it, time.Now(), w.l.nowMs(), w.l.o.pollInterval); ok {
-			w.pred, w.predRev = p, it.Revision
+			w.pred, w.predRev, w.dense = p, it.Revision, 0
 		}
 	}
 	w.minFence = max(w.minFence, it.Fence)
@@ -472,14 +473,22 @@ func (w *waiter) next(now time.Time) time.Time {
 		// Most polls read the announcement shard: its own pace rules.
 		return now.Add(w.intervalAt(w.annPace))
 	}
-	if w.predRev == "" || w.pace > 0 || !now.Before(w.pred.until) {
+	if w.predRev == "" || w.pace > 0 {
 		return now.Add(w.interval())
 	}
-	dense := now.Add(time.Duration(float64(w.pred.every) * (0.8 + 0.4*rand.Float64())))
-	if w.pred.wake.After(dense) {
-		return w.pred.wake // asleep until shortly after the guessed end
+	// The reads of the schedule: the k-th (from 0) at pred.wake plus k
+	// deviations, each jittered by a fifth of a deviation (so that a herd
+	// that read the same item does not read again at one instant, and the
+	// jitter does not add up over the reads); a slot already behind now is
+	// skipped. After the last, the ordinary pace.
+	for ; w.dense <= denseReads; w.dense++ {
+		slot := float64(w.dense) + 0.4*rand.Float64() - 0.2
+		if at := w.pred.wake.Add(time.Duration(slot * float64(w.pred.every))); at.After(now) {
+			w.dense++
+			return at
+		}
 	}
-	return dense
+	return now.Add(w.interval())
 }
 
 // interval is the next sleep: the poll interval, doubled for each
