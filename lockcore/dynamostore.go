@@ -146,7 +146,7 @@ const (
 	acquireNotFresh    = " AND NOT (#rel = :true AND #result = :success AND #relAt >= :freshSince)"
 	acquireNotHeldBack = " AND NOT (#rel = :true AND #result = :failure AND #failRecentUntil > :now" +
 		" AND #notBefore > :now)"
-	acquireNotOwn = " AND #rev <> :newRev"
+	acquireNotOwn = " AND #rev <> :newRev AND NOT #prevRev = :newRev"
 
 	// Renew extends the lease when that does not shorten it; otherwise a
 	// second write moves only the heartbeat and the beat.

@@ -139,7 +139,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 		"#account = :account, #fence = if_not_exists(#fence, :base) + :one"
 	const remove = " REMOVE #result, #resultRef, #resultFence, #relAt, #answer"
 	const cond = "attribute_not_exists(#lockKey) OR ((#rel = :true"
-	const notOwn = " AND #rev <> :newRev)"
+	const notOwn = " AND #rev <> :newRev AND NOT #prevRev = :newRev)"
 	const fresh = " AND NOT (#rel = :true AND #result = :success AND #relAt >= :freshSince)"
 	const heldBack = " AND NOT (#rel = :true AND #result = :failure AND #failRecentUntil > :now AND #notBefore > :now)"
 	base := map[string]types.AttributeValue{

@@ -102,7 +102,8 @@ func acquirable(cur *Item, req AcquireRequest) bool {
 	if o := req.Observed; o != nil {
 		open = open || (cur.Revision == o.Revision && cur.Beat == o.Beat)
 	}
-	return open && !freshSuccess(cur, req) && !heldBackFailure(cur, req) && cur.Revision != req.Revision
+	return open && !freshSuccess(cur, req) && !heldBackFailure(cur, req) && cur.Revision != req.Revision &&
+		cur.PrevRevision != req.Revision
 }
 
 // freshSuccess is guard (B) of [Store.Acquire].

@@ -39,10 +39,14 @@ type Store interface {
 	//	    attempt may start (the upstream's pacing, or the hold-back of
 	//	    an exhausted episode), so the guard compares that one time.
 	//
-	//(D) and the item does not carry req.Revision: a revision is acquired
-	//    at most once, so a late copy of an applied acquire (a request the
-	//    network delivered again after the item was released, by its
-	//    holder or by an operator) never makes a lock held by nobody.
+	//(D) and the item does not carry req.Revision, neither as its revision
+	//    nor as its PrevRevision: a revision is acquired at most once, so a
+	//    late copy of an applied acquire (a request the network delivered
+	//    again after the item was released, by its holder or by an
+	//    operator) never makes a lock held by nobody, and a retry of an
+	//    acquire whose first copy was applied, then released by an
+	//    operator or taken over, and then acquired by another holder, does
+	//    not bring the released revision back.
 	//
 	// (B), (C) and (D) guard every branch of (A), so neither a lapsed lease
 	// nor a clock-free observation gets past a fresh success, a held-back

@@ -85,12 +85,13 @@ func apply(st lstate, in Intent) (bool, lstate) {
 // acquirable is Acquire's condition: absent, or open by one branch, not
 // held back by either guard, and not already at the request's revision
 // (guard D: a revision is acquired at most once, so a late copy of an
-// applied acquire cannot take the item again after a release).
+// applied acquire cannot take the item again after a release, nor after
+// the next holder's acquisition).
 func acquirable(st lstate, in Intent) bool {
 	if !st.Exists {
 		return true
 	}
-	if st.Rev == in.Rev {
+	if st.Rev == in.Rev || st.PrevRev == in.Rev {
 		return false
 	}
 	limit := in.NowMs - in.EpsMs

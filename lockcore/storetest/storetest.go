@@ -659,6 +659,26 @@ func testAcquireOwnRetriedWrite(t *testing.T, e *env) {
 	_, err = e.s.Acquire(ctx(t), late)
 	wantCondition(t, "Acquire(late copy after a release, every branch)", err, "acquire", &opRel)
 	wantItem(t, "Get() after late copies", mustGet(t, e.s, k), opRel)
+
+	// Another holder acquires and releases the key; our revision is now
+	// its PrevRevision. A late copy of our acquire (the store's own retry
+	// of a write whose first copy was applied) must not bring the
+	// operator's released revision back.
+	next := mustAcquire(t, e.s, req(k, "next", baseMs+4))
+	done, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "next", NowMs: baseMs + 5, Result: lockcore.Success, ResultRef: "r"})
+	if err != nil {
+		t.Fatalf("Release(next) = %v", err)
+	}
+	if next.PrevRevision != "mine" || done.PrevRevision != "mine" {
+		t.Fatalf("PrevRevision = %q, %q after the next holder, want %q", next.PrevRevision, done.PrevRevision, "mine")
+	}
+	late = r
+	late.NowMs = baseMs + 6
+	_, err = e.s.Acquire(ctx(t), late)
+	wantCondition(t, "Acquire(late copy after the next holder)", err, "acquire", &done)
+	wantItem(t, "Get() after the late copy", mustGet(t, e.s, k), done)
+	// Any other revision acquires the released key.
+	mustAcquire(t, e.s, req(k, "later", baseMs+7))
 }
 
 func testConditionErrorAbsentItem(t *testing.T, e *env) {
