@@ -31,10 +31,13 @@ const (
 func isThrottled(err error) bool { return errors.Is(err, ErrThrottled) }
 
 // holderRetryDelay is the wait before a holder's retry after n failed
-// attempts in a row (from 1): capped exponential from retryBase, times
-// U(0.5, 1.5).
-func holderRetryDelay(n int) time.Duration {
-	d := min(retryBase<<min(max(n-1, 0), 10), retryCap)
+// attempts in a row (from 1): see backoffDelay, from retryBase to retryCap.
+func holderRetryDelay(n int) time.Duration { return backoffDelay(retryBase, retryCap, n) }
+
+// backoffDelay is the wait after n failed attempts in a row (from 1):
+// capped exponential from base to limit, times U(0.5, 1.5).
+func backoffDelay(base, limit time.Duration, n int) time.Duration {
+	d := min(base<<min(max(n-1, 0), 10), limit)
 	return time.Duration(float64(d) * (0.5 + rand.Float64()))
 }
 
@@ -48,9 +51,6 @@ func isTimeout(err error) bool {
 }
 
 // releaseRaceDelay is the wait before a throttled release's retry after
-// its n-th throttled attempt (from 1): capped exponential from raceBase to
-// raceCap, times U(0.5, 1.5).
-func releaseRaceDelay(n int) time.Duration {
-	d := min(raceBase<<min(max(n-1, 0), 10), raceCap)
-	return time.Duration(float64(d) * (0.5 + rand.Float64()))
-}
+// its n-th throttled attempt (from 1): see backoffDelay, from raceBase to
+// raceCap.
+func releaseRaceDelay(n int) time.Duration { return backoffDelay(raceBase, raceCap, n) }
