@@ -103,11 +103,11 @@ func (g *generator) next() op {
 		o.kind, o.acquire = opAcquire, g.acquire(k)
 	case n < 62:
 		o.kind, o.renew = opRenew, g.renew(k)
-	case n < 90:
+	case n < 89:
 		o.kind, o.release = opRelease, g.release(k)
-	case n < 94:
+	case n < 93:
 		o.kind, o.ann = opAnnounce, g.announcement(k)
-	case n < 97:
+	case n < 96:
 		o.kind, o.ann = opGetAnnouncement, lockcore.Announcement{Shard: g.rng.IntN(3)}
 	default:
 		o.kind = opGet
