@@ -34,8 +34,11 @@ type keyState struct {
 	revs []string       // every revision drawn for this key
 	// announced is the highest fence the reference applied on each
 	// shard; 0: none yet.
-	announced [3]int64
+	announced [genShards]int64
 }
+
+// genShards is how many announcement shards the generator uses per key.
+const genShards = 3
 
 // newGenerator returns the generator of one lane, working on slots keys
 // at a time.
@@ -59,7 +62,7 @@ func (g *generator) observe(o op, ref outcome) {
 		it := *ref.item
 		g.keys[o.key].item = &it
 	}
-	if o.kind == opAnnounce && ref.class != classError && ref.applied && o.ann.Shard >= 0 && o.ann.Shard < len(g.keys[o.key].announced) {
+	if o.kind == opAnnounce && ref.class != classError && ref.applied && o.ann.Shard >= 0 && o.ann.Shard < genShards {
 		a := &g.keys[o.key].announced[o.ann.Shard]
 		*a = max(*a, o.ann.Fence)
 	}
@@ -108,7 +111,7 @@ func (g *generator) next() op {
 	case n < 93:
 		o.kind, o.ann = opAnnounce, g.announcement(k)
 	case n < 96:
-		o.kind, o.ann = opGetAnnouncement, lockcore.Announcement{Shard: g.rng.IntN(3)}
+		o.kind, o.ann = opGetAnnouncement, lockcore.Announcement{Shard: g.rng.IntN(genShards)}
 	default:
 		o.kind = opGet
 	}
@@ -353,7 +356,7 @@ func (g *generator) announcement(k int) lockcore.Announcement {
 	if cur := g.keys[k].item; cur != nil {
 		fence = max(cur.Fence+int64(g.rng.IntN(3))-1, 1)
 	}
-	shard := g.rng.IntN(3)
+	shard := g.rng.IntN(genShards)
 	if g.chance(0.7) {
 		// On a shard that holds one, at the edge of its fence: an
 		// earlier, the same or a later fence.
