@@ -18,11 +18,17 @@ import (
 // LockTable is the lock table every figure uses.
 const LockTable = "bench-locks"
 
-// Env is one Dynoxide server with the lock table, and the counting HTTP
-// path that every client of the run goes through. It is safe for
-// concurrent use.
+// Server is the DynamoDB-API server an Env talks to.
+type Server interface {
+	Endpoint() string
+	Close() error
+}
+
+// Env is one DynamoDB-API server (Dynoxide unless said) with the lock
+// table, and the counting HTTP path that every client of the run goes
+// through. It is safe for concurrent use.
 type Env struct {
-	Server  *dynoxide.Server
+	Server  Server
 	Counter *Counter // every request of the run
 	Client  *dynamodb.Client
 	base    *http.Transport
@@ -35,6 +41,20 @@ func StartEnv(ctx context.Context) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	return startEnv(ctx, srv)
+}
+
+// StartDynaliteEnv is StartEnv on a dynalite server: figure 2 runs on both,
+// because dynalite's expression parsing dominates its own figures.
+func StartDynaliteEnv(ctx context.Context) (*Env, error) {
+	srv, err := dynalite.Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return startEnv(ctx, srv)
+}
+
+func startEnv(ctx context.Context, srv Server) (*Env, error) {
 	base := &http.Transport{
 		Proxy:               nil, // loopback only
 		MaxIdleConns:        1024,

@@ -109,6 +109,12 @@ func WriteTable(w io.Writer, r *Results) error {
 	row("2", "  lock's own 2 requests replayed raw, median", fmt.Sprintf("%.0f us", u.SameShapeUs), "", "", "")
 	row("2", "  acquire + release / those, Wrap / those",
 		fmt.Sprintf("%.2fx, %.2fx", u.AcquireReleaseOver, u.WrapOver), "", "", "")
+	if d := r.UncontendedDynalite; d != nil {
+		row("2 dynalite", "acquire + release / two UpdateItem",
+			fmt.Sprintf("%.2fx (%.0f / %.0f us)", d.AcquireReleaseRatio, d.AcquireReleaseUs, d.TwoUpdateItemsUs), "", "", "")
+		row("2 dynalite", "  lock's own 2 requests replayed raw / two UpdateItem",
+			fmt.Sprintf("%.2fx (%.0f us)", d.SameShapeUs/d.TwoUpdateItemsUs, d.SameShapeUs), "", "", "")
+	}
 
 	// 3. Herds.
 	for _, n := range herdSizes(r) {

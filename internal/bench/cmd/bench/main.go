@@ -111,6 +111,10 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 		if r.BaselineAR, err = bench.RunBaselineUncontended(ctx, env, max(10, rounds/10)); err != nil {
 			return err
 		}
+		step("2/6 uncontended cost on dynalite")
+		if r.UncontendedDynalite, err = uncontendedOnDynalite(ctx, rounds); err != nil {
+			return err
+		}
 	}
 
 	if only["3"] {
@@ -317,4 +321,18 @@ func moduleRoot() (string, error) {
 			return "", fmt.Errorf("no go.mod at or above %s: run from the repository", wd)
 		}
 	}
+}
+
+// uncontendedOnDynalite runs figure 2 on a dynalite server of its own.
+func uncontendedOnDynalite(ctx context.Context, rounds int) (*bench.Uncontended, error) {
+	env, err := bench.StartDynaliteEnv(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("dynalite: %w", err)
+	}
+	defer env.Close()
+	u, err := bench.RunUncontended(ctx, env, rounds, rounds/10)
+	if err != nil {
+		return nil, fmt.Errorf("dynalite: %w", err)
+	}
+	return &u, nil
 }
