@@ -138,8 +138,11 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 		"#hb = :now, #acqAt = :now, #lu = :leaseUntil, #exp = :expiresAt, #rel = :false, #beat = :zero, " +
 		"#account = :account, #fence = if_not_exists(#fence, :base) + :one"
 	const remove = " REMOVE #result, #resultRef, #resultFence, #relAt, #answer"
-	const cond = "attribute_not_exists(#lockKey) OR ((#rel = :true"
-	const notOwn = " AND #rev <> :newRev AND NOT #prevRev = :newRev)"
+	// Brackets only where DynamoDB's precedence needs them (the open
+	// branch when it is an OR), see the note on dynalite in dynamostore.go.
+	const cond = "attribute_not_exists(#lockKey) OR #rel = :true"
+	const condOr = "attribute_not_exists(#lockKey) OR (#rel = :true"
+	const notOwn = " AND #rev <> :newRev AND NOT #prevRev = :newRev"
 	const fresh = " AND NOT (#rel = :true AND #result = :success AND #relAt >= :freshSince)"
 	const heldBack = " AND NOT (#rel = :true AND #result = :failure AND #failRecentUntil > :now AND #notBefore > :now)"
 	base := map[string]types.AttributeValue{
@@ -170,28 +173,28 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 			name:       "plain, no TTL",
 			edit:       func(*lockcore.AcquireRequest) {},
 			wantUpdate: set + remove + ", #ttl",
-			wantCond:   cond + ")" + notOwn,
+			wantCond:   cond + notOwn,
 			wantValues: base,
 		},
 		{
 			name:       "with TTL",
 			edit:       func(r *lockcore.AcquireRequest) { r.TTL = 1234 },
 			wantUpdate: set + ", #ttl = :ttl" + remove,
-			wantCond:   cond + ")" + notOwn,
+			wantCond:   cond + notOwn,
 			wantValues: with(map[string]types.AttributeValue{":ttl": avN("1234")}),
 		},
 		{
 			name:       "wall clock",
 			edit:       func(r *lockcore.AcquireRequest) { r.UseWallClock, r.ClockAllowance = true, 1500*time.Millisecond },
 			wantUpdate: set + remove + ", #ttl",
-			wantCond:   cond + " OR #exp < :nowMinusEps OR #lu < :nowMinusEps)" + notOwn,
+			wantCond:   condOr + " OR #exp < :nowMinusEps OR #lu < :nowMinusEps)" + notOwn,
 			wantValues: with(map[string]types.AttributeValue{":nowMinusEps": avN("-500")}),
 		},
 		{
 			name:       "observation",
 			edit:       func(r *lockcore.AcquireRequest) { r.Observed = &lockcore.Observation{Revision: "old", Beat: 7} },
 			wantUpdate: set + remove + ", #ttl",
-			wantCond:   cond + " OR (#rev = :obsRev AND #beat = :obsBeat))" + notOwn,
+			wantCond:   condOr + " OR #rev = :obsRev AND #beat = :obsBeat)" + notOwn,
 			wantValues: with(map[string]types.AttributeValue{":obsRev": avS("old"), ":obsBeat": avN("7")}),
 		},
 		{
@@ -201,7 +204,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 				r.Observed = &lockcore.Observation{Revision: "old", Beat: 0}
 			},
 			wantUpdate: set + remove + ", #ttl",
-			wantCond:   cond + " OR #exp < :nowMinusEps OR #lu < :nowMinusEps OR (#rev = :obsRev AND #beat = :obsBeat))" + notOwn,
+			wantCond:   condOr + " OR #exp < :nowMinusEps OR #lu < :nowMinusEps OR #rev = :obsRev AND #beat = :obsBeat)" + notOwn,
 			wantValues: with(map[string]types.AttributeValue{":nowMinusEps": avN("0"), ":obsRev": avS("old"), ":obsBeat": avN("0")}),
 		},
 		{
@@ -214,7 +217,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 				r.FreshSuccessSinceMs = 700
 			},
 			wantUpdate: set + remove + ", #ttl",
-			wantCond: "attribute_not_exists(#lockKey) OR ((#rel = :true OR #exp < :nowMinusEps OR #lu < :nowMinusEps OR (#rev = :obsRev AND #beat = :obsBeat))" +
+			wantCond: "attribute_not_exists(#lockKey) OR (#rel = :true OR #exp < :nowMinusEps OR #lu < :nowMinusEps OR #rev = :obsRev AND #beat = :obsBeat)" +
 				fresh + notOwn,
 			wantValues: with(map[string]types.AttributeValue{":nowMinusEps": avN("0"), ":obsRev": avS("old"), ":obsBeat": avN("0"),
 				":success": avS("success"), ":freshSince": avN("700")}),
@@ -226,7 +229,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 				r.MaxAttempts = 2
 			},
 			wantUpdate: set + remove + ", #ttl",
-			wantCond:   "attribute_not_exists(#lockKey) OR ((#rel = :true OR #exp < :nowMinusEps OR #lu < :nowMinusEps)" + heldBack + notOwn,
+			wantCond:   "attribute_not_exists(#lockKey) OR (#rel = :true OR #exp < :nowMinusEps OR #lu < :nowMinusEps)" + heldBack + notOwn,
 			wantValues: with(map[string]types.AttributeValue{":nowMinusEps": avN("0"), ":failure": avS("failure")}),
 			wantGuards: true,
 		},
@@ -237,7 +240,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 				r.MaxAttempts = 1
 			},
 			wantUpdate: set + remove + ", #ttl",
-			wantCond:   "attribute_not_exists(#lockKey) OR ((#rel = :true)" + fresh + heldBack + notOwn,
+			wantCond:   "attribute_not_exists(#lockKey) OR #rel = :true" + fresh + heldBack + notOwn,
 			wantValues: with(map[string]types.AttributeValue{":success": avS("success"), ":freshSince": avN("700"),
 				":failure": avS("failure")}),
 			wantGuards: true,
@@ -327,7 +330,7 @@ const releaseSet = "SET #rel = :true, #relAt = :now, #result = :result, #resultR
 
 // holderFailureCond is the condition of a Failure release other than an
 // operator's: it does not match an item an operator released.
-const holderFailureCond = "#rev = :rev AND (#rel = :false OR (#result = :result AND NOT #failReason = :opReason))"
+const holderFailureCond = "#rev = :rev AND (#rel = :false OR #result = :result AND NOT #failReason = :opReason)"
 
 var releaseNames = map[string]string{"#rel": "isReleased", "#relAt": "releasedAtMs", "#result": "result",
 	"#resultRef": "resultRef", "#resultFence": "resultFence", "#fence": "fence", "#rev": "revision",
