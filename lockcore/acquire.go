@@ -105,6 +105,7 @@ type attempt struct {
 	observed *Observation // the clock-free branch, when set
 	takeover bool         // acquiring ends a wait: a take-over, unless its holder published a failure (see acquiredAfterFailure)
 	herd     bool         // from TryAcquireElseWaitForRelease: a fresh success is read, not redone
+	tried    *tries       // when set, an attempt that did not acquire is noted there (see ownattempt.go)
 }
 
 // acquire makes one conditional write. It returns acquired=true and starts a
@@ -153,9 +154,11 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 	if err != nil {
 		var ce *ConditionError
 		if errors.As(err, &ce) {
+			a.tried.note(req.Revision, sent, maxHold, takeover)
 			return false, ce.Current, nil
 		}
 		if isThrottled(err) {
+			a.tried.note(req.Revision, sent, maxHold, takeover)
 			// A throttled request was refused before it was applied:
 			// nothing to settle, and no read or write to add to the
 			// herd's load.
@@ -164,13 +167,22 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 		}
 		got, err := l.settle(ctx, req, sent, until, err)
 		if err != nil || got == nil {
+			a.tried.note(req.Revision, sent, maxHold, takeover)
 			return false, nil, err
 		}
 		it = *got
 	}
 	if it.Revision != req.Revision || it.Released {
+		a.tried.note(req.Revision, sent, maxHold, takeover)
 		return false, &it, nil
 	}
+	l.startHold(ctx, it, sent, maxHold, takeover, start)
+	return true, &it, nil
+}
+
+// startHold starts holding it, which an acquire sent at sent wrote (takeover:
+// it ended a wait), and counts and logs the acquisition, begun at start.
+func (l *Lock) startHold(ctx context.Context, it Item, sent time.Time, maxHold time.Duration, takeover bool, start time.Time) *hold {
 	after := acquiredAfterFailure(it)
 	h := l.begin(ctx, it, sent, maxHold, takeover && tookOverAbandoned(it), after)
 	l.millis(MetricLockAcquisitionDuration, time.Since(start))
@@ -186,7 +198,7 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 	default:
 		l.logAt(slog.LevelDebug, "lock acquired", slog.Int64("fence", it.Fence))
 	}
-	return true, &it, nil
+	return h
 }
 
 // tookOverAbandoned reports whether it, as a waiter's acquisition wrote

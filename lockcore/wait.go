@@ -141,9 +141,10 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		looked = cur
 		l.noteFirst(step, err)
 	}
+	var tried tries // the wait's attempts that did not acquire (see ownattempt.go)
 	if step == stepAcquire {
 		var acquired bool
-		acquired, cur, err = l.acquire(ctx, attempt{until: limit, herd: true})
+		acquired, cur, err = l.acquire(ctx, attempt{until: limit, herd: true, tried: &tried})
 		switch {
 		case err != nil && !isThrottled(err):
 			l.count(MetricLockAcquisitionError, 1)
@@ -175,7 +176,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 
 	callCtx, cancel := context.WithDeadline(ctx, deadline) // every read ends by the deadline
 	defer cancel()
-	w := &waiter{l: l, ctx: ctx, callCtx: callCtx, deadline: deadline, start: time.Now(), startMs: l.nowMs()}
+	w := &waiter{l: l, ctx: ctx, callCtx: callCtx, deadline: deadline, start: time.Now(), startMs: l.nowMs(), tried: tried}
 	if l.ann != nil {
 		w.shard = rand.IntN(l.o.announceShards)
 	}
@@ -206,6 +207,8 @@ type waiter struct {
 	deadline time.Time
 	start    time.Time
 	polls    int
+
+	tried tries // this wait's attempts that did not acquire: one may land late
 
 	obs      *Observation // what we last saw; nil when the item was absent or released
 	obsAt    time.Time    // monotonic: when obs was first seen
@@ -273,7 +276,7 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 			continue
 		}
 		l.count(MetricLockNotReleased, 1)
-		acquired, cur, err := l.acquire(w.ctx, attempt{until: w.deadline, observed: v.observed, takeover: true, herd: true})
+		acquired, cur, err := l.acquire(w.ctx, attempt{until: w.deadline, observed: v.observed, takeover: true, herd: true, tried: &w.tried})
 		var ae *AcquireError
 		switch {
 		case errors.As(err, &ae) && ae.Reason == ReasonNoTimeLeft:
@@ -288,6 +291,14 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 			return WaitResult{Outcome: Acquired, TookOver: tookOverAbandoned(*cur), AfterFailure: after, Fence: cur.Fence}, nil
 		default:
 			w.saw(cur)
+			if cur != nil {
+				if v, mine := w.own(*cur); mine && v.done {
+					return v.res, v.err
+				} else if mine {
+					wake = time.Now() // freed (or the store failed): read again
+					continue
+				}
+			}
 			w.observe(cur) // another waiter won the race, or a failure holds us back
 			next, res, err, done := w.afterRefusal(cur)
 			if done {
@@ -368,6 +379,11 @@ func (w *waiter) decide(it Item, found bool) verdict {
 			return verdict{wake: until}
 		}
 		return verdict{take: true}
+	}
+	if v, mine := w.own(it); mine {
+		return v // a late copy of our own attempt
+	}
+	switch {
 	case w.obs == nil || it.Revision != w.obs.Revision || it.Beat != w.obs.Beat:
 		w.observe(&it)
 	case time.Since(w.obsAt) >= w.staleAfter():

@@ -1,0 +1,163 @@
+package lockcore_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// lateCopy is a waiter's store whose first acquire is refused while an
+// earlier copy of the same request is still on its way: the test lands
+// that copy later with land.
+type lateCopy struct {
+	hookStore
+	mu    sync.Mutex
+	first *lockcore.AcquireRequest
+}
+
+func newLateCopy(inner lockcore.Store) *lateCopy {
+	s := &lateCopy{hookStore: hookStore{Store: inner}}
+	s.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+		s.mu.Lock()
+		if s.first == nil {
+			r := req
+			s.first = &r
+		}
+		s.mu.Unlock()
+		return inner.Acquire(ctx, req)
+	}
+	return s
+}
+
+// land applies the first acquire's late copy to the inner store.
+func (s *lateCopy) land(t *testing.T) lockcore.Item {
+	t.Helper()
+	s.mu.Lock()
+	req := s.first
+	s.mu.Unlock()
+	if req == nil {
+		t.Fatal("the waiter sent no acquire")
+	}
+	it, err := s.Store.Acquire(context.Background(), *req)
+	if err != nil {
+		t.Fatalf("late copy: Acquire() = %v, want it applied on the released lock", err)
+	}
+	return it
+}
+
+// forceRelease releases the holder's revision as an operator does.
+func forceRelease(t *testing.T, s lockcore.Store, key lockcore.Key) {
+	t.Helper()
+	it, _, err := s.Get(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Release(context.Background(), lockcore.ReleaseRequest{
+		Key: key, Revision: it.Revision, NowMs: time.Now().UnixMilli(), Result: lockcore.Failure,
+		Failures: it.Failures, FailReason: lockcore.OperatorReleaseReason,
+	})
+	if err != nil {
+		t.Fatalf("operator Release() = %v", err)
+	}
+}
+
+type waitOutcome struct {
+	res lockcore.WaitResult
+	err error
+	at  time.Duration
+}
+
+func waitInBackground(l *lockcore.Lock) <-chan waitOutcome {
+	done := make(chan waitOutcome, 1)
+	start := time.Now()
+	go func() {
+		res, err := l.TryAcquireElseWaitForRelease(context.Background())
+		done <- waitOutcome{res, err, time.Since(start)}
+	}()
+	return done
+}
+
+// A late copy of a waiter's own refused acquire that lands on a lock the
+// operator released holds the key for that waiter: its next read sees its
+// own revision and returns ACQUIRED with that fence, within one poll,
+// instead of watching a holder that will never renew for a whole lease and
+// taking it over (the key held by nobody meanwhile).
+func TestWaitHoldsTheLateCopyOfItsOwnAcquire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		holder := newLock(t, mem, "holder", lockcore.WithLease(6*time.Second))
+		mustAcquire(t, holder)
+		store := newLateCopy(mem)
+		m := &recMetrics{}
+		w := newLock(t, store, "waiter", lockcore.WithLease(6*time.Second), lockcore.WithMaxWait(30*time.Second), lockcore.WithMetrics(m))
+		done := waitInBackground(w)
+		synctest.Wait() // refused over the holder: waiting
+
+		time.Sleep(50 * time.Millisecond)
+		forceRelease(t, mem, holder.Key())
+		landed := store.land(t)
+
+		got := <-done
+		if got.err != nil || got.res.Outcome != lockcore.Acquired {
+			t.Fatalf("wait = %v, %v, want ACQUIRED", got.res.Outcome, got.err)
+		}
+		if got.res.Fence != landed.Fence || w.Revision() != landed.Revision || got.res.TookOver {
+			t.Errorf("wait = fence %d, revision %q, took over %v; want the late copy's fence %d and revision %q, no take-over",
+				got.res.Fence, w.Revision(), got.res.TookOver, landed.Fence, landed.Revision)
+		}
+		if got.at > time.Second {
+			t.Errorf("returned %v after the wait began, want within a poll of the copy landing (a take-over waits a lease)", got.at)
+		}
+		if n := store.n("acquire"); n != 1 {
+			t.Errorf("acquire writes = %d, want 1: the late copy is the hold", n)
+		}
+		if !w.Valid() {
+			t.Error("the waiter's hold is not valid")
+		}
+		if err := w.Release(context.Background(), lockcore.Success, "ref"); err != nil {
+			t.Fatalf("Release() = %v", err)
+		}
+		if it, _, _ := mem.Get(context.Background(), w.Key()); !it.Released || it.Result != lockcore.Success || it.ResultFence != landed.Fence {
+			t.Errorf("item after release = %+v, want our success at fence %d", it, landed.Fence)
+		}
+		_ = holder.Release(context.Background(), lockcore.Failure, "") // stops its keeper; force-released, it publishes nothing
+	})
+}
+
+// A late copy that the waiter reads after its validity (a lease from when
+// it was sent) has run out is not held: the waiter frees it with a release
+// conditioned on that revision and acquires the lock anew, so the hold it
+// returns is valid and carries a new fence.
+func TestWaitFreesALateCopyItMayNoLongerHold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		holder := newLock(t, mem, "holder", lockcore.WithLease(6*time.Second))
+		mustAcquire(t, holder)
+		store := newLateCopy(mem)
+		w := newLock(t, store, "waiter", lockcore.WithLease(time.Second), lockcore.WithMaxWait(30*time.Second))
+		done := waitInBackground(w)
+		synctest.Wait()
+
+		time.Sleep(3 * time.Second) // past the waiter's lease
+		forceRelease(t, mem, holder.Key())
+		landed := store.land(t)
+
+		got := <-done
+		if got.err != nil || got.res.Outcome != lockcore.Acquired {
+			t.Fatalf("wait = %v, %v, want ACQUIRED", got.res.Outcome, got.err)
+		}
+		if !w.Valid() || w.Revision() == landed.Revision || got.res.Fence <= landed.Fence {
+			t.Errorf("hold: valid %v, revision %q (late copy %q), fence %d (late copy %d): want a valid new hold above the copy",
+				w.Valid(), w.Revision(), landed.Revision, got.res.Fence, landed.Fence)
+		}
+		if n := store.n("release"); n != 1 {
+			t.Errorf("releases by the waiter = %d, want 1: the late copy freed", n)
+		}
+		mustRelease(t, w, lockcore.Success, "")
+		_ = holder.Release(context.Background(), lockcore.Failure, "") // stops its keeper; force-released, it publishes nothing
+	})
+}
