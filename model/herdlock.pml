@@ -6,7 +6,8 @@
  * Switches (0/1): WALLPATH (default 1: the wall-clock branch of the acquire
  * condition), FIX_SELF (default 0; 1: a waiter that reads the item held by
  * an earlier revision of its own, an attempt that landed late, takes it as
- * ACQUIRED: not in lockcore, README.md "Findings"), FIX_OPREL (default 0; 1: a release never
+ * ACQUIRED, as lockcore's wait does (lockcore/ownattempt.go), README.md
+ * "Findings"), FIX_OPREL (default 0; 1: a release never
  * applies over an operator's release, README.md "Findings"). UPFAIL: the
  * upstream the holders call (0 answers, 1 fails, 2 fails with or without a
  * not-before). MAXATT: WithMaxAttempts. ANN (default 0; 1: release
