@@ -15,20 +15,26 @@ import (
 // that copy later with land.
 type lateCopy struct {
 	hookStore
-	mu    sync.Mutex
-	first *lockcore.AcquireRequest
+	mu      sync.Mutex
+	first   *lockcore.AcquireRequest
+	refused chan struct{} // closed when the first acquire has returned
 }
 
 func newLateCopy(inner lockcore.Store) *lateCopy {
-	s := &lateCopy{hookStore: hookStore{Store: inner}}
+	s := &lateCopy{hookStore: hookStore{Store: inner}, refused: make(chan struct{})}
 	s.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
 		s.mu.Lock()
-		if s.first == nil {
+		first := s.first == nil
+		if first {
 			r := req
 			s.first = &r
 		}
 		s.mu.Unlock()
-		return inner.Acquire(ctx, req)
+		it, err := inner.Acquire(ctx, req)
+		if first {
+			close(s.refused)
+		}
+		return it, err
 	}
 	return s
 }
@@ -160,4 +166,45 @@ func TestWaitFreesALateCopyItMayNoLongerHold(t *testing.T) {
 		mustRelease(t, w, lockcore.Success, "")
 		_ = holder.Release(context.Background(), lockcore.Failure, "") // stops its keeper; force-released, it publishes nothing
 	})
+}
+
+// The same on DynamoDB's API (Dynoxide, dynalite) as on the memory store,
+// in real time: the late copy lands through the store's real condition
+// (guard D lets it pass: the item carries the holder's revision), and the
+// waiter holds it.
+func TestWaitHoldsTheLateCopyOfItsOwnAcquireOnEveryStore(t *testing.T) {
+	stores := []struct {
+		name string
+		new  func(t *testing.T) lockcore.Store
+	}{
+		{"memory", func(*testing.T) lockcore.Store { return lockcore.NewMemoryStore() }},
+		{"dynalite", func(t *testing.T) lockcore.Store { return dynamoStore(t, dynaliteClient(t)) }},
+		{"dynoxide", func(t *testing.T) lockcore.Store { return dynamoStore(t, dynoxideClient(t)) }},
+	}
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) {
+			inner := st.new(t)
+			holder := newLock(t, inner, "holder")
+			mustAcquire(t, holder)
+			store := newLateCopy(inner)
+			w := newLock(t, store, "waiter", lockcore.WithMaxWait(20*time.Second))
+			done := waitInBackground(w)
+			<-store.refused
+			forceRelease(t, inner, holder.Key())
+			landed := store.land(t)
+
+			got := <-done
+			if got.err != nil || got.res.Outcome != lockcore.Acquired || got.res.Fence != landed.Fence || got.res.TookOver {
+				t.Fatalf("wait = %+v, %v; want ACQUIRED at the late copy's fence %d, no take-over", got.res, got.err, landed.Fence)
+			}
+			if got.at >= w.Lease() {
+				t.Errorf("returned %v after the wait began, want well within a lease (%v): a take-over waits longer", got.at, w.Lease())
+			}
+			if n := store.n("acquire"); n != 1 {
+				t.Errorf("acquire writes = %d, want 1", n)
+			}
+			mustRelease(t, w, lockcore.Success, "ref")
+			_ = holder.Release(context.Background(), lockcore.Failure, "") // stops its keeper
+		})
+	}
 }
