@@ -10,7 +10,8 @@ type Metrics interface {
 
 // Metric names, as the original TypeScript lock emitted them, plus
 // MetricTakeover, MetricRetryAfterFailure, MetricLeaseLost,
-// MetricSharedFailure, MetricEpisodeAttempts and the announcement counts.
+// MetricSharedFailure, MetricEpisodeAttempts, MetricLateCopy and the
+// announcement counts.
 const (
 	MetricLockTimeout                 = "LockTimeout"                 // Count: maximum hold reached
 	MetricLongRenewalCall             = "LongRenewalCall"             // Count: a renewal outlasted the renewal interval
@@ -35,6 +36,7 @@ const (
 	MetricLockThrottled               = "LockThrottled"               // Count: store calls the store throttled
 	MetricAnnouncementRead            = "LockAnnouncementRead"        // Count: a wait was Released by a release announcement (see Announcer)
 	MetricAnnouncementWrite           = "LockAnnouncementWrite"       // Count: announcement shards this waiter's relay wrote
+	MetricLateCopy                    = "LockLateCopy"                // Count: a wait found the lock held by a late copy of its own earlier acquire, and held or freed it
 )
 
 const (

@@ -78,6 +78,7 @@ func (w *waiter) own(it Item) (v verdict, ok bool) {
 	l := w.l
 	if !l.late(w.ctx, w.deadline) && time.Now().Before(a.sent.Add(l.o.lease-l.validityMargin())) {
 		l.logAt(slog.LevelInfo, "a late copy of this wait's own acquire holds the lock", slog.Int64("fence", it.Fence))
+		l.count(MetricLateCopy, 1)
 		h := l.startHold(w.ctx, it, a.sent, a.maxHold, a.takeover, a.sent)
 		return verdict{done: true, res: WaitResult{Outcome: Acquired, Fence: it.Fence, TookOver: h.tookOver, AfterFailure: h.afterFailure}}, true
 	}
@@ -87,6 +88,7 @@ func (w *waiter) own(it Item) (v verdict, ok bool) {
 	if !l.free(w.ctx, free) {
 		return verdict{}, true // the store failed: the next read tries again
 	}
+	l.count(MetricLateCopy, 1)
 	l.logAt(slog.LevelInfo, "freed a late copy of this wait's own acquire", slog.Int64("fence", it.Fence))
 	return verdict{take: true}, true
 }

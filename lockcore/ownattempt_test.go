@@ -124,6 +124,9 @@ func TestWaitHoldsTheLateCopyOfItsOwnAcquire(t *testing.T) {
 		if !w.Valid() {
 			t.Error("the waiter's hold is not valid")
 		}
+		if got := m.sum(lockcore.MetricLateCopy); got != 1 {
+			t.Errorf("LockLateCopy = %v, want 1", got)
+		}
 		if err := w.Release(context.Background(), lockcore.Success, "ref"); err != nil {
 			t.Fatalf("Release() = %v", err)
 		}
