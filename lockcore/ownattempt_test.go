@@ -211,3 +211,42 @@ func TestWaitHoldsTheLateCopyOfItsOwnAcquireOnEveryStore(t *testing.T) {
 		})
 	}
 }
+
+// A late copy that lands just before the waiter's next attempt refuses that
+// attempt: the refused write returns the late copy's item, and the waiter
+// holds it at once.
+func TestWaitHoldsTheLateCopyItsNextAttemptMeets(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		holder := newLock(t, mem, "holder", lockcore.WithLease(6*time.Second))
+		mustAcquire(t, holder)
+		store := newLateCopy(mem)
+		var landed lockcore.Item
+		first := store.acquire
+		store.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+			if store.n("acquire") == 2 { // the race after the release: the late copy lands first
+				landed = store.land(t)
+			}
+			return first(ctx, req)
+		}
+		m := &recMetrics{}
+		w := newLock(t, store, "waiter", lockcore.WithLease(6*time.Second), lockcore.WithMaxWait(30*time.Second), lockcore.WithMetrics(m))
+		done := waitInBackground(w)
+		synctest.Wait()
+		forceRelease(t, mem, holder.Key())
+
+		got := <-done
+		if got.err != nil || got.res.Outcome != lockcore.Acquired || got.res.Fence != landed.Fence || w.Revision() != landed.Revision {
+			t.Fatalf("wait = %+v, %v (revision %q); want ACQUIRED at the late copy's fence %d, revision %q",
+				got.res, got.err, w.Revision(), landed.Fence, landed.Revision)
+		}
+		if n := store.n("acquire"); n != 2 || m.sum(lockcore.MetricLateCopy) != 1 {
+			t.Errorf("acquire writes = %d, LockLateCopy = %v; want 2 and 1", n, m.sum(lockcore.MetricLateCopy))
+		}
+		if got.res.Polls != 1 {
+			t.Errorf("polls = %d, want 1 (the read that saw the release): the refused write already showed the late copy", got.res.Polls)
+		}
+		mustRelease(t, w, lockcore.Success, "ref")
+		_ = holder.Release(context.Background(), lockcore.Failure, "")
+	})
+}

@@ -292,9 +292,10 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 		default:
 			w.saw(cur)
 			if cur != nil {
-				if v, mine := w.own(*cur); mine && v.done {
-					return v.res, v.err
-				} else if mine {
+				if v, mine := w.own(*cur); mine {
+					if v.done {
+						return v.res, v.err
+					}
 					wake = time.Now() // freed (or the store failed): read again
 					continue
 				}
