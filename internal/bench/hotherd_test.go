@@ -36,6 +36,11 @@ func TestHotHerdCI(t *testing.T) {
 			if r.WritesPerInvocation > 1.05 {
 				t.Errorf("writes per invocation = %.3f, want <= 1.05", r.WritesPerInvocation)
 			}
+			// In virtual time the calls keep their schedule: the last of
+			// 100 evenly spread over 1 s comes 990 ms after the first.
+			if want := r.ArrivalMs * float64(r.N-1) / float64(r.N); r.CallSpanMs != want {
+				t.Errorf("calls over %.1f ms, want %.1f", r.CallSpanMs, want)
+			}
 		})
 	}
 }
