@@ -176,15 +176,7 @@ func TestWaitFreesALateCopyItMayNoLongerHold(t *testing.T) {
 // (guard D lets it pass: the item carries the holder's revision), and the
 // waiter holds it.
 func TestWaitHoldsTheLateCopyOfItsOwnAcquireOnEveryStore(t *testing.T) {
-	stores := []struct {
-		name string
-		new  func(t *testing.T) lockcore.Store
-	}{
-		{"memory", func(*testing.T) lockcore.Store { return lockcore.NewMemoryStore() }},
-		{"dynalite", func(t *testing.T) lockcore.Store { return dynamoStore(t, dynaliteClient(t)) }},
-		{"dynoxide", func(t *testing.T) lockcore.Store { return dynamoStore(t, dynoxideClient(t)) }},
-	}
-	for _, st := range stores {
+	for _, st := range everyStore() {
 		t.Run(st.name, func(t *testing.T) {
 			inner := st.new(t)
 			holder := newLock(t, inner, "holder")

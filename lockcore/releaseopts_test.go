@@ -159,15 +159,7 @@ func TestRetriedReleaseAfterANewcomerAcquired(t *testing.T) {
 // more than the clock allowance, but within the fresh-success window, reads
 // the published success on every store instead of acquiring.
 func TestFreshSuccessHoldsOnEveryStore(t *testing.T) {
-	stores := []struct {
-		name string
-		new  func(t *testing.T) lockcore.Store
-	}{
-		{"memory", func(*testing.T) lockcore.Store { return lockcore.NewMemoryStore() }},
-		{"dynalite", func(t *testing.T) lockcore.Store { return dynamoStore(t, dynaliteClient(t)) }},
-		{"dynoxide", func(t *testing.T) lockcore.Store { return dynamoStore(t, dynoxideClient(t)) }},
-	}
-	for _, st := range stores {
+	for _, st := range everyStore() {
 		t.Run(st.name, func(t *testing.T) {
 			s := st.new(t)
 			holder := newLock(t, s, "h")
@@ -186,6 +178,22 @@ func TestFreshSuccessHoldsOnEveryStore(t *testing.T) {
 				mustRelease(t, late, lockcore.Failure, "")
 			}
 		})
+	}
+}
+
+// namedStore makes a fresh store of one kind for a test.
+type namedStore struct {
+	name string
+	new  func(t *testing.T) lockcore.Store
+}
+
+// everyStore is the memory store and a DynamoStore on dynalite and on
+// Dynoxide, each on a table of its own.
+func everyStore() []namedStore {
+	return []namedStore{
+		{"memory", func(*testing.T) lockcore.Store { return lockcore.NewMemoryStore() }},
+		{"dynalite", func(t *testing.T) lockcore.Store { return dynamoStore(t, dynaliteClient(t)) }},
+		{"dynoxide", func(t *testing.T) lockcore.Store { return dynamoStore(t, dynoxideClient(t)) }},
 	}
 }
 
