@@ -191,9 +191,15 @@ func released(cur Item, req ReleaseRequest) Item {
 }
 
 // ownPublication reports whether cur, which failed req's condition, shows
-// that req was applied before a newcomer acquired the item.
+// that req was applied before a newcomer acquired the item. A holder's
+// Failure release is not, when the newcomer's item carries the operator's
+// reason (an acquisition keeps the reason of the release it replaced): the
+// last release of req's revision was the operator's, which the holder's
+// would not have overwritten (see overOperator), so the holder is told it
+// lost its lease, as it is before a newcomer acquires.
 func ownPublication(cur Item, req ReleaseRequest) bool {
-	return cur.Revision != req.Revision && cur.PrevRevision == req.Revision && cur.PrevResult == req.Result
+	return cur.Revision != req.Revision && cur.PrevRevision == req.Revision && cur.PrevResult == req.Result &&
+		!(req.Result == Failure && !req.byOperator() && cur.FailReason == OperatorReleaseReason)
 }
 
 // Get implements [Store.Get].

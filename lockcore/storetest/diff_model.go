@@ -144,7 +144,8 @@ func (m *minidynState) expect(o op, prevRef *lockcore.Item, ref outcome) outcome
 		want = outcome{class: classOK, item: releasedItem(*last, o.release)}
 	}
 	if r := o.release; o.kind == opRelease && ref.class == classCondition && want.item != nil &&
-		want.item.Revision != r.Revision && want.item.PrevRevision == r.Revision && want.item.PrevResult == r.Result {
+		want.item.Revision != r.Revision && want.item.PrevRevision == r.Revision && want.item.PrevResult == r.Result &&
+		!(r.Result == lockcore.Failure && !operatorRelease(r) && want.item.FailReason == lockcore.OperatorReleaseReason) {
 		want = outcome{class: classOK, item: want.item}
 	}
 	if want.class != classError && want.item != nil {
@@ -229,3 +230,9 @@ func DynoxideModel() ServerModel {
 
 // dynoxideSizeEdgeShift is DynoxideModel's size-edge shift.
 const dynoxideSizeEdgeShift = 148
+
+// operatorRelease reports whether r is an operator's force-release (see
+// [lockcore.OperatorReleaseReason]).
+func operatorRelease(r lockcore.ReleaseRequest) bool {
+	return r.Result == lockcore.Failure && !r.KeepEpisode && r.FailReason == lockcore.OperatorReleaseReason
+}

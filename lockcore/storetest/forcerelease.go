@@ -67,4 +67,16 @@ func testReleaseOverForceRelease(t *testing.T, e *env) {
 	_, err = e.s.Release(ctx(t), failed)
 	wantCondition(t, "Release(holder's failure, retried after the operator's)", err, "release", &cleared)
 	wantItem(t, "Get() after the refused retry", mustGet(t, e.s, k), cleared)
+
+	// A newcomer acquires over the operator's release. The holder's
+	// failure release is still refused, not taken for the retry of a
+	// release that was applied: the newcomer's item keeps the operator's
+	// reason, so the last release of the holder's revision was the
+	// operator's. A success release is refused as before.
+	next := mustAcquire(t, e.s, req(k, "newcomer", baseMs+3))
+	_, err = e.s.Release(ctx(t), failed)
+	wantCondition(t, "Release(holder's failure, after the operator's and a newcomer's acquire)", err, "release", &next)
+	_, err = e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 4, Result: lockcore.Failure})
+	wantCondition(t, "Release(holder's failure, no reason, after a newcomer)", err, "release", &next)
+	wantItem(t, "Get() after the refused releases", mustGet(t, e.s, k), next)
 }
