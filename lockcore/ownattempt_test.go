@@ -39,6 +39,15 @@ func newLateCopy(inner lockcore.Store) *lateCopy {
 	return s
 }
 
+// heldWithLateCopy acquires the lock on inner for a holder (lease 6s) and
+// returns it with a waiter's late-copy store over inner.
+func heldWithLateCopy(t *testing.T, inner lockcore.Store) (*lockcore.Lock, *lateCopy) {
+	t.Helper()
+	holder := newLock(t, inner, "holder", lockcore.WithLease(6*time.Second))
+	mustAcquire(t, holder)
+	return holder, newLateCopy(inner)
+}
+
 // land applies the first acquire's late copy to the inner store.
 func (s *lateCopy) land(t *testing.T) lockcore.Item {
 	t.Helper()
@@ -95,9 +104,7 @@ func waitInBackground(l *lockcore.Lock) <-chan waitOutcome {
 func TestWaitHoldsTheLateCopyOfItsOwnAcquire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
-		holder := newLock(t, mem, "holder", lockcore.WithLease(6*time.Second))
-		mustAcquire(t, holder)
-		store := newLateCopy(mem)
+		holder, store := heldWithLateCopy(t, mem)
 		m := &recMetrics{}
 		w := newLock(t, store, "waiter", lockcore.WithLease(6*time.Second), lockcore.WithMaxWait(30*time.Second), lockcore.WithMetrics(m))
 		done := waitInBackground(w)
@@ -144,9 +151,7 @@ func TestWaitHoldsTheLateCopyOfItsOwnAcquire(t *testing.T) {
 func TestWaitFreesALateCopyItMayNoLongerHold(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
-		holder := newLock(t, mem, "holder", lockcore.WithLease(6*time.Second))
-		mustAcquire(t, holder)
-		store := newLateCopy(mem)
+		holder, store := heldWithLateCopy(t, mem)
 		w := newLock(t, store, "waiter", lockcore.WithLease(time.Second), lockcore.WithMaxWait(30*time.Second))
 		done := waitInBackground(w)
 		synctest.Wait()
@@ -179,9 +184,7 @@ func TestWaitHoldsTheLateCopyOfItsOwnAcquireOnEveryStore(t *testing.T) {
 	for _, st := range everyStore() {
 		t.Run(st.name, func(t *testing.T) {
 			inner := st.new(t)
-			holder := newLock(t, inner, "holder")
-			mustAcquire(t, holder)
-			store := newLateCopy(inner)
+			holder, store := heldWithLateCopy(t, inner)
 			w := newLock(t, store, "waiter", lockcore.WithMaxWait(20*time.Second))
 			done := waitInBackground(w)
 			<-store.refused
@@ -210,9 +213,7 @@ func TestWaitHoldsTheLateCopyOfItsOwnAcquireOnEveryStore(t *testing.T) {
 func TestWaitHoldsTheLateCopyItsNextAttemptMeets(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
-		holder := newLock(t, mem, "holder", lockcore.WithLease(6*time.Second))
-		mustAcquire(t, holder)
-		store := newLateCopy(mem)
+		holder, store := heldWithLateCopy(t, mem)
 		var landed lockcore.Item
 		first := store.acquire
 		store.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
