@@ -138,7 +138,12 @@ func TestStaleAnnouncementNotTaken(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := &crowdedMem{MemoryStore: lockcore.NewMemoryStore()}
 				old := newLock(t, s, "old", lockcore.WithFreshSuccess(0))
-				mustAcquire(t, old)
+				// The store's first TryAcquireElseWaitForRelease reads
+				// first (a new environment's does, see HotKeys); old's is
+				// that one, so the waiter's first request is the write.
+				if res, err := old.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
+					t.Fatalf("old: TryAcquireElseWaitForRelease() = %+v, %v", res, err)
+				}
 				oldFence := old.Fence()
 				mustRelease(t, old, lockcore.Success, "stale")
 				holder := newLock(t, s, "holder", lockcore.WithFreshSuccess(0))

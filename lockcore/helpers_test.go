@@ -127,6 +127,25 @@ func newLock(t *testing.T, s lockcore.Store, owner string, opts ...lockcore.Opti
 	return l
 }
 
+// startedStore makes the first TryAcquireElseWaitForRelease on s, on a key
+// no test uses, and releases it: a store's first call reads first (see
+// lockcore.HotKeys), and a test that counts what a later call's first
+// request is starts after it. It returns s.
+func startedStore[S lockcore.Store](t *testing.T, s S) S {
+	t.Helper()
+	p := params("started")
+	p.LockID = "started-" + t.Name()
+	l, err := lockcore.New(s, p, lockcore.WithLogger(quiet))
+	if err != nil {
+		t.Fatalf("New() error = %v", err)
+	}
+	if res, err := l.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
+		t.Fatalf("started: TryAcquireElseWaitForRelease() = %+v, %v, want Acquired", res, err)
+	}
+	mustRelease(t, l, lockcore.Success, "")
+	return s
+}
+
 func mustAcquire(t *testing.T, l *lockcore.Lock) {
 	t.Helper()
 	ok, err := l.Acquire(context.Background())

@@ -21,15 +21,27 @@ const DefaultHotKeys = 1024
 // never found hot costs nothing: its first request is the conditional
 // write.
 //
+// A new HotKeys knows nothing yet, and new execution environments appear
+// when concurrency rises, that is, in herds: Lambda starts them when no
+// warm one is free, up to 1000 a function every 10 seconds. So the first
+// TryAcquireElseWaitForRelease made through a HotKeys, whatever its key,
+// reads first as on a hot key. A herd of new environments then spends
+// read capacity (3000 RCU a second on one item) rather than the item's
+// 1000 WCU, which refused writes used up within the first second of a
+// burst of 3000. That first call of an environment costs one read more
+// when the lock is free (two requests, not one); every later one is back
+// to the conditional write.
+//
 // [DynamoStore] and [MemoryStore] each keep one, shared by every Lock on
 // the store (see [WithHotKeys]); in Lambda the store lives as long as the
 // execution environment, so the invocations it serves one after another
 // share it. HotKeys is safe for concurrent use; its zero value remembers
 // up to [DefaultHotKeys] keys.
 type HotKeys struct {
-	mu   sync.Mutex
-	max  int               // 0: DefaultHotKeys
-	keys map[Key]time.Time // monotonic: hot until then; nil when empty
+	mu     sync.Mutex
+	max    int               // 0: DefaultHotKeys
+	keys   map[Key]time.Time // monotonic: hot until then; nil when empty
+	served bool              // its first TryAcquireElseWaitForRelease was made (see first)
 }
 
 // NewHotKeys returns an empty HotKeys remembering at most n keys (at
@@ -100,6 +112,19 @@ func (h *HotKeys) hot(k Key, now time.Time) bool {
 	return ok
 }
 
+// first reports whether this is the first call of TryAcquireElseWaitForRelease
+// made through h: true exactly once (false on a nil h).
+func (h *HotKeys) first() bool {
+	if h == nil {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f := !h.served
+	h.served = true
+	return f
+}
+
 // forget makes k cold.
 func (h *HotKeys) forget(k Key) {
 	if h == nil {
@@ -122,9 +147,10 @@ func (l *Lock) markHot() {
 }
 
 // readsFirst reports whether TryAcquireElseWaitForRelease starts with a
-// read: [WithReadFirst], or the key is hot.
+// read: [WithReadFirst], the first call made through the memory of hot keys
+// (a new execution environment's), or the key is hot.
 func (l *Lock) readsFirst() bool {
-	return l.o.readFirst || l.hot.hot(l.key, time.Now())
+	return l.o.readFirst || l.hot.first() || l.hot.hot(l.key, time.Now())
 }
 
 // noteFirst updates the memory of hot keys after the first request of

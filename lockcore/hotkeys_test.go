@@ -2,6 +2,7 @@ package lockcore_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -66,7 +67,9 @@ func count(ops []memOp, op string) int {
 
 // An uncontended key is never hot: each TryAcquireElseWaitForRelease is
 // exactly one request, the conditional write, also after earlier
-// uncontended episodes on the same store.
+// uncontended episodes on the same store. Only the store's first call (a
+// new execution environment's) reads first: a read that shows the lock
+// free, then the write.
 func TestUncontendedIsOneRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newCountingMem()
@@ -76,7 +79,11 @@ func TestUncontendedIsOneRequest(t *testing.T) {
 			if err != nil || res.Outcome != lockcore.Acquired {
 				t.Fatalf("episode %d: TryAcquireElseWaitForRelease() = %+v, %v, want Acquired", i, res, err)
 			}
-			if ops := s.take(); len(ops) != 1 || ops[0].op != "acquire" {
+			ops := s.take()
+			switch {
+			case i == 0 && (len(ops) != 2 || ops[0] != memOp{op: "get", acquirable: true} || ops[1].op != "acquire"):
+				t.Fatalf("the store's first call: requests %v, want a get that found the lock free, then one acquire", ops)
+			case i > 0 && (len(ops) != 1 || ops[0].op != "acquire"):
 				t.Fatalf("episode %d: requests %v, want exactly one acquire", i, ops)
 			}
 			mustRelease(t, l, lockcore.Success, "ref")
@@ -263,7 +270,8 @@ func TestWaitWritesOnlyAfterAcquirableRead(t *testing.T) {
 // hot too: the next one reads the success without a write.
 func TestHotKeyFromFreshSuccess(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := newCountingMem()
+		s := startedStore(t, newCountingMem())
+		s.take()
 		fresh := lockcore.WithFreshSuccess(10 * time.Second)
 		holder := newLock(t, lockcore.Store(s.MemoryStore), "holder", fresh, lockcore.WithHotKeys(nil))
 		mustAcquire(t, holder)
@@ -277,6 +285,63 @@ func TestHotKeyFromFreshSuccess(t *testing.T) {
 			if ops := s.take(); len(ops) != 1 || ops[0].op != want {
 				t.Errorf("late %d: requests %v, want one %s", i, ops, want)
 			}
+		}
+	})
+}
+
+// A burst of new execution environments on a held key writes nothing: each
+// environment's first call (a new memory of hot keys) reads first, finds
+// the lock held, and waits by reads alone, so the burst spends the item's
+// read capacity, not its write capacity. Without a memory
+// (WithHotKeys(nil)) the first request is the conditional write.
+func TestNewEnvironmentsReadFirstOverAHolder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newCountingMem()
+		fresh := lockcore.WithFreshSuccess(10 * time.Second)
+		holder := newLock(t, lockcore.Store(s.MemoryStore), "holder", fresh, lockcore.WithHotKeys(nil))
+		mustAcquire(t, holder)
+		const n = 5
+		done := make(chan lockcore.WaitResult, n)
+		for i := range n {
+			go func() {
+				env := lockcore.NewHotKeys(lockcore.DefaultHotKeys) // a new environment's store
+				l := newLock(t, s, fmt.Sprintf("env-%d", i), fresh, lockcore.WithHotKeys(env))
+				res, err := l.TryAcquireElseWaitForRelease(context.Background())
+				if err != nil {
+					t.Errorf("env %d: %v", i, err)
+				}
+				done <- res
+			}()
+		}
+		time.Sleep(100 * time.Millisecond)
+		synctest.Wait()
+		if ops := s.take(); count(ops, "acquire") != 0 || count(ops, "get") != n {
+			t.Errorf("the burst's first requests %v, want %d gets and no acquire", ops, n)
+		}
+		mustRelease(t, holder, lockcore.Success, "ref")
+		for range n {
+			if res := <-done; res.Outcome != lockcore.Released || res.ResultRef != "ref" {
+				t.Errorf("waiter = %+v, want Released with ref", res)
+			}
+		}
+		if got := count(s.take(), "acquire"); got != 0 {
+			t.Errorf("the waiters made %d acquire writes, want none", got)
+		}
+
+		// No memory: the first request is the write, refused over the holder.
+		holder2 := newLock(t, lockcore.Store(s.MemoryStore), "holder", lockcore.WithFreshSuccess(0), lockcore.WithHotKeys(nil))
+		mustAcquire(t, holder2)
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			mustRelease(t, holder2, lockcore.Success, "ref2")
+		}()
+		s.take()
+		l := newLock(t, s, "no-memory", lockcore.WithFreshSuccess(0), lockcore.WithHotKeys(nil))
+		if res, err := l.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Released {
+			t.Fatalf("no memory: TryAcquireElseWaitForRelease() = %+v, %v, want Released", res, err)
+		}
+		if ops := s.take(); len(ops) == 0 || ops[0].op != "acquire" {
+			t.Errorf("no memory: requests %v, want the write first", ops)
 		}
 	})
 }

@@ -220,8 +220,9 @@ func WithFreshSuccess(d time.Duration) Option { return func(o *options) { o.fres
 // costs a strongly consistent GetItem (1 RCU for a lock item) and the
 // conditional UpdateItem (1 WCU), two requests instead of one. Use it when
 // herds are the normal case, as for a response cache. Default: off, one
-// conditional write first, except on a key found hot (see [HotKeys]),
-// which is read first without this option. Acquire ignores it.
+// conditional write first, except on a key found hot and in the first
+// call on a store (see [HotKeys]), which read first without this option.
+// Acquire ignores it.
 func WithReadFirst() Option { return func(o *options) { o.readFirst = true } }
 
 // WithAnnouncements sets how many announcement items (see [Announcer]) a
@@ -239,7 +240,8 @@ func WithAnnouncements(n int) Option { return func(o *options) { o.announceShard
 // keeps one ([DynamoStore] and [MemoryStore] do; a Store wrapping one does
 // not, unless its Locks are given the inner store's with this option), so
 // every Lock on one store shares it. nil turns the memory off: every
-// TryAcquireElseWaitForRelease then writes first, unless [WithReadFirst].
+// TryAcquireElseWaitForRelease then writes first, the store's first call
+// too, unless [WithReadFirst].
 func WithHotKeys(h *HotKeys) Option {
 	return func(o *options) { o.hotKeys, o.hotKeysSet = h, true }
 }

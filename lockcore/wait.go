@@ -105,9 +105,10 @@ type WaitResult struct {
 // answered: every later try reads the item first and writes only when the
 // read shows the lock acquirable (absent, released and not held back, or
 // abandoned). The first request is the conditional write (one request when
-// uncontended), unless [WithReadFirst] or the key is hot (see [HotKeys]):
-// then it is a strongly consistent read, so that a herd's later
-// invocations on a store that found the key hot spend a read, not a
+// uncontended), unless [WithReadFirst], the key is hot, or this is the
+// first call on the store (see [HotKeys]): then it is a strongly
+// consistent read, so that a herd's new execution environments, and its
+// later invocations on a store that found the key hot, spend a read, not a
 // write, to learn that it is held or that its success is published.
 //
 // An abandoned lock is never reported as Released: waiters race one

@@ -121,6 +121,13 @@ if [ "$mode" = ci ]; then
   queue failing+pause      $H pass "$base $nof -DTMAX=10 -DUPFAIL=2 -DNPAUSE=1"
   queue newcomer-failure   $H pass "$base $nof -DTMAX=14 -DUPFAIL=2 -DLATESTART=9"
   queue newcomer-success   $H pass "$base $nof -DTMAX=14 -DLATESTART=9"
+  # reading first (a store's first call, a hot key, WithReadFirst): the
+  # first request may be a read; with an earlier episode's success on the
+  # item (ANN) a first read must not take it; its mutant takes any success
+  queue rfirst-faults      $H pass "$base -DTMAX=12 -DRFIRST=1 -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=0"
+  queue rfirst-failing     $H pass "$base $nof -DTMAX=12 -DRFIRST=1 -DUPFAIL=2 -DPRED=1 -DWDL=40"
+  queue rfirst-stale       $H pass "$base $nof -DTMAX=10 -DRFIRST=1 -DANN=1 -DNTHROT=0"
+  queue mutant-rfirst-stale $H p10 "$base $nof -DTMAX=8 -DRFIRST=1 -DANN=1 -DNTHROT=0 -DMUT_STALE=1"
   # attempts that land after their call returned
   queue late-attempt+fix   $H pass "$base -DTMAX=12 -DLATEDUP -DFIX_SELF=1 -DCHECKS=62 -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=1"
   # a late acquire attempt with the new guards: the ghost lock of Finding 2 is
@@ -181,6 +188,8 @@ else
   queue pred-operator      $H pass "$base $nof -DTMAX=14 -DNOPREL=1 -DFIX_OPREL=1 -DNPAUSE=1 -DPRED=1 -DWDL=48"
   queue pred-announce      $H pass "$base -DTMAX=14 -DANN=1 -DNTHROT=2 -DPRED=1 -DWDL=48 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
   queue pred-failing       $H pass "$base $nof -DTMAX=16 -DUPFAIL=2 -DNPAUSE=1 -DPRED=1 -DWDL=32"
+  queue rfirst-faults      $H pass "$base -DTMAX=16 -DRFIRST=1 -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=1 -DNDELAY=1"
+  queue rfirst-stale       $H pass "$base -DTMAX=14 -DRFIRST=1 -DANN=1 -DNTHROT=1 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
   queue finding-opr-overwrite $H p9 "$base $nof -DTMAX=14 -DNPAUSE=1 -DNOPREL=1 -DCHECKS=512"
   queue mutant-held-rel-only $H p7 "$base $nof -DTMAX=16 -DUPFAIL=2 -DLATESTART=9 -DMUT_HELD=1"
   queue mutant-no-held     $H p7   "$base $nof -DTMAX=16 -DUPFAIL=2 -DLATESTART=9 -DMUT_HELD=2"

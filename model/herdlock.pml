@@ -16,6 +16,11 @@
  * on every shard); NTHROT: first acquires the store throttles (ANN).
  * With ANN a waiter takes a success, read on the lock item or announced,
  * only when it is the burst's (OURS, lockcore's waiter.ours).
+ * RFIRST (default 0; 1: a worker's first request may be a strongly
+ * consistent read instead of the acquire, as a store's first call, a hot
+ * key or WithReadFirst make it, lockcore/readfirst.go: a held item is
+ * waited for, a success the wait takes (OURS with ANN) is RELEASED, and
+ * anything else, a lost answer too, goes on to the first acquire).
  * PRED (default 0; 1: predictive waiting, lockcore/predict.go: after a
  * read of a held item a waiter may sleep to any tick up to the guessed end,
  * acquiredAt + PCAP on its wall clock, cut at its deadline); WDL: the
@@ -48,6 +53,9 @@
 #endif
 #ifndef FIX_OPREL
 #define FIX_OPREL 0
+#endif
+#ifndef RFIRST
+#define RFIRST 0
 #endif
 #ifndef UPFAIL
 #define UPFAIL 0
@@ -169,6 +177,7 @@ byte ecalls;             /* upstream calls since the episode's last failure */
 byte nrev[NP], myrev[NP];
 short amono[NP*NREV+1];  /* monotonic send time of each acquire attempt */
 bool initial[NP], hasobs[NP];
+bool rfirst[NP];          /* its first request is a read, still unanswered (RFIRST) */
 byte obsrev[NP], obsbeat[NP];
 short t0[NP];
 /* holder state */
@@ -555,7 +564,7 @@ inline acquire(i, withobs) {
   if
   :: nrev[i] >= NREV -> ph[i] = D_FAIL               /* model bound, see README */
   :: else ->
-     initial[i] = (ph[i] == IDLE);
+     initial[i] = (ph[i] == IDLE || rfirst[i]);      /* the first acquire, after a first read too */
      rv_ = i*NREV + nrev[i] + 1; nrev[i]++; myrev[i] = rv_; amono[rv_] = MONO(i);
      rqrev[i] = rv_; rqnow[i] = WALL(i); rqlu[i] = rqnow[i] + LEASE; rqexp[i] = rqnow[i] + MAXD;
      rqhasobs[i] = withobs; rqobr[i] = obsrev[i]; rqobb[i] = obsbeat[i]; rqres[i] = 0; rqkind[i] = 0;
@@ -691,8 +700,10 @@ inline on_resp(i) {
   :: ph[i] == POLL ->
      if
      :: got -> on_poll(i)
-     :: else -> to_wait(i)
-     fi
+     :: !got && rfirst[i] -> acquire(i, 0)          /* the first read failed: the acquire decides */
+     :: else -> to_wait(i)                          /* lost, or throttled (a first read too) */
+     fi;
+     rfirst[i] = 0
 #if ANN
   :: ph[i] == APOLL ->
      if
@@ -741,6 +752,7 @@ inline on_timer(i) {
      :: nthrot < NTHROT -> nthrot++; hasobs[i] = 0; to_wait(i);  /* throttled: a waiter that saw nothing */
         printf("t=%d P%d: its first acquire is throttled\n", now, i)
      :: true -> acquire(i, 0)
+     :: RFIRST -> rfirst[i] = 1; rqrev[i] = 0; send(i, OP_GET); ph[i] = POLL   /* reads first */
      fi
   :: ph[i] == WAIT WAITING(i) ->
      /* a crowded waiter reads its shard or the lock item (the throttling
@@ -751,6 +763,7 @@ inline on_timer(i) {
      fi
 #else
   :: ph[i] == IDLE -> acquire(i, 0)
+  :: RFIRST && ph[i] == IDLE -> rfirst[i] = 1; rqrev[i] = 0; send(i, OP_GET); ph[i] = POLL   /* reads first */
   :: ph[i] == WAIT WAITING(i) -> rqrev[i] = 0; send(i, OP_GET); ph[i] = POLL
 #endif
   :: ph[i] == HOLD ->
