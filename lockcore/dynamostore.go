@@ -41,6 +41,7 @@ const (
 	AttrTTL               = "ttl"
 	AttrPrevRevision      = "prevRevision"
 	AttrPrevResult        = "prevResult"
+	AttrPrevFailReason    = "prevFailReason"
 	AttrFailures          = "failures"
 	AttrNotBeforeMs       = "notBeforeMs"
 	AttrFailReason        = "failReason"
@@ -140,6 +141,7 @@ func (s *DynamoStore) Table() string { return s.table }
 // (1.47 ms against 0.35 ms; BENCHMARKS.md, figure 2).
 const (
 	acquireSet = "SET #prevRev = if_not_exists(#rev, :empty), #prevResult = if_not_exists(#result, :empty), " +
+		"#prevFailReason = if_not_exists(#failReason, :empty), " +
 		"#group = :group, #id = :id, #owner = :owner, #rev = :newRev, #leaseMs = :leaseMs, " +
 		"#hb = :now, #acqAt = :now, #lu = :leaseUntil, #exp = :expiresAt, #rel = :false, #beat = :zero, " +
 		"#account = :account, #fence = if_not_exists(#fence, :base) + :one"
@@ -181,7 +183,7 @@ var placeholders = map[string]string{
 	"#exp": AttrExpiresAtMs, "#rel": AttrIsReleased, "#result": AttrResult,
 	"#resultRef": AttrResultRef, "#resultFence": AttrResultFence, "#relAt": AttrReleasedAtMs,
 	"#account": AttrRecordAccount, "#ttl": AttrTTL, "#prevRev": AttrPrevRevision,
-	"#prevResult": AttrPrevResult, "#failures": AttrFailures, "#notBefore": AttrNotBeforeMs,
+	"#prevResult": AttrPrevResult, "#prevFailReason": AttrPrevFailReason, "#failures": AttrFailures, "#notBefore": AttrNotBeforeMs,
 	"#failReason": AttrFailReason, "#failRecentUntil": AttrFailRecentUntilMs, "#answer": AttrAnswer,
 	"#acqAt": AttrAcquiredAtMs, "#holdMean": AttrHoldMeanMs, "#holdDev": AttrHoldDevMs,
 }
@@ -515,6 +517,7 @@ func decodeItem(av map[string]types.AttributeValue) (Item, error) {
 		TTL:               d.num(AttrTTL),
 		PrevRevision:      d.str(AttrPrevRevision),
 		PrevResult:        Result(d.str(AttrPrevResult)),
+		PrevFailReason:    d.str(AttrPrevFailReason),
 		Failures:          d.num(AttrFailures),
 		NotBeforeMs:       d.num(AttrNotBeforeMs),
 		FailReason:        d.str(AttrFailReason),

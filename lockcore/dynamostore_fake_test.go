@@ -134,6 +134,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 	// The old revision and result are copied before #rev is assigned: see
 	// the minidyn notes in dynamostore.go.
 	const set = "SET #prevRev = if_not_exists(#rev, :empty), #prevResult = if_not_exists(#result, :empty), " +
+		"#prevFailReason = if_not_exists(#failReason, :empty), " +
 		"#group = :group, #id = :id, #owner = :owner, #rev = :newRev, #leaseMs = :leaseMs, " +
 		"#hb = :now, #acqAt = :now, #lu = :leaseUntil, #exp = :expiresAt, #rel = :false, #beat = :zero, " +
 		"#account = :account, #fence = if_not_exists(#fence, :base) + :one"
@@ -252,6 +253,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 		"#acqAt": "acquiredAtMs", "#exp": "expiresAtMs", "#rel": "isReleased", "#result": "result", "#resultRef": "resultRef",
 		"#resultFence": "resultFence", "#relAt": "releasedAtMs", "#account": "recordAccount",
 		"#ttl": "ttl", "#prevRev": "prevRevision", "#prevResult": "prevResult", "#answer": "answer",
+		"#prevFailReason": "prevFailReason", "#failReason": "failReason",
 	}
 	guardNames := map[string]string{"#failRecentUntil": "failRecentUntilMs", "#notBefore": "notBeforeMs"}
 	for _, tt := range tests {

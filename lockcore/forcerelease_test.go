@@ -130,34 +130,50 @@ func TestReleaseAfterForceReleaseWritesNothingOverIt(t *testing.T) {
 }
 
 // The same after a newcomer acquired over the operator's release, before
-// the stopped holder released: the holder is told ErrLeaseLost whatever it
-// publishes (its failure release is not taken for the retry of one that
-// was applied), and the newcomer's hold is untouched.
+// the stopped holder released, and after the newcomer has released too,
+// with a failure reason of its own: the holder is told ErrLeaseLost
+// whatever it publishes (its failure release is not taken for the retry of
+// one that was applied), and the newcomer's item is untouched.
 func TestReleaseAfterForceReleaseAndANewcomer(t *testing.T) {
 	for _, result := range []lockcore.Result{lockcore.Failure, lockcore.Success} {
-		t.Run(string(result), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				mem := lockcore.NewMemoryStore()
-				m := &recMetrics{}
-				l := newLock(t, mem, "holder", lockcore.WithLease(6*time.Second), lockcore.WithMetrics(m))
-				mustAcquire(t, l)
-				forceRelease(t, mem, l.Key())
-				next := newLock(t, mem, "next")
-				mustAcquire(t, next)
-				held, _, _ := mem.Get(context.Background(), l.Key())
+		for _, newcomerDone := range []bool{false, true} {
+			name := string(result)
+			if newcomerDone {
+				name += "/newcomer released"
+			}
+			t.Run(name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					mem := lockcore.NewMemoryStore()
+					m := &recMetrics{}
+					l := newLock(t, mem, "holder", lockcore.WithLease(6*time.Second), lockcore.WithMetrics(m))
+					mustAcquire(t, l)
+					forceRelease(t, mem, l.Key())
+					next := newLock(t, mem, "next")
+					mustAcquire(t, next)
+					if newcomerDone {
+						// The newcomer's own failure replaces the item's
+						// reason; the operator's stays the replaced one.
+						if err := next.Release(context.Background(), lockcore.Failure, "", lockcore.WithFailureReason("upstream_500")); err != nil {
+							t.Fatalf("newcomer's Release() = %v", err)
+						}
+					}
+					held, _, _ := mem.Get(context.Background(), l.Key())
 
-				err := l.Release(context.Background(), result, "ref", lockcore.WithFailureReason("upstream_503"))
-				if !errors.Is(err, lockcore.ErrLeaseLost) {
-					t.Errorf("holder's Release(%s) = %v, want an error matching ErrLeaseLost", result, err)
-				}
-				if got := m.sum(lockcore.MetricLeaseLost); got != 1 {
-					t.Errorf("LockLeaseLost = %v, want 1", got)
-				}
-				if got, _, _ := mem.Get(context.Background(), l.Key()); !got.Equal(held) || !next.Valid() {
-					t.Errorf("item = %+v, newcomer valid %v; want the newcomer's hold %+v unchanged", got, next.Valid(), held)
-				}
-				mustRelease(t, next, lockcore.Success, "")
+					err := l.Release(context.Background(), result, "ref", lockcore.WithFailureReason("upstream_503"))
+					if !errors.Is(err, lockcore.ErrLeaseLost) {
+						t.Errorf("holder's Release(%s) = %v, want an error matching ErrLeaseLost", result, err)
+					}
+					if got := m.sum(lockcore.MetricLeaseLost); got != 1 {
+						t.Errorf("LockLeaseLost = %v, want 1", got)
+					}
+					if got, _, _ := mem.Get(context.Background(), l.Key()); !got.Equal(held) || !newcomerDone && !next.Valid() {
+						t.Errorf("item = %+v, newcomer valid %v; want the newcomer's item %+v unchanged", got, next.Valid(), held)
+					}
+					if !newcomerDone {
+						mustRelease(t, next, lockcore.Success, "")
+					}
+				})
 			})
-		})
+		}
 	}
 }

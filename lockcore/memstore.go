@@ -82,7 +82,7 @@ func acquired(cur *Item, req AcquireRequest) Item {
 	}
 	if cur != nil {
 		it.Fence = cur.Fence + 1
-		it.PrevRevision, it.PrevResult = cur.Revision, cur.Result
+		it.PrevRevision, it.PrevResult, it.PrevFailReason = cur.Revision, cur.Result, cur.FailReason
 		it.Failures, it.NotBeforeMs = cur.Failures, cur.NotBeforeMs
 		it.FailReason, it.FailRecentUntilMs = cur.FailReason, cur.FailRecentUntilMs
 		it.HoldMeanMs, it.HoldDevMs = cur.HoldMeanMs, cur.HoldDevMs
@@ -192,14 +192,24 @@ func released(cur Item, req ReleaseRequest) Item {
 
 // ownPublication reports whether cur, which failed req's condition, shows
 // that req was applied before a newcomer acquired the item. A holder's
-// Failure release is not, when the newcomer's item carries the operator's
-// reason (an acquisition keeps the reason of the release it replaced): the
-// last release of req's revision was the operator's, which the holder's
-// would not have overwritten (see overOperator), so the holder is told it
-// lost its lease, as it is before a newcomer acquires.
+// Failure release is not, when the release the newcomer replaced was the
+// operator's: cur's PrevFailReason, copied by the newcomer's acquisition,
+// is the operator's reason (and so is FailReason, on an item acquired
+// before PrevFailReason was written, for as long as the newcomer holds,
+// an acquisition keeping the reason of the release it replaced). The last
+// release of req's revision was the operator's, which the holder's would
+// not have overwritten (see overOperator), so the holder is told it lost
+// its lease, as it is before a newcomer acquires, and also after the
+// newcomer has released with a reason of its own.
 func ownPublication(cur Item, req ReleaseRequest) bool {
 	return cur.Revision != req.Revision && cur.PrevRevision == req.Revision && cur.PrevResult == req.Result &&
-		!(req.Result == Failure && !req.byOperator() && cur.FailReason == OperatorReleaseReason)
+		!(req.Result == Failure && !req.byOperator() && replacedOperatorRelease(cur))
+}
+
+// replacedOperatorRelease reports whether cur's acquisition replaced an
+// operator's release (see ownPublication).
+func replacedOperatorRelease(cur Item) bool {
+	return cur.PrevFailReason == OperatorReleaseReason || cur.FailReason == OperatorReleaseReason
 }
 
 // Get implements [Store.Get].

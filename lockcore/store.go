@@ -55,8 +55,9 @@ type Store interface {
 	// On success the item gets Owner, Revision, Lease, HeartbeatAtMs =
 	// AcquiredAtMs = NowMs, LeaseUntilMs, ExpiresAtMs, RecordAccount and TTL (none when 0)
 	// from req; Released = false, Beat = 0, Fence = (Fence, or req.FenceBase
-	// when the item has none) + 1; PrevRevision and PrevResult = the
-	// previous item's Revision and Result ("" when there was none); and no
+	// when the item has none) + 1; PrevRevision, PrevResult and
+	// PrevFailReason = the previous item's Revision, Result and FailReason
+	// ("" when there was none); and no
 	// Result, ResultRef, ResultFence, ReleasedAtMs or Answer. Failures,
 	// NotBeforeMs, FailReason and FailRecentUntilMs are kept: the new holder
 	// must know how many attempts its episode has had; so are HoldMeanMs and
@@ -103,7 +104,10 @@ type Store interface {
 	// When the condition fails but the item shows req.Revision as
 	// PrevRevision and req.Result as PrevResult, this release was applied
 	// earlier (its response was lost) and a newcomer has acquired since:
-	// Release returns the current item with a nil error. Otherwise a failed
+	// Release returns the current item with a nil error. Not so for a
+	// holder's Failure release when PrevFailReason (or, for an item written
+	// before that attribute, FailReason) is [OperatorReleaseReason]: the
+	// release the newcomer replaced was the operator's. Otherwise a failed
 	// condition is a *[ConditionError] with the current item.
 	Release(ctx context.Context, req ReleaseRequest) (Item, error)
 
@@ -152,11 +156,15 @@ type Item struct {
 	RecordAccount string // "act:{accountId}/app:{appId}"
 	TTL           int64  // Unix epoch seconds, for clean-up only; 0 when unset
 
-	// PrevRevision and PrevResult are the Revision and Result of the item
-	// this acquisition replaced, so that a retried Release of the previous
-	// holder recognises its own publication.
-	PrevRevision string
-	PrevResult   Result
+	// PrevRevision, PrevResult and PrevFailReason are the Revision, Result
+	// and FailReason of the item this acquisition replaced, so that a
+	// retried Release of the previous holder recognises its own
+	// publication, and a holder whose lock an operator released
+	// (PrevFailReason [OperatorReleaseReason]) does not take the
+	// operator's release for its own.
+	PrevRevision   string
+	PrevResult     Result
+	PrevFailReason string
 
 	// Failures counts the failed attempts in a row, each made while the
 	// failure before it was recent (across the exhausted episodes of one

@@ -130,6 +130,7 @@ func itemSize(it Item) int {
 	str(AttrRecordAccount, it.RecordAccount)
 	str(AttrPrevRevision, it.PrevRevision)
 	str(AttrPrevResult, string(it.PrevResult))
+	str(AttrPrevFailReason, it.PrevFailReason)
 	opt(AttrResult, string(it.Result))
 	opt(AttrResultRef, it.ResultRef)
 	optNum(AttrResultFence, it.ResultFence)

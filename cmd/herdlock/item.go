@@ -61,6 +61,7 @@ type view struct {
 	TTL           *time.Time `json:"ttl,omitempty"`
 	PrevRevision  string     `json:"prevRevision,omitempty"`
 	PrevResult    string     `json:"prevResult,omitempty"`
+	PrevReason    string     `json:"prevFailReason,omitempty"`
 	Failures      int64      `json:"failures,omitempty"`
 	FailReason    string     `json:"failReason,omitempty"`
 	NotBefore     *time.Time `json:"notBefore,omitempty"`
@@ -91,6 +92,7 @@ func newView(it lockcore.Item, now time.Time) view {
 		TTL:           secTime(it.TTL),
 		PrevRevision:  it.PrevRevision,
 		PrevResult:    string(it.PrevResult),
+		PrevReason:    it.PrevFailReason,
 		Failures:      it.Failures,
 		FailReason:    it.FailReason,
 		NotBefore:     msTime(it.NotBeforeMs),
@@ -170,7 +172,11 @@ func (v view) writeDetail(w io.Writer, now time.Time) error {
 		row("failure recent until:", stamp(v.FailRecent, deadline(v.FailRecent, now)))
 	}
 	if v.PrevRevision != "" {
-		row("previous holder:", fmt.Sprintf("revision %s, result %s", v.PrevRevision, orDash(v.PrevResult)))
+		prev := fmt.Sprintf("revision %s, result %s", v.PrevRevision, orDash(v.PrevResult))
+		if v.PrevReason != "" {
+			prev += ", reason " + v.PrevReason
+		}
+		row("previous holder:", prev)
 	}
 	if v.AnswerBytes > 0 {
 		row("answer:", fmt.Sprintf("%d bytes", v.AnswerBytes))

@@ -145,7 +145,8 @@ func (m *minidynState) expect(o op, prevRef *lockcore.Item, ref outcome) outcome
 	}
 	if r := o.release; o.kind == opRelease && ref.class == classCondition && want.item != nil &&
 		want.item.Revision != r.Revision && want.item.PrevRevision == r.Revision && want.item.PrevResult == r.Result &&
-		!(r.Result == lockcore.Failure && !operatorRelease(r) && want.item.FailReason == lockcore.OperatorReleaseReason) {
+		!(r.Result == lockcore.Failure && !operatorRelease(r) &&
+			(want.item.PrevFailReason == lockcore.OperatorReleaseReason || want.item.FailReason == lockcore.OperatorReleaseReason)) {
 		want = outcome{class: classOK, item: want.item}
 	}
 	if want.class != classError && want.item != nil {

@@ -70,13 +70,32 @@ func testReleaseOverForceRelease(t *testing.T, e *env) {
 
 	// A newcomer acquires over the operator's release. The holder's
 	// failure release is still refused, not taken for the retry of a
-	// release that was applied: the newcomer's item keeps the operator's
-	// reason, so the last release of the holder's revision was the
-	// operator's. A success release is refused as before.
+	// release that was applied: the newcomer's item records the operator's
+	// reason as the one of the release it replaced (PrevFailReason), so
+	// the last release of the holder's revision was the operator's. A
+	// success release is refused as before.
 	next := mustAcquire(t, e.s, req(k, "newcomer", baseMs+3))
+	if next.PrevFailReason != lockcore.OperatorReleaseReason {
+		t.Errorf("Acquire(over the operator's release) = PrevFailReason %q, want %q", next.PrevFailReason, lockcore.OperatorReleaseReason)
+	}
 	_, err = e.s.Release(ctx(t), failed)
 	wantCondition(t, "Release(holder's failure, after the operator's and a newcomer's acquire)", err, "release", &next)
 	_, err = e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 4, Result: lockcore.Failure})
 	wantCondition(t, "Release(holder's failure, no reason, after a newcomer)", err, "release", &next)
 	wantItem(t, "Get() after the refused releases", mustGet(t, e.s, k), next)
+
+	// The newcomer releases with a reason of its own: the holder's
+	// failure releases are still refused, because the release the
+	// newcomer's acquisition replaced was the operator's.
+	ownFail := lockcore.ReleaseRequest{Key: k, Revision: "newcomer", NowMs: baseMs + 5, Result: lockcore.Failure,
+		Failures: 3, FailReason: "upstream_500"}
+	done, err := e.s.Release(ctx(t), ownFail)
+	if err != nil {
+		t.Fatalf("Release(newcomer's failure) = %v", err)
+	}
+	_, err = e.s.Release(ctx(t), failed)
+	wantCondition(t, "Release(holder's failure, after the newcomer released with its own reason)", err, "release", &done)
+	_, err = e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 6, Result: lockcore.Failure})
+	wantCondition(t, "Release(holder's failure, no reason, after the newcomer's release)", err, "release", &done)
+	wantItem(t, "Get() after the holder's refused releases", mustGet(t, e.s, k), done)
 }

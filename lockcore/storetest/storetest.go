@@ -139,12 +139,13 @@ func req(k lockcore.Key, rev string, nowMs int64) lockcore.AcquireRequest {
 }
 
 // writtenOver is the item a successful Acquire of r over prev must produce:
-// the next fence, prev's revision and result as the previous ones, prev's
+// the next fence, prev's revision, result and failure reason as the
+// previous ones, prev's
 // failure episode kept; and, on a server with GapIgnoresRemove, what the
 // acquisition should have removed.
 func (e *env) writtenOver(r lockcore.AcquireRequest, prev lockcore.Item) lockcore.Item {
 	it := written(r, prev.Fence+1)
-	it.PrevRevision, it.PrevResult = prev.Revision, prev.Result
+	it.PrevRevision, it.PrevResult, it.PrevFailReason = prev.Revision, prev.Result, prev.FailReason
 	it.Failures, it.NotBeforeMs = prev.Failures, prev.NotBeforeMs
 	it.FailReason, it.FailRecentUntilMs = prev.FailReason, prev.FailRecentUntilMs
 	it.HoldMeanMs, it.HoldDevMs = prev.HoldMeanMs, prev.HoldDevMs
