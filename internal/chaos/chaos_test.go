@@ -103,6 +103,13 @@ func TestChaosCI(t *testing.T) {
 	if missing := rep.StormMissing(); len(missing) > 0 || rep.Episodes == 0 {
 		t.Errorf("the storm exercised too little: no %v; %d failure episodes", missing, rep.Episodes)
 	}
+	// The workers' lockcore counters reach the report: every wait whose
+	// first acquire succeeded counts one success, so there are some, and
+	// never more than the waits that returned ACQUIRED.
+	if got, acquired := rep.LockMetrics["LockAcquisitionSuccess"], float64(rep.Outcomes["ACQUIRED"]); got == 0 || got > acquired {
+		t.Errorf("lock metrics: LockAcquisitionSuccess %v with %v ACQUIRED waits, want between 1 and that; all: %v", got, acquired, rep.LockMetrics)
+	}
+	t.Logf("lock metrics: %v", rep.LockMetrics)
 	if len(rep.Lin.Unknown) > 0 {
 		t.Logf("linearizability INCONCLUSIVE for %d keys: not a pass", len(rep.Lin.Unknown))
 	}

@@ -157,6 +157,9 @@ func (a *analysis) index() {
 func (a *analysis) tally() {
 	r := a.rep
 	for _, e := range a.rec.events {
+		for k, v := range e.Metrics {
+			r.LockMetrics[k] += v
+		}
 		switch e.Kind {
 		case EvWait:
 			r.Outcomes[e.Outcome]++

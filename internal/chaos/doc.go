@@ -24,7 +24,9 @@
 //     fault kind that happened ([Report].StormFaults);
 //   - worker.go and worker_storm.go: the worker process ([WorkerMain]),
 //     which the parent starts by re-executing a binary with [WorkerEnv]
-//     set;
+//     set; its wait and release events carry the counters its Locks
+//     recorded, summed in [Report].LockMetrics (late copies, leases
+//     lost, take-overs, announcement reads);
 //   - resource.go: the fenced resource, the counted upstream and the freeze
 //     requests, served by the parent;
 //   - run.go: the parent ([Run]): phases, process faults, collection;

@@ -78,6 +78,10 @@ type Event struct {
 	Announced bool   `json:"ann,omitempty"`
 	Present   bool   `json:"present,omitempty"`
 	Err       string `json:"err,omitempty"`
+	// Metrics are the lockcore counters (unit Count, non-zero sums) the
+	// worker's Locks recorded since its previous wait or release event:
+	// on a wait, the wait's; on a release, the hold's and the release's.
+	Metrics map[string]float64 `json:"m,omitempty"`
 }
 
 // Worker event kinds.

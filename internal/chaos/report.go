@@ -54,6 +54,11 @@ type Report struct {
 
 	Operator map[string]int // operator force-releases by outcome: released, refused, skipped, error
 
+	// LockMetrics sums the lockcore counters the workers' Locks recorded
+	// (lockcore.Metric* names; the lockcore variants only), such as
+	// LockLateCopy, LockLeaseLost and LockTakeover.
+	LockMetrics map[string]float64
+
 	UpstreamCalls    int // upstream fetches outside herd rounds
 	UpstreamFailed   int // of those, failed (429 or 503)
 	Episodes         int // failure episodes check 6 followed
@@ -83,7 +88,7 @@ type Report struct {
 
 func newReport(cfg *Config) *Report {
 	return &Report{Seed: cfg.Seed, Variant: cfg.Variant, Phases: cfg.Phases, Bound: cfg.LivenessBound(), MaxAttempts: cfg.MaxAttempts,
-		Outcomes: map[string]int{}, Faults: map[string]int{}, StormFaults: map[string]int{}, Operator: map[string]int{}, Violations: map[Check]int{}, Details: map[Check][]string{}}
+		Outcomes: map[string]int{}, Faults: map[string]int{}, StormFaults: map[string]int{}, Operator: map[string]int{}, LockMetrics: map[string]float64{}, Violations: map[Check]int{}, Details: map[Check][]string{}}
 }
 
 // Failed reports whether any asserted check found a violation.
@@ -165,6 +170,18 @@ func (r *Report) Print(w io.Writer) {
 	}
 	fmt.Fprintf(tw, "mutual exclusion (counted)\t%d definite in phase B, %d ambiguous, %d by force-released holders within their lease\n",
 		r.MutexCounted, r.MutexAmbiguous, r.ForcedActs)
+	if len(r.LockMetrics) > 0 {
+		names := make([]string, 0, len(r.LockMetrics))
+		for k := range r.LockMetrics {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		var parts []string
+		for _, k := range names {
+			parts = append(parts, fmt.Sprintf("%s %g", k, r.LockMetrics[k]))
+		}
+		fmt.Fprintf(tw, "lock metrics\t%s\n", strings.Join(parts, ", "))
+	}
 	fmt.Fprintf(tw, "operator\t%d force-released, %d refused, %d skipped (not held), %d errors\n",
 		r.Operator["released"], r.Operator["refused"], r.Operator["skipped"], r.Operator["error"])
 	fmt.Fprintf(tw, "upstream\t%d calls outside herd rounds, %d failed; %d failure episodes, at most %d attempts in a row without a not-before (maximum %d); %d not-befores timed (%d hold-backs)\n",

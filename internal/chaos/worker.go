@@ -100,6 +100,38 @@ type worker struct {
 	// DynamoStore's own is in Lambda (the intent store wrapping it has
 	// none of its own).
 	hot *lockcore.HotKeys
+	// metrics sums what the worker's Locks count; wait and release events
+	// carry it (see Event.Metrics).
+	metrics counterTally
+}
+
+// counterTally sums the counters a Lock records (lockcore.Metrics); the
+// other units (times) are not summed.
+type counterTally struct {
+	mu   sync.Mutex
+	sums map[string]float64
+}
+
+// AddMetric implements lockcore.Metrics.
+func (c *counterTally) AddMetric(name, unit string, v float64) {
+	if unit != "Count" || v == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sums == nil {
+		c.sums = make(map[string]float64)
+	}
+	c.sums[name] += v
+}
+
+// take returns the sums since the last take, and starts again.
+func (c *counterTally) take() map[string]float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.sums
+	c.sums = nil
+	return m
 }
 
 func runWorker(spec workerSpec) error {
@@ -149,6 +181,9 @@ func runWorker(spec workerSpec) error {
 
 func (w *worker) emit(e Event) {
 	e.Worker, e.Inc = w.spec.Slot, w.spec.Inc
+	if e.Kind == EvWait || e.Kind == EvRelease {
+		e.Metrics = w.metrics.take()
+	}
 	b, _ := json.Marshal(e)
 	b = append(b, '\n')
 	w.outMu.Lock()
@@ -292,7 +327,8 @@ func (w *worker) cycle(key string, kind cycleKind) {
 			lockcore.WithLease(s.Lease), lockcore.WithPollInterval(s.Poll), lockcore.WithMaxWait(s.MaxWait),
 			lockcore.WithMaxHold(s.MaxHold), lockcore.WithClockAllowance(s.ClockAllowance), lockcore.WithDrift(s.Drift),
 			lockcore.WithMaxAttempts(s.MaxAttempts),
-			lockcore.WithClock(w.clock), lockcore.WithLogger(w.log), lockcore.WithTTL(0), lockcore.WithHotKeys(w.hot))
+			lockcore.WithClock(w.clock), lockcore.WithLogger(w.log), lockcore.WithTTL(0), lockcore.WithHotKeys(w.hot),
+			lockcore.WithMetrics(&w.metrics))
 		if err != nil {
 			panic(err)
 		}
