@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -1054,6 +1055,16 @@ func testReleaseAnswerRules(t *testing.T, e *env) {
 	atLimit.Result, atLimit.Answer = lockcore.Success, make([]byte, lockcore.MaxAnswerBytes)
 	atLimit.Answer[0], atLimit.Answer[lockcore.MaxAnswerBytes-1] = 1, 2
 	got, err := e.s.Release(ctx(t), atLimit)
+	var netErr *net.OpError
+	if errors.As(err, &netErr) {
+		// A request of half a megabyte on a loaded machine: the
+		// connection can close under the response. A release is safe
+		// to send again (the lock does so; the store recognises its
+		// own publication), and a network error says nothing of the
+		// store's rules.
+		t.Logf("Release(answer of MaxAnswerBytes) = %v; sent again", err)
+		got, err = e.s.Release(ctx(t), atLimit)
+	}
 	if err != nil {
 		t.Fatalf("Release(answer of MaxAnswerBytes) = %v, want success", err)
 	}
