@@ -6,8 +6,8 @@
  * Switches (0/1): WALLPATH (default 1: the wall-clock branch of the acquire
  * condition), FIX_SELF (default 0; 1: a waiter that reads the item held by
  * an earlier revision of its own, an attempt that landed late, takes it as
- * ACQUIRED, as lockcore's wait does (lockcore/ownattempt.go), README.md
- * "Findings"), FIX_OPREL (default 0; 1: a release never
+ * ACQUIRED within that attempt's validity and frees it past it, as
+ * lockcore's wait does (lockcore/ownattempt.go), README.md "Findings"), FIX_OPREL (default 0; 1: a release never
  * applies over an operator's release, README.md "Findings"). UPFAIL: the
  * upstream the holders call (0 answers, 1 fails, 2 fails with or without a
  * not-before). MAXATT: WithMaxAttempts. ANN (default 0; 1: release
@@ -149,6 +149,7 @@
 #define HOLD 5     /* returned ACQUIRED */
 #define FREE 6     /* freeing a possible ghost hold: the settling read failed */
 #define APOLL 7    /* GetAnnouncement sent (ANN) */
+#define FREEOWN 8  /* freeing a late copy of its own acquire, past that attempt's validity (FIX_SELF) */
 /* holder sub-states */
 #define H_WORK 0
 #define H_WRITING 1
@@ -611,7 +612,7 @@ inline on_poll(i) {
         if
         :: OWNER(srev[i]) == i ->
 #if FIX_SELF
-           grant(i, srev[i])                         /* our own attempt was applied late */
+           own_late(i)                               /* our own attempt was applied late */
 #else
            ASSERTN(6, p6, false)                    /* P6: waiting on its own revision */
 #endif
@@ -633,12 +634,25 @@ inline on_poll(i) {
   fi
 }
 
+/* a late copy of an earlier acquire attempt of i holds the item (FIX_SELF,
+   waiter.own): within that attempt's validity the wait holds it; past it,
+   it frees it (a failure release of that revision keeping the episode, as
+   settle's) and races again */
+inline own_late(i) {
+  if
+  :: MONO(i) < amono[srev[i]] + LEASE - MARGIN -> grant(i, srev[i])
+  :: else ->
+     rqrev[i] = srev[i]; rqres[i] = FAIL; rqkind[i] = 1; rqnow[i] = WALL(i); send(i, OP_REL); ph[i] = FREEOWN
+  fi
+}
+
 /* a conditional acquire was refused over the item in the response: a
    first acquire that meets a fresh success returns RELEASED; a failure
    holds back as heldBack says; otherwise wait for the next poll */
 inline refused(i) {
   saw(i);
   if
+  :: FIX_SELF && sex[i] && !srel[i] && OWNER(srev[i]) == i && srev[i] != myrev[i] -> own_late(i)
   :: sex[i] && srel[i] && sres[i] == SUCC && initial[i] -> released(i, sresf[i], 0)
   :: sex[i] && srel[i] && sres[i] != SUCC -> held_back(i, 0)
   :: else ->
@@ -682,8 +696,8 @@ inline on_resp(i) {
      fi
   :: ph[i] == AREAD ->
      if
-     :: got && sex[i] && !srel[i] && (srev[i] == myrev[i] || (FIX_SELF && OWNER(srev[i]) == i)) ->
-        grant(i, srev[i])
+     :: got && sex[i] && !srel[i] && srev[i] == myrev[i] -> grant(i, srev[i])
+     :: got && sex[i] && !srel[i] && FIX_SELF && OWNER(srev[i]) == i && srev[i] != myrev[i] -> own_late(i)
      :: got && !(sex[i] && !srel[i] && (srev[i] == myrev[i] || (FIX_SELF && OWNER(srev[i]) == i))) ->
         refused(i)
      :: !got ->
@@ -697,6 +711,11 @@ inline on_resp(i) {
 #endif
      fi
   :: ph[i] == FREE -> unsettled(i)                  /* whatever the answer */
+  :: ph[i] == FREEOWN ->
+     if
+     :: got -> acquire(i, 0)                        /* freed (or already released): race for it */
+     :: else -> to_wait(i)                          /* the store failed: the next read tries again */
+     fi
   :: ph[i] == POLL ->
      if
      :: got -> on_poll(i)
@@ -812,7 +831,7 @@ inline recompute_due(i) {
      :: else
      fi;
      due[i] = (nv_ < now -> now : nv_)
-  :: ph[i] == ACQ || ph[i] == AREAD || ph[i] == POLL || ph[i] == APOLL || ph[i] == FREE || ph[i] >= D_ACQ -> due[i] = NEVER
+  :: ph[i] == ACQ || ph[i] == AREAD || ph[i] == POLL || ph[i] == APOLL || ph[i] == FREE || ph[i] == FREEOWN || ph[i] >= D_ACQ -> due[i] = NEVER
   :: else
   fi
 }
