@@ -62,12 +62,11 @@ type common struct {
 	output output
 }
 
-// register adds the common flags to fs; jsonAlias adds --json, the
-// shorthand for --output json that get and list have always had.
-func (c *common) register(fs *flag.FlagSet, jsonAlias bool) {
+// register adds the common flags to fs.
+func (c *common) register(fs *flag.FlagSet) {
 	c.conn.register(fs)
 	fs.StringVar(&c.table, "table", "", "the lock table `T` (default: $"+envTable+")")
-	c.output.register(fs, jsonAlias)
+	c.output.register(fs)
 }
 
 // tableName returns the table: positional (create-table's TABLE

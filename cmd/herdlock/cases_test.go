@@ -45,7 +45,7 @@ func testJSONOutput(t *testing.T, c *cli, store *lockcore.DynamoStore) {
 		Lease: time.Minute, NowMs: now, LeaseUntilMs: now + 60_000, ExpiresAtMs: now + 120_000, FenceBase: 1}); err != nil {
 		t.Fatal(err)
 	}
-	for _, flags := range [][]string{{"--output", "json"}, {"--json"}} {
+	for _, flags := range [][]string{{"--output", "json"}, {"--output=json"}} {
 		var v view
 		r = c.want(exitOK, append([]string{"get", "fx", "JSON"}, flags...))
 		if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || v.Verdict != verdictHeld || v.Revision != rev {

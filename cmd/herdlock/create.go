@@ -28,7 +28,7 @@ var createTableCommand = command{
 	example: "herdlock create-table --region eu-west-1 --table locks",
 	flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 		var c common
-		c.register(fs, false)
+		c.register(fs)
 		printCFN := fs.Bool("print-cfn", false, "print a CloudFormation template with the table and create nothing")
 		ttl := fs.Bool("ttl", true, "turn on TTL on the "+lockcore.AttrTTL+" attribute (clean-up of old items only, never expiry)")
 		return func(ctx context.Context, e *env, args []string) error {

@@ -20,15 +20,18 @@
 //
 // Every command takes --output text (the default) or --output json: one
 // JSON document on stdout (for watch, one JSON object a line, per change);
-// errors still go to stderr, with the exit code below. get and list also
-// take --json, short for --output json.
+// errors still go to stderr, with the exit code below. Text and JSON name
+// the same fields alike (holder, renewals, revision, fence, ...).
 //
 // A revision is 32 lower-case hex digits, as get shows it. release refuses
 // a revision the item does not carry and says whether it was the previous
 // holder's (the lock was taken over since) or one the item never carried
 // (mistyped, or older than the last take-over).
 //
-// --version prints the module version stamped into the binary by the Go
+// A malformed revision or duration is a usage error (exit 2) before any
+// call to DynamoDB; durations take a unit (200ms, 1s).
+//
+// --version, anywhere on the command line, prints the module version stamped into the binary by the Go
 // toolchain (a tag for go install ...@version, else "devel"), with the VCS
 // revision when the build recorded one.
 //

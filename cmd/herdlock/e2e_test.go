@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -89,6 +91,13 @@ func (c *cli) want(code int, args []string, texts ...string) result {
 	return r
 }
 
+// revisionOf is a revision in the shape lockcore writes (32 lower-case hex
+// digits), the same for the same name.
+func revisionOf(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return hex.EncodeToString(sum[:16])
+}
+
 func buildCLI(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "herdlock")
@@ -111,7 +120,7 @@ func writeFixture(t *testing.T, store *lockcore.DynamoStore) fixture {
 	now := time.Now().UnixMilli()
 	acquire := func(id string, leaseUntil, expires int64) lockcore.Item {
 		it, err := store.Acquire(ctx, lockcore.AcquireRequest{
-			Key: lockcore.Key{Group: "fx", ID: id}, Owner: "stream/req-" + id, Revision: "rev-" + id,
+			Key: lockcore.Key{Group: "fx", ID: id}, Owner: "stream/req-" + id, Revision: revisionOf(id),
 			Lease: 6 * time.Second, NowMs: now, LeaseUntilMs: leaseUntil, ExpiresAtMs: expires,
 			RecordAccount: "act:123456789012/app:1", FenceBase: 100,
 		})
@@ -169,16 +178,16 @@ func TestCLI(t *testing.T) {
 
 	t.Run("get", func(t *testing.T) {
 		c.t = t
-		c.want(exitOK, []string{"get", "fx", "HELD"}, "verdict:", "held by stream/req-HELD", "lease in ", "revision:", "rev-HELD", "fence:", "101", "act:123456789012/app:1")
+		c.want(exitOK, []string{"get", "fx", "HELD"}, "verdict:", "held by stream/req-HELD", "lease in ", "revision:", revisionOf("HELD"), "fence:", "101", "act:123456789012/app:1")
 		c.want(exitOK, []string{"get", "fx", "OK"}, "released with success", "cache/OK")
 		c.want(exitOK, []string{"get", "fx", "FAILED"}, "released with failure")
 		c.want(exitOK, []string{"get", "fx", "HELDBACK"}, "2 failed attempts, reason upstream_429, no take-over in 9 min", "failure recent until:")
 		c.want(exitOK, []string{"get", "fx", "ABANDONED"}, "abandoned by stream/req-ABANDONED", "lease lapsed 10 s ago")
 		c.want(exitNotFound, []string{"get", "fx", "NOPE"}, "absent")
-		r := c.want(exitOK, []string{"get", "--json", "fx", "ABANDONED"})
+		r := c.want(exitOK, []string{"get", "--output", "json", "fx", "ABANDONED"})
 		var v view
-		if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || v.Verdict != verdictAbandoned || v.Revision != "rev-ABANDONED" {
-			t.Errorf("get --json = %+v, %v; want the abandoned item", v, err)
+		if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || v.Verdict != verdictAbandoned || v.Revision != revisionOf("ABANDONED") || v.Holder != "stream/req-ABANDONED" {
+			t.Errorf("get --output json = %+v, %v; want the abandoned item", v, err)
 		}
 	})
 
@@ -195,14 +204,14 @@ func TestCLI(t *testing.T) {
 				t.Errorf("list filtered printed %d lines, want a header and 1 item:\n%s", n, r.stdout)
 			}
 		}
-		r := c.want(exitOK, []string{"list", "--json", "--group", "fx"})
+		r := c.want(exitOK, []string{"list", "--output", "json", "--group", "fx"})
 		var vs []view
 		if err := json.Unmarshal([]byte(r.stdout), &vs); err != nil || len(vs) != 5 {
-			t.Errorf("list --json = %d items, %v; want 5:\n%s", len(vs), err, r.stdout)
+			t.Errorf("list --output json = %d items, %v; want 5:\n%s", len(vs), err, r.stdout)
 		}
-		r = c.want(exitOK, []string{"list", "--json", "--group", "other"})
+		r = c.want(exitOK, []string{"list", "--output", "json", "--group", "other"})
 		if strings.TrimSpace(r.stdout) != "[]" {
-			t.Errorf("list --json --group other = %q, want []", r.stdout)
+			t.Errorf("list --output json --group other = %q, want []", r.stdout)
 		}
 		c.want(exitUsage, []string{"list", "--held", "--abandoned"})
 	})
@@ -211,8 +220,9 @@ func TestCLI(t *testing.T) {
 		c.t = t
 		// A revision the item never carried is told as such, not as a
 		// take-over.
-		r := c.want(exitRefused, []string{"release", "fx", "HELD", "--revision", "rev-OLD", "--yes"})
-		if !strings.Contains(r.stderr, `revision "rev-OLD" is not this item's`) || !strings.Contains(r.stderr, "mistyped") ||
+		old := revisionOf("OLD")
+		r := c.want(exitRefused, []string{"release", "fx", "HELD", "--revision", old, "--yes"})
+		if !strings.Contains(r.stderr, `revision "`+old+`" is not this item's`) || !strings.Contains(r.stderr, "mistyped") ||
 			strings.Contains(r.stderr, "another holder") {
 			t.Errorf("release at an unknown revision: stderr = %q, want it called not this item's, maybe mistyped", r.stderr)
 		}
@@ -220,7 +230,7 @@ func TestCLI(t *testing.T) {
 			t.Errorf("after a refused release the item = %+v, want it held by %s", it, fx.held.Revision)
 		}
 		c.want(exitRefused, []string{"release", "fx", "OK", "--revision", fx.success.Revision, "--yes"})
-		c.want(exitNotFound, []string{"release", "fx", "NOPE", "--revision", "x", "--yes"})
+		c.want(exitNotFound, []string{"release", "fx", "NOPE", "--revision", old, "--yes"})
 		c.want(exitUsage, []string{"release", "fx", "HELD"})
 
 		if r := c.run("n\n", "release", "fx", "HELD", "--revision", fx.held.Revision); r.code != exitNotConfirmed {
@@ -240,7 +250,7 @@ func TestCLI(t *testing.T) {
 		// A recent failure holds take-overs back; release clears that.
 		next := func() error {
 			now := time.Now().UnixMilli()
-			_, err := store.Acquire(t.Context(), lockcore.AcquireRequest{Key: fx.heldBack.Key, Owner: "next", Revision: "rev-next",
+			_, err := store.Acquire(t.Context(), lockcore.AcquireRequest{Key: fx.heldBack.Key, Owner: "next", Revision: revisionOf("next"),
 				Lease: time.Second, NowMs: now, LeaseUntilMs: now + 1000, ExpiresAtMs: now + 1000, MaxAttempts: 2})
 			return err
 		}
@@ -257,8 +267,8 @@ func TestCLI(t *testing.T) {
 		}
 		// The previous revision's release is recognised, and refused as stale.
 		r = c.want(exitRefused, []string{"release", "fx", "HELDBACK", "--revision", fx.heldBack.Revision, "--yes"})
-		if !strings.Contains(r.stderr, "is stale: another holder acquired the lock since") || !strings.Contains(r.stderr, "rev-next") {
-			t.Errorf("release at the previous holder's revision: stderr = %q, want it called stale, now at rev-next", r.stderr)
+		if !strings.Contains(r.stderr, "is stale: another holder acquired the lock since") || !strings.Contains(r.stderr, revisionOf("next")) {
+			t.Errorf("release at the previous holder's revision: stderr = %q, want it called stale, now at %s", r.stderr, revisionOf("next"))
 		}
 	})
 
@@ -324,7 +334,7 @@ func testWatch(t *testing.T, c *cli, store *lockcore.DynamoStore) {
 	next(verdictAbsent)
 	key := lockcore.Key{Group: "fx", ID: "WATCHED"}
 	now := time.Now().UnixMilli()
-	it, err := store.Acquire(t.Context(), lockcore.AcquireRequest{Key: key, Owner: "w", Revision: "rev-w",
+	it, err := store.Acquire(t.Context(), lockcore.AcquireRequest{Key: key, Owner: "w", Revision: revisionOf("w"),
 		Lease: time.Minute, NowMs: now, LeaseUntilMs: now + 60_000, ExpiresAtMs: now + 120_000, FenceBase: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ var getCommand = command{
 	example: "herdlock get --table locks fetch-cache EUR-USD",
 	flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 		var c common
-		c.register(fs, true)
+		c.register(fs)
 		return func(ctx context.Context, e *env, args []string) error {
 			if err := wantArgs(args, "GROUP", "ID"); err != nil {
 				return err

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
+
 	"bytes"
 	"flag"
 	"fmt"
+	"github.com/herdlock/herdlock/lockcore"
 	"os"
 	"regexp"
 	"runtime/debug"
@@ -133,6 +136,80 @@ func TestFlagErrorTwoDashes(t *testing.T) {
 	} {
 		if got := flagError(fmt.Errorf("%s", in)); got != want {
 			t.Errorf("flagError(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Command lines that are wrong are told so at once, with exit 2 and a
+// message that says what was wanted, before any call to DynamoDB (the
+// endpoint here refuses every connection, so a command that called it
+// would end with exit 1 instead).
+func TestUsageErrorsBeforeAnyCall(t *testing.T) {
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "herdlock")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "herdlock")
+	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	conn := []string{"--table", "locks", "--endpoint-url", "http://127.0.0.1:1"}
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{"help of an unknown command", []string{"help", "nosuch"}, exitUsage, "", `unknown command "nosuch"`},
+		{"version after a command", append([]string{"get", "--version"}, conn...), exitOK, "herdlock ", ""},
+		{"version before other flags", []string{"--version", "--output", "json"}, exitOK, "herdlock ", ""},
+		{"a duration without a unit", append([]string{"watch", "--interval", "5", "fx", "A"}, conn...), exitUsage, "", `want a duration with a unit, such as 1s or 200ms, got "5"`},
+		{"a malformed revision", append([]string{"release", "--revision", "rev-1", "--yes", "fx", "A"}, conn...), exitUsage, "", "want 32 lower-case hex digits"},
+		{"an upper-case revision", append([]string{"release", "--revision", "0123456789ABCDEF0123456789ABCDEF", "--yes", "fx", "A"}, conn...), exitUsage, "", "want 32 lower-case hex digits"},
+		{"the removed --json", append([]string{"get", "--json", "fx", "A"}, conn...), exitUsage, "", "flag provided but not defined: --json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run(t.Context(), tt.args, &env{
+				stdin: strings.NewReader(""), stdout: &out, stderr: &errOut,
+				getenv: func(string) string { return "" }, now: time.Now,
+			})
+			if code != tt.wantCode || !strings.Contains(out.String(), tt.wantStdout) || !strings.Contains(errOut.String(), tt.wantStderr) {
+				t.Errorf("herdlock %s: exit %d, stdout %q, stderr %q; want exit %d, stdout with %q, stderr with %q",
+					strings.Join(tt.args, " "), code, out.String(), errOut.String(), tt.wantCode, tt.wantStdout, tt.wantStderr)
+			}
+		})
+	}
+}
+
+// Text and JSON name an item's fields alike: the holder and its renewals.
+func TestTextAndJSONNameFieldsAlike(t *testing.T) {
+	now := time.Now()
+	v := newView(lockcore.Item{Key: lockcore.Key{Group: "g", ID: "i"}, Owner: "stream/req-1", Revision: "r", Fence: 3, Beat: 4,
+		LeaseUntilMs: now.Add(time.Minute).UnixMilli(), ExpiresAtMs: now.Add(time.Hour).UnixMilli()}, now)
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(b, &fields); err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := v.writeDetail(&text, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"holder", "renewals"} {
+		if _, ok := fields[name]; !ok {
+			t.Errorf("JSON %s lacks %q", b, name)
+		}
+		if !strings.Contains(text.String(), name) {
+			t.Errorf("text lacks %q:\n%s", name, text.String())
+		}
+	}
+	for _, name := range []string{"owner", "beat"} {
+		if _, ok := fields[name]; ok {
+			t.Errorf("JSON %s has %q, which the text calls otherwise", b, name)
 		}
 	}
 }

@@ -44,10 +44,10 @@ type view struct {
 	Group         string     `json:"group"`
 	ID            string     `json:"id"`
 	PartitionKey  string     `json:"partitionKey"`
-	Owner         string     `json:"owner"`
+	Holder        string     `json:"holder"`
 	Revision      string     `json:"revision"`
 	Fence         int64      `json:"fence"`
-	Beat          int64      `json:"beat"`
+	Renewals      int64      `json:"renewals"`
 	LeaseMs       int64      `json:"leaseMs"`
 	HeartbeatAt   *time.Time `json:"heartbeatAt,omitempty"`
 	LeaseUntil    *time.Time `json:"leaseUntil,omitempty"`
@@ -75,10 +75,10 @@ func newView(it lockcore.Item, now time.Time) view {
 		Group:         it.Key.Group,
 		ID:            it.Key.ID,
 		PartitionKey:  lockcore.PartitionKey(it.Key),
-		Owner:         it.Owner,
+		Holder:        it.Owner,
 		Revision:      it.Revision,
 		Fence:         it.Fence,
-		Beat:          it.Beat,
+		Renewals:      it.Beat,
 		LeaseMs:       it.Lease.Milliseconds(),
 		HeartbeatAt:   msTime(it.HeartbeatAtMs),
 		LeaseUntil:    msTime(it.LeaseUntilMs),
@@ -126,9 +126,9 @@ func secTime(s int64) *time.Time {
 func (v view) summary(now time.Time) string {
 	switch v.Verdict {
 	case verdictHeld:
-		return fmt.Sprintf("held by %s (fence %d, lease %s)", orDash(v.Owner), v.Fence, deadline(v.LeaseUntil, now))
+		return fmt.Sprintf("held by %s (fence %d, lease %s)", orDash(v.Holder), v.Fence, deadline(v.LeaseUntil, now))
 	case verdictAbandoned:
-		return fmt.Sprintf("abandoned by %s (fence %d, lease %s, hard maximum %s)", orDash(v.Owner), v.Fence,
+		return fmt.Sprintf("abandoned by %s (fence %d, lease %s, hard maximum %s)", orDash(v.Holder), v.Fence,
 			deadline(v.LeaseUntil, now), deadline(v.ExpiresAt, now))
 	case verdictReleasedFailed:
 		s := fmt.Sprintf("%s (fence %d, released %s, %d failed attempts, reason %s", v.Verdict, v.Fence,
@@ -150,10 +150,10 @@ func (v view) writeDetail(w io.Writer, now time.Time) error {
 	row("group:", v.Group)
 	row("id:", v.ID)
 	row("partition key:", v.PartitionKey)
-	row("holder:", orDash(v.Owner))
+	row("holder:", orDash(v.Holder))
 	row("revision:", v.Revision)
 	row("fence:", fmt.Sprint(v.Fence))
-	row("renewals:", fmt.Sprint(v.Beat))
+	row("renewals:", fmt.Sprint(v.Renewals))
 	row("lease:", (time.Duration(v.LeaseMs) * time.Millisecond).String())
 	row("heartbeat:", stamp(v.HeartbeatAt, since(v.HeartbeatAt, now)))
 	row("lease until:", stamp(v.LeaseUntil, deadline(v.LeaseUntil, now)))

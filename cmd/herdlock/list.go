@@ -19,7 +19,7 @@ var listCommand = command{
 	example: "herdlock list --table locks --group fetch-cache --abandoned",
 	flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 		var c common
-		c.register(fs, true)
+		c.register(fs)
 		group := fs.String("group", "", "only the lock group `G`")
 		held := fs.Bool("held", false, "only held items")
 		abandoned := fs.Bool("abandoned", false, "only abandoned items (lease or hard maximum lapsed, not released)")
@@ -95,7 +95,7 @@ func (l *listWriter) add(v view, now time.Time) {
 		fmt.Fprintln(l.tw, "GROUP\tID\tVERDICT\tFENCE\tLEASE\tHOLDER\tREVISION")
 	}
 	fmt.Fprintf(l.tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", oneLine(v.Group, 32), oneLine(v.ID, 32), v.Verdict,
-		v.Fence, listLease(v, now), oneLine(orDash(v.Owner), 48), v.Revision)
+		v.Fence, listLease(v, now), oneLine(orDash(v.Holder), 48), v.Revision)
 	l.n++
 }
 

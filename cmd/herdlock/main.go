@@ -73,18 +73,22 @@ func main() {
 
 // run executes one command line and returns its exit code.
 func run(ctx context.Context, args []string, e *env) int {
-	if len(args) == 1 && args[0] == "--version" {
+	if wantsVersion(args) {
 		fmt.Fprintln(e.stdout, versionLine(debug.ReadBuildInfo()))
 		return exitOK
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		if len(args) > 1 {
-			if c, ok := lookup(args[1]); ok {
-				fs := newFlagSet(c)
-				c.flags(fs)
-				commandUsage(e.stdout, c, fs)
-				return exitOK
+			c, ok := lookup(args[1])
+			if !ok {
+				fmt.Fprintf(e.stderr, "herdlock help: unknown command %q\n\n", args[1])
+				overview(e.stderr)
+				return exitUsage
 			}
+			fs := newFlagSet(c)
+			c.flags(fs)
+			commandUsage(e.stdout, c, fs)
+			return exitOK
 		}
 		overview(e.stdout)
 		if len(args) == 0 {
@@ -123,6 +127,21 @@ func run(ctx context.Context, args []string, e *env) int {
 		return ee.code
 	}
 	return exitError
+}
+
+// wantsVersion reports whether --version (or -version) stands among the
+// flags of a command line, before any "--": it prints the version whatever
+// else the line holds, as the overview's synopsis promises.
+func wantsVersion(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "--version", "-version":
+			return true
+		}
+	}
+	return false
 }
 
 func lookup(name string) (command, bool) {

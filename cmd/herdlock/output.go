@@ -13,11 +13,10 @@ const (
 
 // output is the --output flag: text (the default) or json.
 type output struct {
-	format    string
-	jsonAlias bool // --json was given
+	format string
 }
 
-func (o *output) register(fs *flag.FlagSet, jsonAlias bool) {
+func (o *output) register(fs *flag.FlagSet) {
 	o.format = outputText
 	fs.Func("output", "the output format, `text|json` (default text)", func(s string) error {
 		if s != outputText && s != outputJSON {
@@ -26,10 +25,7 @@ func (o *output) register(fs *flag.FlagSet, jsonAlias bool) {
 		o.format = s
 		return nil
 	})
-	if jsonAlias {
-		fs.BoolVar(&o.jsonAlias, "json", false, "same as --output json")
-	}
 }
 
 // json reports whether the output is JSON.
-func (o *output) json() bool { return o.format == outputJSON || o.jsonAlias }
+func (o *output) json() bool { return o.format == outputJSON }

@@ -31,7 +31,7 @@ Asks for confirmation unless --yes.`,
 	example: "herdlock release --table locks fetch-cache EUR-USD --revision 3f9c2a7e5b1d48c6a0e2f4b6d8c1e3a5",
 	flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 		var c common
-		c.register(fs, false)
+		c.register(fs)
 		revision := fs.String("revision", "", "the revision `R` the item must still carry (required; 32 hex digits, as herdlock get shows it)")
 		yes := fs.Bool("yes", false, "do not ask for confirmation")
 		return func(ctx context.Context, e *env, args []string) error {
@@ -40,6 +40,9 @@ Asks for confirmation unless --yes.`,
 			}
 			if strings.TrimSpace(*revision) == "" {
 				return usageErr("--revision is required: the revision shown by herdlock get")
+			}
+			if !revisionShape.MatchString(*revision) {
+				return usageErr("--revision %q: want 32 lower-case hex digits, as herdlock get shows it", *revision)
 			}
 			store, _, err := c.store(ctx, e)
 			if err != nil {

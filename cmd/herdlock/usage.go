@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // commandUsage writes a command's help: its synopsis, what it does, an
@@ -61,4 +62,20 @@ func flagError(err error) string {
 		return msg
 	}
 	return oneDashFlag.ReplaceAllString(msg, "$1--$2")
+}
+
+// durationFlag defines a duration flag whose parse error says what it
+// wants ("want a duration with a unit, such as 1s or 200ms") instead of
+// the flag package's bare "parse error".
+func durationFlag(fs *flag.FlagSet, name string, value time.Duration, usage string) *time.Duration {
+	d := value
+	fs.Func(name, usage+" (default "+value.String()+")", func(s string) error {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("want a duration with a unit, such as 1s or 200ms, got %q", s)
+		}
+		d = v
+		return nil
+	})
+	return &d
 }

@@ -22,8 +22,8 @@ line is a JSON object: the item as herdlock get --output json shows it, with
 	example: "herdlock watch --table locks --interval 200ms fetch-cache EUR-USD",
 	flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 		var c common
-		c.register(fs, false)
-		interval := fs.Duration("interval", time.Second, "the time `D` between two strongly consistent reads")
+		c.register(fs)
+		interval := durationFlag(fs, "interval", time.Second, "the time `D` between two strongly consistent reads")
 		return func(ctx context.Context, e *env, args []string) error {
 			if err := wantArgs(args, "GROUP", "ID"); err != nil {
 				return err
