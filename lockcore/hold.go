@@ -288,19 +288,19 @@ func (l *Lock) Renew(ctx context.Context) error {
 }
 
 // renew is the keeper's renewal: one attempt bounded by validity and by
-// the attempt timeout, and cancelled by Release.
+// the call timeout (see calltimeout.go), and cancelled by Release.
 func (l *Lock) renew(h *hold, validUntil time.Time) error {
-	ctx, cancel := context.WithDeadline(context.WithoutCancel(h.ctx), minTime(validUntil, time.Now().Add(l.o.attemptTimeout)))
+	stopped, cancel := context.WithCancel(context.WithoutCancel(h.ctx))
 	defer cancel()
 	go func() { // Release stops the keeper mid-renewal
 
 		select {
 		case <-h.stop:
 			cancel()
-		case <-ctx.Done():
+		case <-stopped.Done():
 		}
 	}()
-	return l.renewWith(ctx, h)
+	return l.timedCall(stopped, validUntil, func(ctx context.Context) error { return l.renewWith(ctx, h) })
 }
 
 func (l *Lock) renewWith(ctx context.Context, h *hold) error {
