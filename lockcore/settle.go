@@ -22,7 +22,7 @@ func (l *Lock) settleRead(ctx context.Context, until time.Time) (Item, bool, err
 	it, found, err := l.store.Get(first, l.key)
 	cancel()
 	l.learn(sent, 0, false, err) // its budget is settleContext's, not the call timeout
-	var end time.Time // zero: none
+	var end time.Time            // zero: none
 	if dl, ok := ctx.Deadline(); ok {
 		end = dl
 	}
