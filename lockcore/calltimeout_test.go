@@ -40,7 +40,7 @@ func TestSlowStoreHerdIsServed(t *testing.T) {
 				var wg sync.WaitGroup
 				for i := range herd {
 					wg.Go(func() {
-						time.Sleep(time.Duration(i) * time.Second / herd) // the herd arrives over a second
+						time.Sleep(time.Duration(i) * time.Second / herd)                        // the herd arrives over a second
 						ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second) // the invocation's deadline
 						defer cancel()
 						l := newLock(t, store, fmt.Sprintf("invocation-%d", i))
