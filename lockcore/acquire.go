@@ -210,10 +210,12 @@ func (l *Lock) startHold(ctx context.Context, it Item, sent time.Time, maxHold t
 
 // tookOverAbandoned reports whether it, as a waiter's acquisition wrote
 // it, took over an abandoned lease: neither the attempt after a published
-// failure nor an acquisition of a lock whose holder published a success
-// that was no longer news to the wait.
+// failure, nor an acquisition of a lock whose holder published a success
+// that was no longer news to the wait, nor one of an absent item (no
+// holder before it: a wait whose first read got no answer in time, or was
+// throttled, and then found the key free).
 func tookOverAbandoned(it Item) bool {
-	return it.PrevResult != Success && !acquiredAfterFailure(it)
+	return it.PrevRevision != "" && it.PrevResult != Success && !acquiredAfterFailure(it)
 }
 
 // acquiredAfterFailure reports whether it, as an acquisition wrote it,
