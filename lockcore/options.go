@@ -251,7 +251,7 @@ func WithHotKeys(h *HotKeys) Option {
 // release, a poll or a read may take. Each call allows more when the
 // store answers slowly: SRTT + 4·RTTVAR over the store's answers, doubled
 // after a call that got none, never below d and never above the renewal
-// interval (see [DynamoStore] and the protocol document's Call timeouts).
+// interval (see the package documentation).
 // A renewal is retried until the lease's validity ends and a release until
 // its timeout ([WithReleaseTimeout]) ends, so one hung request never costs
 // the lease. Default [DefaultAttemptTimeout].
