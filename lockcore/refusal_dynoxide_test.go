@@ -87,3 +87,47 @@ func TestRefusedStoreFailsAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// switchTransport sends requests to deny while on is set, else to next.
+type switchTransport struct {
+	next, deny http.RoundTripper
+	on         atomic.Bool
+}
+
+func (s *switchTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if s.on.Load() {
+		return s.deny.RoundTrip(r)
+	}
+	return s.next.RoundTrip(r)
+}
+
+// A release that the store refuses (the role lost its write permission
+// while the lock was held) is not retried: Release returns
+// ErrReleaseFailed, naming the code, after one request, instead of five
+// attempts with backoff; the lease then lapses on its own.
+func TestRefusedReleaseStopsAtOnce(t *testing.T) {
+	ctx := context.Background()
+	dynoxideClient(t) // starts the shared server
+	endpoint := sharedDynoxide.server.Endpoint()
+	if err := lockcore.CreateTable(ctx, dynalite.NewClient(endpoint), "refusals"); err != nil {
+		t.Fatalf("CreateTable() = %v", err)
+	}
+	sw := &switchTransport{next: http.DefaultTransport, deny: capacity.Deny(http.DefaultTransport, "UpdateItem")}
+	counter := &countingTransport{next: sw}
+	client := dynalite.NewClient(endpoint, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: counter} })
+	store, err := lockcore.NewDynamoStore(client, "refusals")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLock(t, store, "holder")
+	mustAcquire(t, l)
+	sw.on.Store(true)
+	before := counter.n.Load()
+	err = l.Release(ctx, lockcore.Success, "ref")
+	if !errors.Is(err, lockcore.ErrReleaseFailed) || !errors.Is(err, lockcore.ErrStoreRefused) || !strings.Contains(err.Error(), "AccessDeniedException") {
+		t.Fatalf("Release() = %v; want ErrReleaseFailed and ErrStoreRefused naming AccessDeniedException", err)
+	}
+	if n := counter.n.Load() - before; n != 1 {
+		t.Errorf("release requests = %d, want 1", n)
+	}
+}
