@@ -244,6 +244,13 @@ func (l *Lock) renewTurn(h *hold, validUntil time.Time, interval time.Duration, 
 		return time.Time{}, true // renew dropped the hold and counted it
 	case h.ctx.Err() != nil && errors.Is(context.Cause(h.ctx), ErrReleased):
 		return time.Time{}, true
+	case isRefusal(err):
+		// Refused (a permission withdrawn, say): the same request would
+		// be refused again at once, so try again on the schedule only,
+		// in case the table is set right meanwhile.
+		*failures++
+		l.logAt(slog.LevelWarn, "lock renewal refused by the store", slog.String("error", err.Error()))
+		return sent.Add(interval), false
 	default:
 		*failures++
 		if isThrottled(err) {
