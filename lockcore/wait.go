@@ -96,6 +96,13 @@ type WaitResult struct {
 // second, and the release timeout, within ctx's deadline): the call may
 // return that much after the limit.
 //
+// A request the store refused as not applied (a missing table, a denied
+// permission: see [ErrStoreRefused]) ends the call at once, Failed with an
+// *[AcquireError] of [ReasonStore]; nothing is settled or retried. A store
+// that answers slowly is waited on: every call allows the latency the
+// store shows (see [WithAttemptTimeout]), and a first read that gets no
+// answer in time leads to waiting, as a throttled one does, not to a write.
+//
 // A throttled first acquire or poll is not a failure: the store throttles
 // when a herd fills the item's capacity, so the invocation waits, polling
 // less often while throttled; if the wait runs out meanwhile, err matches
