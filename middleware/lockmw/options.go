@@ -178,7 +178,10 @@ func WithMaxAnswerBytes(n int) Option {
 // rather than on its first lock call. The store must have a
 // CheckTable(context.Context) error method, as *lockcore.DynamoStore does;
 // the check allows itself 5 s, and the role needs dynamodb:DescribeTable
-// and dynamodb:DescribeTimeToLive. Default: off, no such calls.
+// and dynamodb:DescribeTimeToLive. A check the store did not answer (a
+// throttle, a 5xx, no answer within the 5 s) says nothing about the table:
+// it is logged as a warning with the error's code and fails nothing.
+// Default: off, no such calls.
 func WithTableCheck() Option {
 	return func(o *options) { o.tableCheck = true }
 }
@@ -191,16 +194,24 @@ type tableChecker interface {
 	CheckTable(ctx context.Context) error
 }
 
-// checkTable runs WithTableCheck's check on store.
-func checkTable(store lockcore.Store) error {
+// checkTable runs WithTableCheck's check on store. Only a definite answer
+// is an error: a table found unfit (lockcore.ErrConfig) or a refused
+// request (lockcore.ErrStoreRefused); any other error of the check is
+// logged on log and ignored.
+func checkTable(store lockcore.Store, log *slog.Logger) error {
 	tc, ok := store.(tableChecker)
 	if !ok {
 		return fmt.Errorf("WithTableCheck: the store (%T) has no CheckTable method", store)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), tableCheckTimeout)
 	defer cancel()
-	if err := tc.CheckTable(ctx); err != nil {
+	err := tc.CheckTable(ctx)
+	switch {
+	case err == nil:
+	case errors.Is(err, lockcore.ErrConfig), errors.Is(err, lockcore.ErrStoreRefused):
 		return fmt.Errorf("WithTableCheck: %w", err)
+	default:
+		log.Warn("lockmw: the table check got no answer; the table is not checked", slog.String("error_code", ErrorCode(err)))
 	}
 	return nil
 }

@@ -53,7 +53,11 @@ func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store,
 		errs = append(errs, err)
 	}
 	if o.tableCheck && lockcore.CheckStore(store) == nil {
-		if err := checkTable(store); err != nil {
+		log := o.logger
+		if log == nil {
+			log = defaultLogger()
+		}
+		if err := checkTable(store, log); err != nil {
 			errs = append(errs, err)
 		}
 	}
