@@ -21,6 +21,13 @@ func withStatus(code int, err error) error {
 		Response: &smithyhttp.Response{Response: &http.Response{StatusCode: code}}, Err: err}}
 }
 
+// markedRetryable is an error that the SDK's retryer marked retryable, as
+// it marks a signature refused for a clock skew that it has corrected.
+type markedRetryable struct{ error }
+
+func (markedRetryable) RetryableError() bool { return true }
+func (e markedRetryable) Unwrap() error      { return e.error }
+
 // DynamoStore tells a refused request (a 4xx that says it was not applied)
 // from a throttle and from an unknown outcome, on every operation: a
 // refusal matches ErrStoreRefused and names the error code, never the
@@ -39,6 +46,10 @@ func TestDynamoStoreRefusals(t *testing.T) {
 		{"validation, 400", withStatus(400, &smithy.GenericAPIError{Code: "ValidationException", Message: "One or more parameter values were invalid " + secret}), true, "ValidationException"},
 		{"unrecognized client, 400", withStatus(400, &smithy.GenericAPIError{Code: "UnrecognizedClientException", Message: secret}), true, "UnrecognizedClientException"},
 		{"a 4xx code not listed, 400", withStatus(400, &smithy.GenericAPIError{Code: "SomeNewClientException", Message: secret}), true, "SomeNewClientException"},
+		{"expired token, 400 (the SDK refreshes the credentials)", withStatus(400, &smithy.GenericAPIError{Code: "ExpiredTokenException", Message: secret}), false, ""},
+		{"request expired, 400 (the SDK signs anew)", withStatus(400, &smithy.GenericAPIError{Code: "RequestExpired", Message: secret}), false, ""},
+		{"expired token, no status (a fake)", &smithy.GenericAPIError{Code: "ExpiredTokenException"}, false, ""},
+		{"clock skew the SDK corrected, 400", markedRetryable{withStatus(400, &smithy.GenericAPIError{Code: "InvalidSignatureException", Message: secret})}, false, ""},
 		{"throttled, 400", withStatus(400, &types.ProvisionedThroughputExceededException{}), false, ""},
 		{"throttling exception, 400", withStatus(400, &smithy.GenericAPIError{Code: "ThrottlingException"}), false, ""},
 		{"request timeout, 400", withStatus(400, &smithy.GenericAPIError{Code: "RequestTimeoutException"}), false, ""},

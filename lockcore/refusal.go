@@ -47,16 +47,36 @@ var dynamoRefusalCodes = map[string]bool{
 	"IncompleteSignatureException":        true,
 	"InvalidSignatureException":           true,
 	"InvalidClientTokenId":                true,
-	"ExpiredTokenException":               true,
-	"RequestExpired":                      true,
 	"SerializationException":              true,
 	"ResourceInUseException":              true,
 }
 
+// expiredCodes are the error codes of a request that was not applied
+// because what signed it has expired since: its session token
+// (credentials that rotate, as an assumed role's or a container's do, are
+// refreshed by the SDK's credential cache for the next request) or its
+// timestamp (the SDK signs every request anew). The next request can be
+// served, so these are no refusal.
+var expiredCodes = map[string]bool{
+	"ExpiredTokenException": true,
+	"ExpiredToken":          true,
+	"RequestExpired":        true,
+}
+
+// isExpiredSigning reports whether err is a store's answer that the
+// request was signed with a token or a timestamp that had expired (see
+// expiredCodes): not applied, and the next request may be served.
+func isExpiredSigning(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && expiredCodes[ae.ErrorCode()]
+}
+
 // dynamoRefusal returns the error code of err when it is a refusal: an
 // API error that DynamoDB answered with a 4xx status, or, without a status,
-// one of dynamoRefusalCodes; never a failed condition, a throttle, or a
-// code the SDK counts as transient (RequestTimeout).
+// one of dynamoRefusalCodes; never a failed condition, a throttle, an
+// expired token (see expiredCodes), a code the SDK counts as transient
+// (RequestTimeout), or an error the SDK marked retryable (a signature
+// refused for a clock skew that the SDK has corrected since).
 func dynamoRefusal(err error) (string, bool) {
 	var ae smithy.APIError
 	if !errors.As(err, &ae) {
@@ -65,8 +85,9 @@ func dynamoRefusal(err error) (string, bool) {
 	code := ae.ErrorCode()
 	_, transient := retry.DefaultRetryableErrorCodes[code]
 	_, throttle := retry.DefaultThrottleErrorCodes[code]
-	if transient || throttle || isDynamoThrottle(err) || code == "ConditionalCheckFailedException" ||
-		code == "TransactionConflictException" {
+	var marked interface{ RetryableError() bool }
+	if transient || throttle || expiredCodes[code] || isDynamoThrottle(err) || code == "ConditionalCheckFailedException" ||
+		code == "TransactionConflictException" || (errors.As(err, &marked) && marked.RetryableError()) {
 		return "", false
 	}
 	var st interface{ HTTPStatusCode() int }

@@ -94,8 +94,8 @@ func TestAcquireApplied5xxThenThrottledOnDynalite(t *testing.T) {
 }
 
 // An acquire applied but answered with a 5xx, whose retry is refused (the
-// role's credentials expired between the two attempts, or a policy change
-// reached the table in between), is still an unknown outcome: the refusal
+// role's access key was disabled between the two attempts, or a policy
+// change reached the table in between), is still an unknown outcome: the refusal
 // says only that the retry was not applied. The settling read recognises
 // our write, and the invocation is ACQUIRED, instead of failing with a
 // store_error while its applied write holds the lock for nobody until the
@@ -110,7 +110,7 @@ func TestAcquireApplied5xxThenRefusedOnDynalite(t *testing.T) {
 	tests := []struct {
 		name, retryCode string
 	}{
-		{"credentials expired", "ExpiredTokenException"},
+		{"access key no longer recognised", "UnrecognizedClientException"},
 		{"permission withdrawn", "AccessDeniedException"},
 	}
 	for i, tt := range tests {
