@@ -32,7 +32,8 @@ func (e markedRetryable) Unwrap() error      { return e.error }
 // from a throttle and from an unknown outcome, on every operation: a
 // refusal matches ErrStoreRefused and names the error code, never the
 // message; a throttle matches ErrThrottled only; a 5xx or an unknown
-// error neither.
+// error neither. No 4xx answer's message (which can name the role and the
+// account) is in the error's text.
 func TestDynamoStoreRefusals(t *testing.T) {
 	const secret = "arn:aws:sts::123456789012:assumed-role/secret"
 	tests := []struct {
@@ -67,6 +68,9 @@ func TestDynamoStoreRefusals(t *testing.T) {
 			for op, err := range map[string]error{"Acquire": aerr, "Release": rerr, "Get": gerr} {
 				if got := errors.Is(err, lockcore.ErrStoreRefused); got != tt.wantRefused {
 					t.Errorf("%s() = %v; matches ErrStoreRefused %t, want %t", op, err, got, tt.wantRefused)
+				}
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("%s() = %q; carries the server's message", op, err)
 				}
 				if !tt.wantRefused {
 					continue

@@ -137,8 +137,12 @@ func isDynamoThrottle(err error) bool {
 }
 
 // storeError wraps a DynamoDB error of operation op, marking throttles with
-// [ErrThrottled] and refusals with [ErrStoreRefused] (see dynamoRefusal).
+// [ErrThrottled] and refusals with [ErrStoreRefused] (see dynamoRefusal);
+// neither a refusal's nor an expired signing's text carries the message.
 func storeError(op string, err error) error {
+	if code, ok := dynamoExpiredSigning(err); ok {
+		return &refusal{op: op, code: code, err: err, expired: true}
+	}
 	if code, ok := dynamoRefusal(err); ok {
 		return &refusal{op: op, code: code, err: err}
 	}

@@ -64,11 +64,34 @@ var expiredCodes = map[string]bool{
 }
 
 // isExpiredSigning reports whether err is a store's answer that the
-// request was signed with a token or a timestamp that had expired (see
-// expiredCodes): not applied, and the next request may be served.
+// request was not applied because of how it was signed, and that the
+// next request may be served (see dynamoExpiredSigning).
 func isExpiredSigning(err error) bool {
+	_, ok := dynamoExpiredSigning(err)
+	return ok
+}
+
+// dynamoExpiredSigning returns the error code of err when DynamoDB did not
+// apply the request because of how it was signed, in a way the SDK mends
+// for the next request: an expired token or timestamp (see expiredCodes),
+// or a 4xx that the SDK marked retryable (a signature refused for a clock
+// skew, which the SDK corrects).
+func dynamoExpiredSigning(err error) (string, bool) {
 	var ae smithy.APIError
-	return errors.As(err, &ae) && expiredCodes[ae.ErrorCode()]
+	if !errors.As(err, &ae) {
+		return "", false
+	}
+	code := ae.ErrorCode()
+	if expiredCodes[code] {
+		return code, true
+	}
+	var marked interface{ RetryableError() bool }
+	var st interface{ HTTPStatusCode() int }
+	if errors.As(err, &marked) && marked.RetryableError() && !isDynamoThrottle(err) &&
+		errors.As(err, &st) && st.HTTPStatusCode() >= 400 && st.HTTPStatusCode() < 500 {
+		return code, true
+	}
+	return "", false
 }
 
 // dynamoRefusal returns the error code of err when it is a refusal: an
@@ -99,19 +122,25 @@ func dynamoRefusal(err error) (string, bool) {
 }
 
 // refusal is DynamoStore's error for a refused request (see
-// [ErrStoreRefused]): it names the operation and DynamoDB's error code,
-// and leaves out the message, which can name the account, the role and
-// the table. errors.As still reaches the SDK's error.
+// [ErrStoreRefused]), or, when expired is set, for one refused for an
+// expired signing (see dynamoExpiredSigning), which is no refusal: it
+// names the operation and DynamoDB's error code, and leaves out the
+// message, which can name the account, the role and the table. errors.As
+// still reaches the SDK's error.
 type refusal struct {
 	op, code string
 	err      error
+	expired  bool
 }
 
 func (e *refusal) Error() string {
+	if e.expired {
+		return fmt.Sprintf("lockcore: dynamodb %s: not applied, signed with expired credentials or time: %s", e.op, e.code)
+	}
 	return fmt.Sprintf("lockcore: dynamodb %s: refused by the store: %s", e.op, e.code)
 }
 
 func (e *refusal) Unwrap() error { return e.err }
 
-// Is makes errors.Is(err, ErrStoreRefused) true.
-func (e *refusal) Is(target error) bool { return target == ErrStoreRefused }
+// Is makes errors.Is(err, ErrStoreRefused) true, unless e.expired.
+func (e *refusal) Is(target error) bool { return !e.expired && target == ErrStoreRefused }
