@@ -45,8 +45,8 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 // was not and another holder has the lock or published success: the caller
 // waits on that (or reads the success), never as a second holder. On a
 // free lock, a write not applied is an *AcquireError, unless it timed out
-// (see isTimeout) or was signed with expired credentials (see
-// isExpiredSigning): then settle returns the item (nil when there is none),
+// (see isTimeout) or may be applied when sent again (see retryLater):
+// then settle returns the item (nil when there is none),
 // and the wait goes on. An applied write that we may not hold (until has passed,
 // ctx ended, or its validity ran out while settling) is freed with a
 // release, and so is one that stays unknown, so that no acquire is left
@@ -59,12 +59,12 @@ func (l *Lock) settle(ctx context.Context, req AcquireRequest, sent, until time.
 	got, found, gerr := l.settleRead(ctx, until)
 	applied := gerr == nil && found && got.Revision == req.Revision
 	switch {
-	case gerr == nil && !applied && found && (!got.Released || got.Result == Success || isTimeout(err) || isExpiredSigning(err)):
+	case gerr == nil && !applied && found && (!got.Released || got.Result == Success || isTimeout(err) || retryLater(err)):
 		return &got, nil // another holder has it, or published: wait on it, or read it
-	case gerr == nil && !applied && (isTimeout(err) || isExpiredSigning(err)):
-		// A brownout lost our write on a free lock, or credentials that
-		// expired kept it from being applied (the SDK signs the next
-		// request with fresh ones): the wait goes on.
+	case gerr == nil && !applied && (isTimeout(err) || retryLater(err)):
+		// A brownout lost our write on a free lock, or it was not applied
+		// for a reason the next request may not meet (see retryLater):
+		// the wait goes on.
 		return nil, nil
 	case gerr == nil && !applied, gerr == nil && got.Released:
 		// Not applied on a free lock, or ours released by somebody else
@@ -84,6 +84,12 @@ func (l *Lock) settle(ctx context.Context, req AcquireRequest, sent, until time.
 	l.logAt(slog.LevelWarn, "lock acquire failed", slog.Any("error", err))
 	return nil, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
 }
+
+// retryLater reports whether err says that a write was not applied for a
+// reason the next request may not meet: expired credentials (see
+// isExpiredSigning), or a conflict with a write in another Region (see
+// isReplicatedConflict).
+func retryLater(err error) bool { return isExpiredSigning(err) || isReplicatedConflict(err) }
 
 // late reports whether an acquire may no longer hold what it wrote: ctx
 // ended, or until (when not zero) has passed.

@@ -51,6 +51,7 @@ func TestDynamoStoreRefusals(t *testing.T) {
 		{"request expired, 400 (the SDK signs anew)", withStatus(400, &smithy.GenericAPIError{Code: "RequestExpired", Message: secret}), false, ""},
 		{"expired token, no status (a fake)", &smithy.GenericAPIError{Code: "ExpiredTokenException"}, false, ""},
 		{"clock skew the SDK corrected, 400", markedRetryable{withStatus(400, &smithy.GenericAPIError{Code: "InvalidSignatureException", Message: secret})}, false, ""},
+		{"another Region's write conflicts, 400", withStatus(400, &types.ReplicatedWriteConflictException{}), false, ""},
 		{"throttled, 400", withStatus(400, &types.ProvisionedThroughputExceededException{}), false, ""},
 		{"throttling exception, 400", withStatus(400, &smithy.GenericAPIError{Code: "ThrottlingException"}), false, ""},
 		{"request timeout, 400", withStatus(400, &smithy.GenericAPIError{Code: "RequestTimeoutException"}), false, ""},

@@ -61,9 +61,9 @@ var (
 	// was not applied and that retrying it at once would not help: a
 	// missing table, a denied permission, a request the store finds
 	// invalid, unrecognised credentials (DynamoDB's 4xx other than a
-	// failed condition, throttling and an expired token or signature,
-	// which the SDK renews for the next request). The lock does not settle or retry
-	// it: the call fails at once, an acquire or a wait with an
+	// failed condition, a write conflict, throttling, and an expired
+	// token or signature, which the SDK renews for the next request). The
+	// lock does not settle or retry it: the call fails at once, an acquire or a wait with an
 	// *[AcquireError] of [ReasonStore]. The error names the store's error
 	// code, not its message, which can name accounts and roles. A [Store]
 	// of another kind returns an error matching it for the same cases.

@@ -94,10 +94,22 @@ func dynamoExpiredSigning(err error) (string, bool) {
 	return "", false
 }
 
+// replicatedConflictCode is the error of a write to a table with
+// multi-Region strong consistency that raced a write to the same item in
+// another Region: not applied, a conflict (as a failed condition is), safe
+// to retry.
+const replicatedConflictCode = "ReplicatedWriteConflictException"
+
+// isReplicatedConflict reports whether err is a replicatedConflictCode.
+func isReplicatedConflict(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && ae.ErrorCode() == replicatedConflictCode
+}
+
 // dynamoRefusal returns the error code of err when it is a refusal: an
 // API error that DynamoDB answered with a 4xx status, or, without a status,
-// one of dynamoRefusalCodes; never a failed condition, a throttle, an
-// expired token (see expiredCodes), a code the SDK counts as transient
+// one of dynamoRefusalCodes; never a failed condition, a write conflict
+// (a transaction's, another Region's), a throttle, an expired token (see expiredCodes), a code the SDK counts as transient
 // (RequestTimeout), or an error the SDK marked retryable (a signature
 // refused for a clock skew that the SDK has corrected since).
 func dynamoRefusal(err error) (string, bool) {
@@ -110,7 +122,7 @@ func dynamoRefusal(err error) (string, bool) {
 	_, throttle := retry.DefaultThrottleErrorCodes[code]
 	var marked interface{ RetryableError() bool }
 	if transient || throttle || expiredCodes[code] || isDynamoThrottle(err) || code == "ConditionalCheckFailedException" ||
-		code == "TransactionConflictException" || (errors.As(err, &marked) && marked.RetryableError()) {
+		code == "TransactionConflictException" || code == replicatedConflictCode || (errors.As(err, &marked) && marked.RetryableError()) {
 		return "", false
 	}
 	var st interface{ HTTPStatusCode() int }
