@@ -93,8 +93,8 @@ type WaitResult struct {
 // on (another holder's), or freed with a release when we may not hold it
 // or it stayed unknown, so that no applied acquire is left held by nobody.
 // The first read and the release have budgets of their own (up to a
-// second, and the release timeout, within ctx's deadline): the call may
-// return that much after the limit.
+// second, or the call timeout when longer, and the release timeout,
+// within ctx's deadline): the call may return that much after the limit.
 //
 // A request the store refused as not applied (a missing table, a denied
 // permission: see [ErrStoreRefused]) ends the call at once, Failed with an
