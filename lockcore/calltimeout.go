@@ -21,9 +21,12 @@ import (
 //     store sees today's timeouts, and a store nobody measured yet too;
 //   - never above the renewal interval, max(renewal floor, lease/3): a
 //     renewal sent on schedule has its answer, or gives up, before the
-//     next one is due, and two attempts fit in the validity that the last
-//     applied renewal left (lease − margin − interval), so a slow store
-//     that answers within the bound keeps the lease.
+//     next one is due, so a slow store that answers within the bound
+//     keeps the lease. Two whole attempts do not fit in the validity the
+//     last applied renewal left (lease − margin − interval < 2·interval):
+//     after a renewal that got no answer, the next has lease − margin −
+//     2·interval (1.88 s for the default lease), and a store slower than
+//     that loses the lease to one lost answer.
 //
 // A call that gets no answer within its timeout backs off, as TCP does:
 // the next calls allow twice that timeout (within the bounds) until an
