@@ -45,7 +45,8 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 // was not and another holder has the lock or published success: the caller
 // waits on that (or reads the success), never as a second holder. On a
 // free lock, a write not applied is an *AcquireError, unless it timed out
-// (see isTimeout): then settle returns the item (nil when there is none),
+// (see isTimeout) or may be applied when sent again (see retryLater):
+// then settle returns the item (nil when there is none),
 // and the wait goes on. An applied write that we may not hold (until has passed,
 // ctx ended, or its validity ran out while settling) is freed with a
 // release, and so is one that stays unknown, so that no acquire is left
@@ -58,10 +59,13 @@ func (l *Lock) settle(ctx context.Context, req AcquireRequest, sent, until time.
 	got, found, gerr := l.settleRead(ctx, until)
 	applied := gerr == nil && found && got.Revision == req.Revision
 	switch {
-	case gerr == nil && !applied && found && (!got.Released || got.Result == Success || isTimeout(err)):
+	case gerr == nil && !applied && found && (!got.Released || got.Result == Success || isTimeout(err) || retryLater(err)):
 		return &got, nil // another holder has it, or published: wait on it, or read it
-	case gerr == nil && !applied && isTimeout(err):
-		return nil, nil // a brownout lost our write on a free lock: the wait goes on
+	case gerr == nil && !applied && (isTimeout(err) || retryLater(err)):
+		// A brownout lost our write on a free lock, or it was not applied
+		// for a reason the next request may not meet (see retryLater):
+		// the wait goes on.
+		return nil, nil
 	case gerr == nil && !applied, gerr == nil && got.Released:
 		// Not applied on a free lock, or ours released by somebody else
 		// since: the store failed our write.
@@ -81,6 +85,12 @@ func (l *Lock) settle(ctx context.Context, req AcquireRequest, sent, until time.
 	return nil, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
 }
 
+// retryLater reports whether err says that a write was not applied for a
+// reason the next request may not meet: expired credentials (see
+// isExpiredSigning), or a conflict with a write in another Region (see
+// isReplicatedConflict).
+func retryLater(err error) bool { return isExpiredSigning(err) || isReplicatedConflict(err) }
+
 // late reports whether an acquire may no longer hold what it wrote: ctx
 // ended, or until (when not zero) has passed.
 func (l *Lock) late(ctx context.Context, until time.Time) bool {
@@ -88,11 +98,11 @@ func (l *Lock) late(ctx context.Context, until time.Time) bool {
 }
 
 // settleContext returns the context of settle's first read: it survives
-// ctx's cancellation and the wait's end, and lasts max(poll interval, 1s),
-// no longer than a release may take (see releaseContext), but at least
-// 100ms.
+// ctx's cancellation and the wait's end, and lasts max(poll interval, 1s,
+// the call timeout), no longer than a release may take (see
+// releaseContext), but at least 100ms.
 func (l *Lock) settleContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	budget := min(max(l.o.pollInterval, time.Second), l.o.releaseTimeout)
+	budget := min(max(l.o.pollInterval, time.Second, l.callTimeout()), l.o.releaseTimeout)
 	if dl, ok := ctx.Deadline(); ok {
 		budget = min(budget, time.Until(dl))
 	}
@@ -151,8 +161,15 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 	}
 	sent := time.Now()
 	it, err := l.store.Acquire(callCtx, req)
+	l.learn(sent, 0, false, err)
 	if err != nil {
 		var ce *ConditionError
+		if isRefusal(err) {
+			// Refused before it was applied (see ErrStoreRefused):
+			// nothing to settle, and nothing to wait for.
+			l.logAt(slog.LevelWarn, "lock acquire refused by the store", slog.String("error", err.Error()))
+			return false, nil, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
+		}
 		if errors.As(err, &ce) {
 			a.tried.note(req.Revision, sent, maxHold, takeover)
 			return false, ce.Current, nil
@@ -203,10 +220,12 @@ func (l *Lock) startHold(ctx context.Context, it Item, sent time.Time, maxHold t
 
 // tookOverAbandoned reports whether it, as a waiter's acquisition wrote
 // it, took over an abandoned lease: neither the attempt after a published
-// failure nor an acquisition of a lock whose holder published a success
-// that was no longer news to the wait.
+// failure, nor an acquisition of a lock whose holder published a success
+// that was no longer news to the wait, nor one of an absent item (no
+// holder before it: a wait whose first read got no answer in time, or was
+// throttled, and then found the key free).
 func tookOverAbandoned(it Item) bool {
-	return it.PrevResult != Success && !acquiredAfterFailure(it)
+	return it.PrevRevision != "" && it.PrevResult != Success && !acquiredAfterFailure(it)
 }
 
 // acquiredAfterFailure reports whether it, as an acquisition wrote it,

@@ -71,10 +71,14 @@ func (r retryers) optFns(op string) []func(*dynamodb.Options) {
 // acquireItem sends Acquire's UpdateItem, and once more, after at most
 // [dynamoMaxBackoff], when the first attempt failed with a transient
 // error: an error whose write may have been applied (a 5xx, a lost
-// response). When the retry is then throttled, the outcome is still
-// unknown: the error returned is an [unknownOutcome], which does not match
-// [ErrThrottled], so that the lock settles it (a consistent read that
-// recognises our revision) instead of waiting on its own write.
+// response). When the retry is then throttled or refused (see
+// dynamoRefusal: credentials that expired, or a permission withdrawn,
+// between the two attempts), the outcome is still unknown: the retry's
+// error says only that the retry was not applied. The error returned is
+// then an [unknownOutcome], which matches neither [ErrThrottled] nor
+// [ErrStoreRefused], so that the lock settles it (a consistent read that
+// recognises our revision) instead of waiting on its own write or failing
+// while it holds the lock for nobody.
 func (s *DynamoStore) acquireItem(ctx context.Context, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 	out, err := s.api.UpdateItem(ctx, in, s.retry.optFns("acquire")...)
 	if err == nil || ctx.Err() != nil || !s.retry.read.IsErrorRetryable(err) {
@@ -88,21 +92,25 @@ func (s *DynamoStore) acquireItem(ctx context.Context, in *dynamodb.UpdateItemIn
 		return nil, err
 	}
 	out, rerr := s.api.UpdateItem(ctx, in, s.retry.optFns("acquire")...)
-	if rerr != nil && isDynamoThrottle(rerr) {
+	if _, refused := dynamoRefusal(rerr); rerr != nil && (isDynamoThrottle(rerr) || refused) {
 		return nil, &unknownOutcome{first: err, retry: rerr}
 	}
 	return out, rerr
 }
 
 // unknownOutcome is the error of an acquire whose first attempt may have
-// been applied (it failed with first) and whose retry was throttled. It
-// unwraps to first only: a throttle after an unknown outcome is still an
-// unknown outcome.
+// been applied (it failed with first) and whose retry was throttled or
+// refused. It unwraps to first only: a throttle or a refusal after an
+// unknown outcome is still an unknown outcome.
 type unknownOutcome struct {
 	first, retry error
 }
 
 func (e *unknownOutcome) Error() string {
+	if code, ok := dynamoRefusal(e.retry); ok {
+		// The code only: a refusal's message names the role and the account.
+		return fmt.Sprintf("outcome unknown: %v; the retry was refused: %s", e.first, code)
+	}
 	return fmt.Sprintf("outcome unknown: %v; the retry was throttled", e.first)
 }
 
@@ -129,8 +137,15 @@ func isDynamoThrottle(err error) bool {
 }
 
 // storeError wraps a DynamoDB error of operation op, marking throttles with
-// [ErrThrottled].
+// [ErrThrottled] and refusals with [ErrStoreRefused] (see dynamoRefusal);
+// neither a refusal's nor an expired signing's text carries the message.
 func storeError(op string, err error) error {
+	if code, ok := dynamoExpiredSigning(err); ok {
+		return &refusal{op: op, code: code, err: err, expired: true}
+	}
+	if code, ok := dynamoRefusal(err); ok {
+		return &refusal{op: op, code: code, err: err}
+	}
 	if isDynamoThrottle(err) {
 		return fmt.Errorf("lockcore: dynamodb %s: %w: %w", op, ErrThrottled, err)
 	}

@@ -68,6 +68,7 @@ type options struct {
 	panicAsError bool
 	noCoalesce   bool
 	maxAnswer    int
+	tableCheck   bool
 }
 
 // WithLockGroup sets the lock group, the kind of resource the lock ids name.
@@ -165,6 +166,54 @@ func WithTracer(t Tracer) Option {
 // handler get an error matching [ErrNoAnswer].
 func WithMaxAnswerBytes(n int) Option {
 	return func(o *options) { o.maxAnswer = n }
+}
+
+// WithTableCheck makes [New], [NewHandlers], [Wrap] and [WrapHandlers]
+// check the store's table once, when they are called (at initialisation,
+// outside the handler): it exists, has the lock's key schema, and its TTL
+// deletes by lockcore.AttrTTL (see lockcore.DynamoStore.CheckTable). A
+// failed check is a configuration error naming what is wrong, so a
+// function deployed against a missing or wrong table fails at once with
+// it (New returns it; Wrap's handler returns it on every invocation)
+// rather than on its first lock call. The store must have a
+// CheckTable(context.Context) error method, as *lockcore.DynamoStore does;
+// the check allows itself 5 s, and the role needs dynamodb:DescribeTable
+// and dynamodb:DescribeTimeToLive. A check the store did not answer (a
+// throttle, a 5xx, no answer within the 5 s) says nothing about the table:
+// it is logged as a warning with the error's code and fails nothing.
+// Default: off, no such calls.
+func WithTableCheck() Option {
+	return func(o *options) { o.tableCheck = true }
+}
+
+// tableCheckTimeout bounds WithTableCheck's calls.
+const tableCheckTimeout = 5 * time.Second
+
+// tableChecker is a store that can check its table (see WithTableCheck).
+type tableChecker interface {
+	CheckTable(ctx context.Context) error
+}
+
+// checkTable runs WithTableCheck's check on store. Only a definite answer
+// is an error: a table found unfit (lockcore.ErrConfig) or a refused
+// request (lockcore.ErrStoreRefused); any other error of the check is
+// logged on log and ignored.
+func checkTable(store lockcore.Store, log *slog.Logger) error {
+	tc, ok := store.(tableChecker)
+	if !ok {
+		return fmt.Errorf("WithTableCheck: the store (%T) has no CheckTable method", store)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), tableCheckTimeout)
+	defer cancel()
+	err := tc.CheckTable(ctx)
+	switch {
+	case err == nil:
+	case errors.Is(err, lockcore.ErrConfig), errors.Is(err, lockcore.ErrStoreRefused):
+		return fmt.Errorf("WithTableCheck: %w", err)
+	default:
+		log.Warn("lockmw: the table check got no answer; the table is not checked", slog.String("error_code", ErrorCode(err)))
+	}
+	return nil
 }
 
 // check reports the errors of the settings.

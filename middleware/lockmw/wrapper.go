@@ -52,6 +52,15 @@ func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store,
 	if err := checkLockOptions(o.lockOpts); err != nil {
 		errs = append(errs, err)
 	}
+	if o.tableCheck && lockcore.CheckStore(store) == nil {
+		log := o.logger
+		if log == nil {
+			log = defaultLogger()
+		}
+		if err := checkTable(store, log); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, errors.Join(errs...))
 	}
