@@ -32,11 +32,12 @@ const DefaultHotKeys = 1024
 // when the lock is free (two requests, not one); every later one is back
 // to the conditional write.
 //
-// HotKeys also remembers the revisions of the last acquires its Locks gave
-// up on while their outcome was unknown (the call failed with
-// [ReasonStore]): a late copy of one may still land and hold the key for
-// nobody, and a later call that reads the item held by one of them frees
-// it at once (see lostattempt.go) instead of taking it over after a lease.
+// HotKeys also remembers the revisions of the last acquires its Locks'
+// calls gave up as they returned (an acquire of unknown outcome that
+// failed the call with [ReasonStore], a wait's attempts that did not
+// acquire): a late copy of one may still land and hold the key for nobody,
+// and a later call that reads the item held by one of them frees it at
+// once instead of taking it over after a lease.
 //
 // [DynamoStore] and [MemoryStore] each keep one, shared by every Lock on
 // the store (see [WithHotKeys]); in Lambda the store lives as long as the

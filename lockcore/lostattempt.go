@@ -12,23 +12,24 @@ import "errors"
 // never carried its revision, and it holds the key for nobody. Nobody
 // renews it, so every later call would watch it for a lease and take it
 // over, counted as a take-over, and the key would be held by nobody
-// meanwhile.
+// meanwhile. So may a copy of a wait's refused or throttled attempt that
+// lands after the wait returned (see ownattempt.go).
 //
-// So the call leaves the revision in the memory its execution environment
-// shares (the store's [HotKeys]), and a later wait of any Lock there that
-// reads the item held by that revision frees it with a failure release
-// conditioned on that revision and keeping the episode (as settle frees a
-// ghost), and races for the lock at once, without counting a take-over.
-// That is right whenever the copy lands: the call that sent it has
-// returned and never holds it, so the revision is held by nobody, and the
-// release can free nothing else. Only a call that has returned leaves its
-// revision there: a wait that goes on after a store error may still hold a
-// late copy of its own attempt (see ownattempt.go), which another Lock
-// must not free under it.
+// So the call leaves those revisions in the memory its execution
+// environment shares (the store's [HotKeys]), and a later wait of any Lock
+// there that reads the item held by one of them frees it with a failure
+// release conditioned on that revision and keeping the episode (as settle
+// frees a ghost), and races for the lock at once, without counting a
+// take-over. That is right whenever the copy lands: the call that sent it
+// has returned and never holds it, so the revision is held by nobody, and
+// the release can free nothing else. Only a call that has returned leaves
+// a revision there, and never the one it holds: a wait that goes on after
+// a store error may still hold a late copy of its own attempt (see
+// ownattempt.go), which another Lock must not free under it.
 //
-// A copy that lands in another execution environment's key is freed only
-// by that environment's calls; elsewhere it is taken over after a lease,
-// as a crashed holder's is.
+// Only the environment that gave an acquire up knows its revision: in
+// another one, a late copy of it is taken over after a lease, as a crashed
+// holder's is.
 
 // maxLost bounds the revisions a HotKeys remembers: a copy lands within the
 // network's and the store's retries of its attempt, long before an
@@ -82,6 +83,18 @@ func (h *HotKeys) forgetLost(k Key, revision string) {
 		if a.key == k && a.revision == revision {
 			h.lost = append(h.lost[:i], h.lost[i+1:]...)
 			return
+		}
+	}
+}
+
+// giveUpTries leaves the wait's attempts that did not acquire to the
+// memory its environment shares, as the wait returns: all of them but the
+// one whose late copy it holds, if it does.
+func (w *waiter) giveUpTries() {
+	held := w.l.Revision()
+	for _, a := range w.tried.list {
+		if a.revision != held {
+			w.l.hot.giveUp(w.l.key, a.revision)
 		}
 	}
 }

@@ -187,3 +187,83 @@ func TestNextCallFreesTheLateCopyOfAFailedAcquireOnEveryStore(t *testing.T) {
 		})
 	}
 }
+
+// A copy of a wait's refused attempt that lands after the wait returned
+// (RELEASED: the holder published) holds the key for nobody, as the failed
+// call's does: the environment's next call frees it and acquires at once,
+// without a take-over.
+func TestNextCallFreesTheLateCopyOfAWaitThatReturned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		holder, store := heldWithLateCopy(t, mem)
+		env := startedEnvironment(t, mem)
+		done := waitInBackground(newLock(t, store, "waiter", lockcore.WithLease(6*time.Second), env))
+		synctest.Wait() // refused over the holder: waiting
+		mustRelease(t, holder, lockcore.Success, "ref")
+		if got := <-done; got.err != nil || got.res.Outcome != lockcore.Released {
+			t.Fatalf("wait = %v, %v, want RELEASED", got.res.Outcome, got.err)
+		}
+		landed := store.land(t)
+
+		m := &recMetrics{}
+		next := newLock(t, store, "next", lockcore.WithLease(6*time.Second), lockcore.WithMetrics(m), env)
+		res, err := next.TryAcquireElseWaitForRelease(context.Background())
+		if err != nil || res.Outcome != lockcore.Acquired {
+			t.Fatalf("next call = %+v, %v; want ACQUIRED", res, err)
+		}
+		if res.TookOver || res.Waited > time.Second || m.sum(lockcore.MetricTakeover) != 0 || res.Fence <= landed.Fence {
+			t.Errorf("next call = %+v, LockTakeover %v; want ACQUIRED above the copy's fence %d within a second, no take-over",
+				res, m.sum(lockcore.MetricTakeover), landed.Fence)
+		}
+		mustRelease(t, next, lockcore.Success, "ref")
+	})
+}
+
+// startedEnvironment returns the memory of an execution environment whose
+// first call (which reads first, see lockcore.HotKeys) was made on s, on a
+// key no test uses, as an option for the Locks of that environment.
+func startedEnvironment(t *testing.T, s lockcore.Store) lockcore.Option {
+	t.Helper()
+	env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
+	p := params("started")
+	p.LockID = "started-" + t.Name()
+	l, err := lockcore.New(s, p, lockcore.WithLogger(quiet), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := l.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
+		t.Fatalf("started: TryAcquireElseWaitForRelease() = %+v, %v, want Acquired", res, err)
+	}
+	mustRelease(t, l, lockcore.Success, "")
+	return env
+}
+
+// A wait that holds the late copy of its own attempt does not leave that
+// revision to its environment: another call there waits on the hold (here
+// until its maximum wait), and does not free it under its holder.
+func TestAHeldLateCopyIsNotGivenUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		holder, store := heldWithLateCopy(t, mem)
+		env := startedEnvironment(t, mem)
+		w := newLock(t, store, "waiter", lockcore.WithLease(6*time.Second), env)
+		done := waitInBackground(w)
+		synctest.Wait() // refused over the holder: waiting
+		forceRelease(t, mem, holder.Key())
+		landed := store.land(t)
+		if got := <-done; got.err != nil || got.res.Outcome != lockcore.Acquired || w.Revision() != landed.Revision {
+			t.Fatalf("wait = %+v, %v; want ACQUIRED, holding its late copy", got.res, got.err)
+		}
+
+		other := newLock(t, store, "other", lockcore.WithMaxWait(time.Second), env)
+		res, err := other.TryAcquireElseWaitForRelease(context.Background())
+		if res.Outcome != lockcore.Failed || !errors.Is(err, lockcore.ErrWaitTimeout) {
+			t.Errorf("other call = %+v, %v; want FAILED with ErrWaitTimeout, waiting on the hold", res, err)
+		}
+		if it, _, _ := mem.Get(context.Background(), w.Key()); !w.Valid() || it.Revision != landed.Revision || it.Released {
+			t.Errorf("waiter valid %v, item %+v; want the waiter's hold of revision %q intact", w.Valid(), it, landed.Revision)
+		}
+		mustRelease(t, w, lockcore.Success, "ref")
+		_ = holder.Release(context.Background(), lockcore.Failure, "") // stops its keeper
+	})
+}

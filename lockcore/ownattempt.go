@@ -26,9 +26,9 @@ import (
 // revision would have changed the item's revision.
 //
 // A copy that lands after its wait returned is not caught here: no caller
-// is left to hold it, and another waiter takes it over after a lease; a
-// copy of a first acquire that failed its call with a store error is freed
-// by the environment's next wait (see lostattempt.go).
+// is left to hold it. The wait leaves its attempts to its execution
+// environment, whose next wait frees such a copy (see lostattempt.go);
+// elsewhere it is taken over after a lease.
 //
 // A wait that acquires over a copy it freed itself takes over no abandoned
 // lease: it is not counted as a take-over.

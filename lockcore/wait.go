@@ -188,6 +188,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 	w.saw(looked)
 	w.saw(cur)
 	defer func() {
+		w.giveUpTries() // a copy of one may land yet (see lostattempt.go)
 		res.Polls, res.Waited = w.polls, time.Since(w.start)
 		l.count(MetricWaitForLock, 1)
 		l.millis(MetricLockAcquisitionWaitDuration, res.Waited)
