@@ -107,7 +107,7 @@ type attempt struct {
 	takeover bool         // acquiring ends a wait: a take-over, unless its holder published a failure (see acquiredAfterFailure)
 	herd     bool         // from TryAcquireElseWaitForRelease: a fresh success is read, not redone
 	tried    *tries       // when set, an attempt that did not acquire is noted there (see ownattempt.go)
-	freed    string       // a late copy the wait freed: acquiring over it is no take-over (see overFreed)
+	freed    *Item        // a late copy the wait freed, as it read it (nil: none): see kind
 }
 
 // acquire makes one conditional write. It returns acquired=true and starts a
@@ -178,22 +178,32 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 		a.tried.note(req.Revision, sent, maxHold, takeover)
 		return false, &it, nil
 	}
-	l.startHold(ctx, it, sent, maxHold, takeover && !overFreed(it, a.freed), start)
+	l.startHold(ctx, it, sent, maxHold, takeover, a.freed, start)
 	return true, &it, nil
 }
 
-// overFreed reports whether it, as an acquisition wrote it, replaced the
-// late copy freed, which the acquiring wait freed itself ("": none): the
-// wait knows that nobody held it, so it took over no abandoned lease.
-func overFreed(it Item, freed string) bool {
-	return freed != "" && it.PrevRevision == freed
+// kind reports what kind of acquisition it is, as an acquire wrote it
+// (takeover: it ended a wait): a take-over of an abandoned lease, or the
+// attempt after a published failure. When it replaced freed (nil: none), a
+// late copy that the acquiring wait freed itself, it is of the kind the
+// copy's acquisition was: the copy held the key for nobody, so the wait is
+// the first to hold it since what the copy replaced (a crashed holder's
+// lease is still taken over; a copy that replaced no item took over
+// nothing).
+func kind(it Item, takeover bool, freed *Item) (tookOver, afterFailure bool) {
+	if freed != nil && it.PrevRevision == freed.Revision {
+		c := *freed
+		return takeover && c.PrevRevision != "" && tookOverAbandoned(c), acquiredAfterFailure(c)
+	}
+	return takeover && tookOverAbandoned(it), acquiredAfterFailure(it)
 }
 
 // startHold starts holding it, which an acquire sent at sent wrote (takeover:
-// it ended a wait), and counts and logs the acquisition, begun at start.
-func (l *Lock) startHold(ctx context.Context, it Item, sent time.Time, maxHold time.Duration, takeover bool, start time.Time) *hold {
-	after := acquiredAfterFailure(it)
-	h := l.begin(ctx, it, sent, maxHold, takeover && tookOverAbandoned(it), after)
+// it ended a wait; freed: see kind), and counts and logs the acquisition,
+// begun at start.
+func (l *Lock) startHold(ctx context.Context, it Item, sent time.Time, maxHold time.Duration, takeover bool, freed *Item, start time.Time) *hold {
+	took, after := kind(it, takeover, freed)
+	h := l.begin(ctx, it, sent, maxHold, took, after)
 	l.millis(MetricLockAcquisitionDuration, time.Since(start))
 	l.count(MetricEpisodeAttempts, float64(h.attempt))
 	switch {

@@ -3,6 +3,7 @@ package lockcore_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -266,4 +267,118 @@ func TestAHeldLateCopyIsNotGivenUp(t *testing.T) {
 		mustRelease(t, w, lockcore.Success, "ref")
 		_ = holder.Release(context.Background(), lockcore.Failure, "") // stops its keeper
 	})
+}
+
+// throttledTakeover is a waiter's store on which every acquire is
+// throttled, each request kept, until the test lands one of them as the
+// late copy that got through (landCopy); then acquires pass.
+type throttledTakeover struct {
+	hookStore
+	mu     sync.Mutex
+	sent   []lockcore.AcquireRequest
+	landed bool
+}
+
+func newThrottledTakeover(inner lockcore.Store) *throttledTakeover {
+	s := &throttledTakeover{hookStore: hookStore{Store: inner}}
+	s.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+		s.mu.Lock()
+		landed := s.landed
+		if !landed {
+			s.sent = append(s.sent, req)
+		}
+		s.mu.Unlock()
+		if !landed {
+			return lockcore.Item{}, errThrottle
+		}
+		return inner.Acquire(ctx, req)
+	}
+	return s
+}
+
+// landCopy applies the request sent back-th from the last (1: the last) to
+// the inner store, as a copy that got past the throttle, and lets later
+// acquires pass.
+func (s *throttledTakeover) landCopy(t *testing.T, back int) lockcore.Item {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.sent) < back {
+		t.Fatalf("the waiter sent %d acquires, want at least %d", len(s.sent), back)
+	}
+	req := s.sent[len(s.sent)-back]
+	it, err := s.Store.Acquire(context.Background(), req)
+	if err != nil {
+		t.Fatalf("late copy: Acquire() = %v, want it to take over the crashed holder", err)
+	}
+	s.landed = true
+	return it
+}
+
+// A late copy of a take-over attempt takes over a crashed holder's lease
+// for nobody; the wait that frees it and then holds the lock is the first
+// caller to hold it since the crash: it took over an abandoned lease, and
+// is told so (TookOver, LockTakeover), as it is when no copy lands (it
+// then takes the copy over after a lease). Freeing the copy itself says
+// nothing about what the copy replaced. Both where the copy is the wait's
+// own attempt, read after that attempt's validity, and where it is an
+// attempt of an earlier call of the environment that returned.
+func TestAcquireOverAFreedCopyOfATakeoverIsATakeover(t *testing.T) {
+	tests := []struct {
+		name string
+		next bool // the copy is freed by the environment's next call, not by the wait that sent it
+	}{
+		{"the same wait", false},
+		{"the environment's next call", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mem := lockcore.NewMemoryStore()
+				env := startedEnvironment(t, mem)
+				reap := crashHolder(t, mem, 2*time.Second)
+				defer reap()
+				store := newThrottledTakeover(mem)
+				m := &recMetrics{}
+				opts := []lockcore.Option{lockcore.WithLease(time.Second), lockcore.WithPollInterval(600 * time.Millisecond), env}
+				if !tt.next {
+					opts = append(opts, lockcore.WithMetrics(m))
+				} else {
+					opts = append(opts, lockcore.WithMaxWait(7*time.Second))
+				}
+				w := newLock(t, store, "waiter", opts...)
+				done := waitInBackground(w)
+				time.Sleep(6500 * time.Millisecond) // the crashed lease is stale: its take-over attempts are throttled
+				synctest.Wait()
+
+				var landed lockcore.Item
+				var res lockcore.WaitResult
+				var err error
+				var holder *lockcore.Lock
+				if !tt.next {
+					landed = store.landCopy(t, 3) // sent >= 0.96s ago: past its validity (0.9s), still among the wait's attempts
+					got := <-done
+					res, err, holder = got.res, got.err, w
+				} else {
+					if got := <-done; got.res.Outcome != lockcore.Failed {
+						t.Fatalf("first call = %+v, %v; want FAILED (throttled until its maximum wait)", got.res, got.err)
+					}
+					landed = store.landCopy(t, 1)
+					holder = newLock(t, mem, "next", lockcore.WithLease(time.Second), lockcore.WithMetrics(m), env)
+					res, err = holder.TryAcquireElseWaitForRelease(context.Background())
+				}
+				if err != nil || res.Outcome != lockcore.Acquired || holder.Revision() == landed.Revision {
+					t.Fatalf("wait = %+v, %v; want ACQUIRED anew over the freed copy", res, err)
+				}
+				if m.sum(lockcore.MetricLateCopy) != 1 {
+					t.Errorf("LockLateCopy = %v, want 1: the copy was freed", m.sum(lockcore.MetricLateCopy))
+				}
+				if !res.TookOver || !holder.TookOver() || res.AfterFailure || m.sum(lockcore.MetricTakeover) != 1 {
+					t.Errorf("wait = %+v (lock TookOver %v), LockTakeover %v; want a take-over of the crashed lease, counted once",
+						res, holder.TookOver(), m.sum(lockcore.MetricTakeover))
+				}
+				mustRelease(t, holder, lockcore.Success, "")
+			})
+		})
+	}
 }

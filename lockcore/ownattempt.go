@@ -30,8 +30,10 @@ import (
 // environment, whose next wait frees such a copy (see lostattempt.go);
 // elsewhere it is taken over after a lease.
 //
-// A wait that acquires over a copy it freed itself takes over no abandoned
-// lease: it is not counted as a take-over.
+// A wait that acquires over a copy it freed itself is told the kind of
+// acquisition the copy's was (see kind): no take-over over a copy that
+// replaced a release, a take-over when the copy took over a crashed
+// holder's lease.
 
 // maxTries bounds the attempts a wait remembers: a wait makes one attempt
 // per read that showed the lock acquirable, and a late copy lands within
@@ -86,7 +88,7 @@ func (w *waiter) own(it Item) (v verdict, ok bool) {
 	case mine && !l.late(w.ctx, w.deadline) && time.Now().Before(a.sent.Add(l.o.lease-l.validityMargin())):
 		l.logAt(slog.LevelInfo, "a late copy of this wait's own acquire holds the lock", slog.Int64("fence", it.Fence))
 		l.count(MetricLateCopy, 1)
-		h := l.startHold(w.ctx, it, a.sent, a.maxHold, a.takeover, a.sent)
+		h := l.startHold(w.ctx, it, a.sent, a.maxHold, a.takeover, nil, a.sent)
 		return verdict{done: true, res: WaitResult{Outcome: Acquired, Fence: it.Fence, TookOver: h.tookOver, AfterFailure: h.afterFailure}}, true
 	}
 	// Too late to hold it, or nobody's: free it, keeping its episode as
@@ -95,7 +97,7 @@ func (w *waiter) own(it Item) (v verdict, ok bool) {
 	if !l.free(w.ctx, free) {
 		return verdict{}, true // the store failed: the next read tries again
 	}
-	w.freed = it.Revision
+	w.freed = &it
 	l.count(MetricLateCopy, 1)
 	if lost {
 		l.hot.forgetLost(l.key, it.Revision)

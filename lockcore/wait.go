@@ -211,8 +211,8 @@ type waiter struct {
 	start    time.Time
 	polls    int
 
-	tried tries  // this wait's attempts that did not acquire: one may land late
-	freed string // the revision of a late copy this wait freed (see own); "" when none
+	tried tries // this wait's attempts that did not acquire: one may land late
+	freed *Item // the late copy this wait freed last, as it read it (see own); nil when none
 
 	obs      *Observation // what we last saw; nil when the item was absent or released
 	obsAt    time.Time    // monotonic: when obs was first seen
@@ -299,8 +299,8 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 				w.throttles++
 			}
 		case acquired:
-			after := acquiredAfterFailure(*cur)
-			return WaitResult{Outcome: Acquired, TookOver: tookOverAbandoned(*cur) && !overFreed(*cur, w.freed), AfterFailure: after, Fence: cur.Fence}, nil
+			took, after := kind(*cur, true, w.freed)
+			return WaitResult{Outcome: Acquired, TookOver: took, AfterFailure: after, Fence: cur.Fence}, nil
 		default:
 			w.saw(cur)
 			if cur != nil {
