@@ -32,8 +32,9 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 		l.drop(h, ErrLeaseLost)
 		return false, &AcquireError{Reason: ReasonStaleLock, Revision: h.revision, Cause: ErrLeaseLost}
 	}
-	ok, _, err := l.acquire(ctx, attempt{})
-	l.giveUp(err) // a copy of it may land yet (see lostattempt.go)
+	var tried tries // an attempt that did not acquire: a copy of it may land yet (see lostattempt.go)
+	ok, _, err := l.acquire(ctx, attempt{tried: &tried})
+	l.giveUp(&tried)
 	return ok, err
 }
 

@@ -34,8 +34,8 @@ const DefaultHotKeys = 1024
 //
 // HotKeys also remembers the revisions of the last acquires its Locks'
 // calls gave up as they returned (an acquire of unknown outcome that
-// failed the call with [ReasonStore], a wait's attempts that did not
-// acquire): a late copy of one may still land and hold the key for nobody,
+// failed the call with [ReasonStore], a wait's attempts and an
+// [Lock.Acquire] that did not acquire): a late copy of one may still land and hold the key for nobody,
 // and a later call that reads the item held by one of them frees it at
 // once instead of taking it over after a lease.
 //

@@ -1,19 +1,18 @@
 package lockcore
 
-import "errors"
-
 // Acquires a call gave up on.
 //
 // An acquire whose outcome is unknown (a 5xx, a reset connection) and that
 // its settling read found not applied, or could not settle, ends its call
-// with [ReasonStore]. A copy of it may still be on its way (a request held
+// with [ReasonStore], or with the lock held by another ([Lock.Acquire]
+// reports false). A copy of it may still be on its way (a request held
 // up in the network, the store's own retry) and land after the call
 // returned, on a free lock: guard D does not stop it, because the item
 // never carried its revision, and it holds the key for nobody. Nobody
 // renews it, so every later call would watch it for a lease and take it
 // over, counted as a take-over, and the key would be held by nobody
-// meanwhile. So may a copy of a wait's refused or throttled attempt that
-// lands after the wait returned (see ownattempt.go).
+// meanwhile. So may a copy of a refused or throttled attempt (of a wait, or
+// of Acquire) that lands after its call returned (see ownattempt.go).
 //
 // So the call leaves those revisions in the memory its execution
 // environment shares (the store's [HotKeys]), and a later wait of any Lock
@@ -88,23 +87,19 @@ func (h *HotKeys) forgetLost(k Key, revision string) {
 }
 
 // giveUpTries leaves the wait's attempts that did not acquire to the
-// memory its environment shares, as the wait returns: all of them but the
-// one whose late copy it holds, if it does.
-func (w *waiter) giveUpTries() {
-	held := w.l.Revision()
-	for _, a := range w.tried.list {
-		if a.revision != held {
-			w.l.hot.giveUp(w.l.key, a.revision)
-		}
-	}
-}
+// memory its environment shares, as the wait returns.
+func (w *waiter) giveUpTries() { w.l.giveUp(&w.tried) }
 
-// giveUp leaves the revision of the acquire that err, from a call of
-// acquire that is about to return it, gave up on with an unknown outcome
-// (a [ReasonStore] error) to the memory its environment shares.
-func (l *Lock) giveUp(err error) {
-	var ae *AcquireError
-	if errors.As(err, &ae) && ae.Reason == ReasonStore && ae.Revision != "" {
-		l.hot.giveUp(l.key, ae.Revision)
+// giveUp leaves the attempts in t that did not acquire (refused,
+// throttled, or of unknown outcome and not applied, as a [ReasonStore]
+// error says) to the memory its environment shares, as the call that made
+// them returns: all of them but the one whose late copy it holds, if it
+// does.
+func (l *Lock) giveUp(t *tries) {
+	held := l.Revision()
+	for _, a := range t.list {
+		if a.revision != held {
+			l.hot.giveUp(l.key, a.revision)
+		}
 	}
 }

@@ -382,3 +382,53 @@ func TestAcquireOverAFreedCopyOfATakeoverIsATakeover(t *testing.T) {
 		})
 	}
 }
+
+// A plain Acquire that does not acquire because another call holds the
+// lock may still have a copy of its request on its way: its answer was a
+// 5xx and the settling read found the holder (Acquire reports false, no
+// error), or it was refused while an earlier copy was held up. When the
+// holder releases, the copy lands and holds the key for nobody, as the
+// copy of a failed call's acquire does: the environment's next call frees
+// it and acquires at once, without a take-over, instead of waiting out the
+// copy's lease (6s) and taking it over.
+func TestNextCallFreesTheLateCopyOfAnAcquireThatFoundTheLockHeld(t *testing.T) {
+	tests := []struct {
+		name  string
+		store func(lockcore.Store) *lateCopy
+	}{
+		{"answered with a 5xx, settled over the holder", newLostFirst},
+		{"refused over the holder", newLateCopy},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mem := lockcore.NewMemoryStore()
+				env := startedEnvironment(t, mem)
+				holder := newLock(t, mem, "holder", lockcore.WithLease(6*time.Second), env)
+				mustAcquire(t, holder)
+				store := tt.store(mem)
+				if ok, err := newLock(t, store, "tried", lockcore.WithLease(6*time.Second), env).Acquire(context.Background()); ok || err != nil {
+					t.Fatalf("Acquire() over the holder = %v, %v; want false, nil", ok, err)
+				}
+				time.Sleep(time.Second)
+				mustRelease(t, holder, lockcore.Success, "ref")
+				landed := store.land(t)
+
+				m := &recMetrics{}
+				next := newLock(t, store, "next", lockcore.WithLease(6*time.Second), lockcore.WithMetrics(m), env)
+				res, err := next.TryAcquireElseWaitForRelease(context.Background())
+				if err != nil || res.Outcome != lockcore.Acquired {
+					t.Fatalf("next call = %+v, %v; want ACQUIRED", res, err)
+				}
+				if res.TookOver || res.Waited > time.Second || m.sum(lockcore.MetricTakeover) != 0 || res.Fence <= landed.Fence {
+					t.Errorf("next call = %+v, LockTakeover %v; want ACQUIRED above the copy's fence %d within a second, no take-over",
+						res, m.sum(lockcore.MetricTakeover), landed.Fence)
+				}
+				if got := m.sum(lockcore.MetricLateCopy); got != 1 {
+					t.Errorf("LockLateCopy = %v, want 1", got)
+				}
+				mustRelease(t, next, lockcore.Success, "ref")
+			})
+		})
+	}
+}

@@ -148,7 +148,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		acquired, cur, err = l.acquire(ctx, attempt{until: limit, herd: true, tried: &tried})
 		switch {
 		case err != nil && !isThrottled(err):
-			l.giveUp(err) // a copy of it may land yet (see lostattempt.go)
+			l.giveUp(&tried) // a copy of it may land yet (see lostattempt.go)
 			l.count(MetricLockAcquisitionError, 1)
 			l.count(MetricLockAcquisitionFailed, 1)
 			return WaitResult{Outcome: Failed}, err
@@ -168,6 +168,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 	}
 	l.count(MetricLockAcquisitionSuccess, 0)
 	if step == stepReleased {
+		l.giveUp(&tried) // refused over the success: a copy of it may land yet
 		l.count(MetricLockAcquisitionFailed, 0)
 		l.count(MetricLockAcquisitionError, 0)
 		l.count(MetricLockAcquisitionWaitTimeout, 0)
