@@ -32,7 +32,10 @@ package lockcore
 
 // maxLost bounds the revisions a HotKeys remembers: a copy lands within the
 // network's and the store's retries of its attempt, long before an
-// environment has given up on many more acquires.
+// environment has given up on many more acquires. A freed revision is
+// remembered still: another copy of the same request may land once the
+// item no longer carries it (guard D refuses it only while the item's
+// revision, or the one it replaced, is that one).
 const maxLost = 64
 
 // lostAttempt is an acquire of key, with revision, that a call gave up on.
@@ -68,22 +71,6 @@ func (h *HotKeys) gaveUp(k Key, revision string) bool {
 		}
 	}
 	return false
-}
-
-// forgetLost forgets revision of k, once its copy was freed: guard D
-// refuses any other copy of it now that the item carries it.
-func (h *HotKeys) forgetLost(k Key, revision string) {
-	if h == nil {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for i, a := range h.lost {
-		if a.key == k && a.revision == revision {
-			h.lost = append(h.lost[:i], h.lost[i+1:]...)
-			return
-		}
-	}
 }
 
 // giveUpTries leaves the wait's attempts that did not acquire to the

@@ -432,3 +432,41 @@ func TestNextCallFreesTheLateCopyOfAnAcquireThatFoundTheLockHeld(t *testing.T) {
 		})
 	}
 }
+
+// A request held up in the network can land more than once (each of the
+// SDK's retries is a copy). Guard D refuses a second copy only while the
+// item carries the revision, as its own or the one it replaced: once two
+// more holders have come and gone, a second copy of a failed call's
+// acquire lands again and holds the key for nobody. The environment still
+// knows that revision: its next call frees this copy too, at once, without
+// a take-over.
+func TestNextCallFreesASecondLateCopyOfAFailedAcquire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		store := newLostFirst(mem)
+		env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
+		failWait(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), env))
+		store.land(t)
+		for _, owner := range []string{"next", "then"} { // the first copy freed by the next call; one more holder after it
+			l := newLock(t, mem, owner, lockcore.WithLease(6*time.Second), env)
+			if res, err := l.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
+				t.Fatalf("%s call = %+v, %v; want ACQUIRED", owner, res, err)
+			}
+			time.Sleep(time.Second)
+			mustRelease(t, l, lockcore.Success, "")
+		}
+		again := store.land(t) // the second copy: the item no longer carries its revision
+
+		m := &recMetrics{}
+		last := newLock(t, mem, "last", lockcore.WithLease(6*time.Second), lockcore.WithMetrics(m), env)
+		res, err := last.TryAcquireElseWaitForRelease(context.Background())
+		if err != nil || res.Outcome != lockcore.Acquired {
+			t.Fatalf("last call = %+v, %v; want ACQUIRED", res, err)
+		}
+		if res.TookOver || res.Waited > time.Second || m.sum(lockcore.MetricLateCopy) != 1 || res.Fence <= again.Fence {
+			t.Errorf("last call = %+v, LockLateCopy %v; want ACQUIRED above the second copy's fence %d within a second, the copy freed",
+				res, m.sum(lockcore.MetricLateCopy), again.Fence)
+		}
+		mustRelease(t, last, lockcore.Success, "")
+	})
+}

@@ -100,7 +100,6 @@ func (w *waiter) own(it Item) (v verdict, ok bool) {
 	w.freed = &it
 	l.count(MetricLateCopy, 1)
 	if lost {
-		l.hot.forgetLost(l.key, it.Revision)
 		l.logAt(slog.LevelInfo, "freed a late copy of an acquire a call gave up on", slog.Int64("fence", it.Fence))
 		return verdict{take: true}, true
 	}
