@@ -470,3 +470,33 @@ func TestNextCallFreesASecondLateCopyOfAFailedAcquire(t *testing.T) {
 		mustRelease(t, last, lockcore.Success, "")
 	})
 }
+
+// Freeing a late copy is the wait's own errand, and bounded by its wait:
+// when the store throttles the release (a herd fills the item's write
+// capacity), a wait with a maximum wait of 2s still returns by then (the
+// copy stays for the environment's next call), not after the release's
+// budget (10s).
+func TestFreeingALateCopyEndsWithTheWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		store := newLostFirst(mem)
+		env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
+		failWait(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), env))
+		landed := store.land(t)
+
+		throttled := &hookStore{Store: mem, release: func(context.Context, lockcore.ReleaseRequest) (lockcore.Item, error) {
+			return lockcore.Item{}, errThrottle
+		}}
+		w := newLock(t, throttled, "next", lockcore.WithLease(6*time.Second), lockcore.WithMaxWait(2*time.Second), env)
+		res, err := w.TryAcquireElseWaitForRelease(context.Background())
+		if res.Outcome != lockcore.Failed || !errors.Is(err, lockcore.ErrWaitTimeout) {
+			t.Fatalf("wait = %+v, %v; want FAILED with ErrWaitTimeout", res, err)
+		}
+		if res.Waited > 2*time.Second+200*time.Millisecond {
+			t.Errorf("wait returned after %v, want by its maximum wait (2s): the throttled release of the copy held it", res.Waited)
+		}
+		if it, _, _ := mem.Get(context.Background(), w.Key()); it.Revision != landed.Revision || it.Released {
+			t.Errorf("item = %+v; want the late copy still held (its release was throttled)", it)
+		}
+	})
+}

@@ -92,9 +92,11 @@ func (w *waiter) own(it Item) (v verdict, ok bool) {
 		return verdict{done: true, res: WaitResult{Outcome: Acquired, Fence: it.Fence, TookOver: h.tookOver, AfterFailure: h.afterFailure}}, true
 	}
 	// Too late to hold it, or nobody's: free it, keeping its episode as
-	// the late copy wrote it (see settle), and race for the lock.
+	// the late copy wrote it (see settle), and race for the lock. The
+	// release ends with the wait (callCtx): a copy it could not free is
+	// left to the environment's next call (see lostattempt.go).
 	free := ReleaseRequest{Key: l.key, Revision: it.Revision, NowMs: l.nowMs(), Result: Failure, KeepEpisode: true}
-	if !l.free(w.ctx, free) {
+	if !l.free(w.callCtx, free) {
 		return verdict{}, true // the store failed: the next read tries again
 	}
 	w.freed = &it
