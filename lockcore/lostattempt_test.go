@@ -500,3 +500,36 @@ func TestFreeingALateCopyEndsWithTheWait(t *testing.T) {
 		}
 	})
 }
+
+// The same on DynamoDB's API (Dynoxide, dynalite), in real time: guard D
+// lets the second copy through there too, and the next call frees it.
+func TestNextCallFreesASecondLateCopyOfAFailedAcquireOnEveryStore(t *testing.T) {
+	for _, st := range everyStore() {
+		t.Run(st.name, func(t *testing.T) {
+			inner := st.new(t)
+			store := newLostFirst(inner)
+			env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
+			failWait(t, newLock(t, store, "failed", env))
+			store.land(t)
+			for _, owner := range []string{"next", "then"} {
+				l := newLock(t, inner, owner, env)
+				if res, err := l.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
+					t.Fatalf("%s call = %+v, %v; want ACQUIRED", owner, res, err)
+				}
+				mustRelease(t, l, lockcore.Success, "")
+			}
+			again := store.land(t)
+
+			last := newLock(t, inner, "last", env)
+			start := time.Now()
+			res, err := last.TryAcquireElseWaitForRelease(context.Background())
+			if err != nil || res.Outcome != lockcore.Acquired || res.TookOver || res.Fence <= again.Fence {
+				t.Fatalf("last call = %+v, %v; want ACQUIRED above the second copy's fence %d, no take-over", res, err, again.Fence)
+			}
+			if took := time.Since(start); took >= last.Lease()/2 {
+				t.Errorf("last call took %v, want well within the copy's lease (%v)", took, last.Lease())
+			}
+			mustRelease(t, last, lockcore.Success, "")
+		})
+	}
+}
