@@ -533,3 +533,41 @@ func TestNextCallFreesASecondLateCopyOfAFailedAcquireOnEveryStore(t *testing.T) 
 		})
 	}
 }
+
+// A wait whose first attempt was refused over a fresh success returns
+// RELEASED at once; a copy of that attempt, refused over that success
+// too, can still land once the key has moved on to a released failure,
+// and holds the key for nobody: the environment's next call frees it.
+func TestNextCallFreesTheLateCopyOfAWaitReleasedAtItsFirstAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		env := startedEnvironment(t, mem)
+		holder := newLock(t, mem, "holder", env)
+		mustAcquire(t, holder)
+		mustRelease(t, holder, lockcore.Success, "ref")
+		store := newLateCopy(mem)
+		fresh := newLock(t, store, "fresh", lockcore.WithFreshSuccess(5*time.Second), env)
+		if res, err := fresh.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Released {
+			t.Fatalf("fresh call = %+v, %v; want RELEASED at its first attempt", res, err)
+		}
+		time.Sleep(6 * time.Second)
+		failed := newLock(t, mem, "failing", env)
+		mustAcquire(t, failed)
+		mustRelease(t, failed, lockcore.Failure, "")
+		landed := store.land(t)
+
+		m := &recMetrics{}
+		next := newLock(t, mem, "next", lockcore.WithMetrics(m), env)
+		res, err := next.TryAcquireElseWaitForRelease(context.Background())
+		if err != nil || res.Outcome != lockcore.Acquired {
+			t.Fatalf("next call = %+v, %v; want ACQUIRED", res, err)
+		}
+		if res.TookOver || res.Waited > time.Second || res.Fence <= landed.Fence {
+			t.Errorf("next call = %+v; want ACQUIRED above the copy's fence %d within a second, no take-over", res, landed.Fence)
+		}
+		if got := m.sum(lockcore.MetricLateCopy); got != 1 {
+			t.Errorf("LockLateCopy = %v, want 1", got)
+		}
+		mustRelease(t, next, lockcore.Success, "")
+	})
+}
