@@ -571,3 +571,41 @@ func TestNextCallFreesTheLateCopyOfAWaitReleasedAtItsFirstAttempt(t *testing.T) 
 		mustRelease(t, next, lockcore.Success, "")
 	})
 }
+
+// A wait that freed a late copy and then holds a late copy of its own
+// next attempt (applied, though answered with a throttle) took over no
+// abandoned lease either: the attempt replaced the copy it freed.
+func TestHoldingALateCopyOverAFreedCopyIsNoTakeover(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		store := newLostFirst(mem)
+		env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
+		failWait(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), env))
+		copied := store.land(t)
+
+		applied := &hookStore{Store: mem}
+		applied.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+			if applied.n("acquire") != 2 { // the first is refused over the copy; the second races after freeing it
+				return mem.Acquire(ctx, req)
+			}
+			if _, err := mem.Acquire(ctx, req); err != nil {
+				t.Errorf("the race after freeing the copy: Acquire() = %v, want it applied", err)
+			}
+			return lockcore.Item{}, errThrottle // a retry's answer: the first copy got through
+		}
+		m := &recMetrics{}
+		w := newLock(t, applied, "next", lockcore.WithLease(6*time.Second), lockcore.WithMetrics(m), env)
+		res, err := w.TryAcquireElseWaitForRelease(context.Background())
+		if err != nil || res.Outcome != lockcore.Acquired {
+			t.Fatalf("wait = %+v, %v; want ACQUIRED", res, err)
+		}
+		if it, _, _ := mem.Get(context.Background(), w.Key()); it.PrevRevision != copied.Revision || it.Revision != w.Revision() {
+			t.Errorf("item = %+v; want the wait's own attempt, over the copy it freed", it)
+		}
+		if res.TookOver || w.TookOver() || m.sum(lockcore.MetricTakeover) != 0 {
+			t.Errorf("wait = %+v (lock TookOver %v), LockTakeover %v; want no take-over: it replaced the copy it freed",
+				res, w.TookOver(), m.sum(lockcore.MetricTakeover))
+		}
+		mustRelease(t, w, lockcore.Success, "")
+	})
+}

@@ -88,7 +88,7 @@ func (w *waiter) own(it Item) (v verdict, ok bool) {
 	case mine && !l.late(w.ctx, w.deadline) && time.Now().Before(a.sent.Add(l.o.lease-l.validityMargin())):
 		l.logAt(slog.LevelInfo, "a late copy of this wait's own acquire holds the lock", slog.Int64("fence", it.Fence))
 		l.count(MetricLateCopy, 1)
-		h := l.startHold(w.ctx, it, a.sent, a.maxHold, a.takeover, nil, a.sent)
+		h := l.startHold(w.ctx, it, a.sent, a.maxHold, a.takeover, w.freed, a.sent) // it may replace a copy the wait freed (see kind)
 		return verdict{done: true, res: WaitResult{Outcome: Acquired, Fence: it.Fence, TookOver: h.tookOver, AfterFailure: h.afterFailure}}, true
 	}
 	// Too late to hold it, or nobody's: free it, keeping its episode as
