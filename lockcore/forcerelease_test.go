@@ -292,3 +292,40 @@ func TestForceReleaseNearTheMaximumHoldOnEveryStore(t *testing.T) {
 		})
 	}
 }
+
+// A holder at its hard maximum only checks the item, and keeps the
+// renewal pace while the store throttles or fails those reads: nothing
+// but seeing a force-release is at stake, and the herd that makes the
+// store throttle is reading the same item. A holder whose remaining time
+// (5s) is below its lease (6s) checks at 2s and 4s, each throttled; it
+// stays valid until its maximum, which ends it (ErrMaxHoldReached), with
+// about two reads, not one every 10-100ms.
+func TestThrottledChecksAtTheMaximumHoldKeepTheRenewalPace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		store := &hookStore{Store: mem, get: func(context.Context, lockcore.Key) (lockcore.Item, bool, error) {
+			return lockcore.Item{}, false, errThrottle
+		}}
+		p := params("holder")
+		end := time.Now().Add(5 * time.Second)
+		p.RemainingTime = func() time.Duration { return time.Until(end) }
+		holder, err := lockcore.New(store, p, lockcore.WithLogger(quiet), lockcore.WithLease(6*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		mustAcquire(t, holder) // no read: the acquire is a write
+
+		<-holder.Context().Done()
+		if cause := context.Cause(holder.Context()); !errors.Is(cause, lockcore.ErrMaxHoldReached) {
+			t.Errorf("holder's context cause = %v, want ErrMaxHoldReached: throttled checks lose nothing", cause)
+		}
+		if held := time.Since(start); held < 4900*time.Millisecond {
+			t.Errorf("holder stopped after %v, want at its maximum (4.95s)", held)
+		}
+		if n := store.n("get"); n > 3 {
+			t.Errorf("checks = %d, want at most 3 (one per renewal interval of 2s)", n)
+		}
+		_ = holder.Release(context.Background(), lockcore.Failure, "")
+	})
+}

@@ -254,6 +254,12 @@ func (l *Lock) renewTurn(h *hold, validUntil time.Time, interval time.Duration, 
 		} else {
 			l.logAt(slog.LevelWarn, "lock renewal failed, retrying", slog.Any("error", err))
 		}
+		if !validUntil.Before(h.deadline) {
+			// A check (see renew): validity is not at stake, only seeing
+			// a force-release, so keep the renewal pace rather than add
+			// reads to a store that throttles or fails them.
+			return sent.Add(interval), false
+		}
 		// Retry soon, but leave validity to the timer.
 		return time.Now().Add(min(interval, holderRetryDelay(*failures))), false
 	}
