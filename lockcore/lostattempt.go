@@ -83,6 +83,9 @@ func (w *waiter) giveUpTries() { w.l.giveUp(&w.tried) }
 // them returns: all of them but the one whose late copy it holds, if it
 // does.
 func (l *Lock) giveUp(t *tries) {
+	if len(t.list) == 0 {
+		return // the common case: the call acquired at its first attempt
+	}
 	held := l.Revision()
 	for _, a := range t.list {
 		if a.revision != held {
