@@ -53,34 +53,35 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 // release, and so is one that stays unknown, so that no acquire is left
 // held by nobody: the release is conditioned on our revision and changes
 // nothing when our write was not applied. settle returns nil, and no error,
-// after freeing a write whose validity ran out within the wait, and an
+// after freeing a write whose validity ran out within the wait (freed is
+// then our item as the store had it), and an
 // *AcquireError when the write is freed because the time ran out or it
 // stayed unknown.
-func (l *Lock) settle(ctx context.Context, req AcquireRequest, sent, until time.Time, err error) (*Item, error) {
+func (l *Lock) settle(ctx context.Context, req AcquireRequest, sent, until time.Time, err error) (cur, freed *Item, _ error) {
 	got, found, gerr := l.settleRead(ctx, until)
 	applied := gerr == nil && found && got.Revision == req.Revision
 	switch {
 	case gerr == nil && !applied && found && (!got.Released || got.Result == Success || isTimeout(err)):
-		return &got, nil // another holder has it, or published: wait on it, or read it
+		return &got, nil, nil // another holder has it, or published: wait on it, or read it
 	case gerr == nil && !applied && isTimeout(err):
-		return nil, nil // a brownout lost our write on a free lock: the wait goes on
+		return nil, nil, nil // a brownout lost our write on a free lock: the wait goes on
 	case gerr == nil && !applied, gerr == nil && got.Released:
 		// Not applied on a free lock, or ours released by somebody else
 		// since: the store failed our write.
 		l.logAt(slog.LevelWarn, "lock acquire failed", slog.Any("error", err))
-		return nil, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
+		return nil, nil, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
 	case applied && !l.late(ctx, until) && time.Now().Before(sent.Add(l.o.lease-l.validityMargin())):
-		return &got, nil
+		return &got, nil, nil
 	}
 	// Freed, not failed: the freed hold made no attempt, so the episode's
 	// attempts, reason and not-before stay as the item has them (the
 	// release writes none of them; no read of them is needed).
 	free := ReleaseRequest{Key: l.key, Revision: req.Revision, NowMs: l.nowMs(), Result: Failure, KeepEpisode: true}
 	if l.free(ctx, free) && applied && !l.late(ctx, until) {
-		return nil, nil // settled too late to hold, within the wait: it goes on
+		return nil, &got, nil // settled too late to hold, within the wait: it goes on
 	}
 	l.logAt(slog.LevelWarn, "lock acquire failed", slog.Any("error", err))
-	return nil, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
+	return nil, nil, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
 }
 
 // late reports whether an acquire may no longer hold what it wrote: ctx
@@ -108,7 +109,6 @@ type attempt struct {
 	takeover bool         // acquiring ends a wait: a take-over, unless its holder published a failure (see acquiredAfterFailure)
 	herd     bool         // from TryAcquireElseWaitForRelease: a fresh success is read, not redone
 	tried    *tries       // when set, an attempt that did not acquire is noted there (see ownattempt.go)
-	freed    *Item        // a late copy the wait freed, as it read it (nil: none): see kind
 }
 
 // acquire makes one conditional write. It returns acquired=true and starts a
@@ -168,7 +168,10 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 			l.count(MetricLockThrottled, 1)
 			return false, nil, &AcquireError{Reason: ReasonThrottled, Cause: fmt.Errorf("lock %s/%s: %w", l.key.Group, l.key.ID, err)}
 		}
-		got, err := l.settle(ctx, req, sent, until, err)
+		got, freed, err := l.settle(ctx, req, sent, until, err)
+		if freed != nil {
+			a.tried.free(freed) // our own write, held by nobody: see kind
+		}
 		if err != nil || got == nil {
 			a.tried.note(req.Revision, sent, maxHold, takeover)
 			return false, nil, err
@@ -179,7 +182,7 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 		a.tried.note(req.Revision, sent, maxHold, takeover)
 		return false, &it, nil
 	}
-	l.startHold(ctx, it, sent, maxHold, takeover, a.freed, start)
+	l.startHold(ctx, it, sent, maxHold, takeover, a.tried.freedItem(), start)
 	return true, &it, nil
 }
 

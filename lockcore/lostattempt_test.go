@@ -609,3 +609,54 @@ func TestHoldingALateCopyOverAFreedCopyIsNoTakeover(t *testing.T) {
 		mustRelease(t, w, lockcore.Success, "")
 	})
 }
+
+// A wait's own write whose answer was lost, settled only after its
+// validity ran out (the settling reads failed for 1.5s, longer than the
+// 0.9s validity of a 1s lease), is freed, and the wait goes on and
+// acquires over it: it is told the kind of acquisition that write was,
+// over an old success no take-over, as it is when it frees a late copy.
+func TestAcquireOverItsOwnSettledWriteIsNoTakeover(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		env := startedEnvironment(t, mem)
+		old := newLock(t, mem, "old", env)
+		mustAcquire(t, old)
+		mustRelease(t, old, lockcore.Success, "ref")
+		time.Sleep(10 * time.Second) // old news
+
+		var unreadable time.Time // until then, reads fail
+		store := &hookStore{Store: mem}
+		store.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+			if store.n("acquire") != 1 {
+				return mem.Acquire(ctx, req)
+			}
+			if _, err := mem.Acquire(ctx, req); err != nil {
+				t.Errorf("first acquire: %v, want it applied", err)
+			}
+			unreadable = time.Now().Add(1500 * time.Millisecond)
+			return lockcore.Item{}, errServer // applied, its answer lost
+		}
+		store.get = func(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+			if time.Now().Before(unreadable) {
+				return lockcore.Item{}, false, errServer
+			}
+			return mem.Get(ctx, k)
+		}
+		m := &recMetrics{}
+		w := newLock(t, store, "waiter", lockcore.WithLease(time.Second), lockcore.WithMetrics(m), env)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := w.TryAcquireElseWaitForRelease(ctx)
+		if err != nil || res.Outcome != lockcore.Acquired {
+			t.Fatalf("wait = %+v, %v; want ACQUIRED", res, err)
+		}
+		if n := store.n("release"); n != 1 {
+			t.Errorf("releases = %d, want 1: its write freed", n)
+		}
+		if res.TookOver || w.TookOver() || m.sum(lockcore.MetricTakeover) != 0 {
+			t.Errorf("wait = %+v (lock TookOver %v), LockTakeover %v; want no take-over over its own freed write",
+				res, w.TookOver(), m.sum(lockcore.MetricTakeover))
+		}
+		mustRelease(t, w, lockcore.Success, "")
+	})
+}

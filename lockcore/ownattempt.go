@@ -48,8 +48,31 @@ type try struct {
 	takeover bool
 }
 
-// tries are a wait's attempts that did not acquire, the latest last.
-type tries struct{ list []try }
+// tries are a wait's attempts that did not acquire, the latest last, and
+// the last write the wait freed as held by nobody (a late copy, or its own
+// write settled too late to hold): an acquisition over it is of the kind
+// that write's was (see kind).
+type tries struct {
+	list  []try
+	freed *Item // as the store had it before the release; nil: none
+}
+
+// free notes it, a write the wait freed as held by nobody (t nil: nothing
+// is noted).
+func (t *tries) free(it *Item) {
+	if t != nil {
+		t.freed = it
+	}
+}
+
+// freedItem returns the last write the wait freed, nil when none (or t
+// is nil).
+func (t *tries) freedItem() *Item {
+	if t == nil {
+		return nil
+	}
+	return t.freed
+}
 
 // note adds an attempt (t nil: nothing is noted).
 func (t *tries) note(revision string, sent time.Time, maxHold time.Duration, takeover bool) {
@@ -88,7 +111,7 @@ func (w *waiter) own(it Item) (v verdict, ok bool) {
 	case mine && !l.late(w.ctx, w.deadline) && time.Now().Before(a.sent.Add(l.o.lease-l.validityMargin())):
 		l.logAt(slog.LevelInfo, "a late copy of this wait's own acquire holds the lock", slog.Int64("fence", it.Fence))
 		l.count(MetricLateCopy, 1)
-		h := l.startHold(w.ctx, it, a.sent, a.maxHold, a.takeover, w.freed, a.sent) // it may replace a copy the wait freed (see kind)
+		h := l.startHold(w.ctx, it, a.sent, a.maxHold, a.takeover, w.tried.freed, a.sent) // it may replace a copy the wait freed (see kind)
 		return verdict{done: true, res: WaitResult{Outcome: Acquired, Fence: it.Fence, TookOver: h.tookOver, AfterFailure: h.afterFailure}}, true
 	}
 	// Too late to hold it, or nobody's: free it, keeping its episode as
@@ -99,7 +122,7 @@ func (w *waiter) own(it Item) (v verdict, ok bool) {
 	if !l.free(w.callCtx, free) {
 		return verdict{}, true // the store failed: the next read tries again
 	}
-	w.freed = &it
+	w.tried.free(&it)
 	l.count(MetricLateCopy, 1)
 	if lost {
 		l.logAt(slog.LevelInfo, "freed a late copy of an acquire a call gave up on", slog.Int64("fence", it.Fence))

@@ -212,8 +212,7 @@ type waiter struct {
 	start    time.Time
 	polls    int
 
-	tried tries // this wait's attempts that did not acquire: one may land late
-	freed *Item // the late copy this wait freed last, as it read it (see own); nil when none
+	tried tries // this wait's attempts that did not acquire (one may land late), and the last write it freed
 
 	obs      *Observation // what we last saw; nil when the item was absent or released
 	obsAt    time.Time    // monotonic: when obs was first seen
@@ -289,7 +288,7 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 			continue
 		}
 		l.count(MetricLockNotReleased, 1)
-		acquired, cur, err := l.acquire(w.ctx, attempt{until: w.deadline, observed: v.observed, takeover: true, herd: true, tried: &w.tried, freed: w.freed})
+		acquired, cur, err := l.acquire(w.ctx, attempt{until: w.deadline, observed: v.observed, takeover: true, herd: true, tried: &w.tried})
 		var ae *AcquireError
 		switch {
 		case errors.As(err, &ae) && ae.Reason == ReasonNoTimeLeft:
@@ -300,7 +299,7 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 				w.throttles++
 			}
 		case acquired:
-			took, after := kind(*cur, true, w.freed)
+			took, after := kind(*cur, true, w.tried.freed)
 			return WaitResult{Outcome: Acquired, TookOver: took, AfterFailure: after, Fence: cur.Fence}, nil
 		default:
 			w.saw(cur)
