@@ -32,7 +32,9 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 		l.drop(h, ErrLeaseLost)
 		return false, &AcquireError{Reason: ReasonStaleLock, Revision: h.revision, Cause: ErrLeaseLost}
 	}
-	ok, _, err := l.acquire(ctx, attempt{})
+	var tried tries // an attempt that did not acquire: a copy of it may land yet (see lostattempt.go)
+	ok, _, err := l.acquire(ctx, attempt{tried: &tried})
+	l.giveUp(&tried)
 	return ok, err
 }
 
@@ -52,37 +54,38 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 // release, and so is one that stays unknown, so that no acquire is left
 // held by nobody: the release is conditioned on our revision and changes
 // nothing when our write was not applied. settle returns nil, and no error,
-// after freeing a write whose validity ran out within the wait, and an
+// after freeing a write whose validity ran out within the wait (freed is
+// then our item as the store had it), and an
 // *AcquireError when the write is freed because the time ran out or it
 // stayed unknown.
-func (l *Lock) settle(ctx context.Context, req AcquireRequest, sent, until time.Time, err error) (*Item, error) {
+func (l *Lock) settle(ctx context.Context, req AcquireRequest, sent, until time.Time, err error) (cur, freed *Item, _ error) {
 	got, found, gerr := l.settleRead(ctx, until)
 	applied := gerr == nil && found && got.Revision == req.Revision
 	switch {
 	case gerr == nil && !applied && found && (!got.Released || got.Result == Success || isTimeout(err) || retryLater(err)):
-		return &got, nil // another holder has it, or published: wait on it, or read it
+		return &got, nil, nil // another holder has it, or published: wait on it, or read it
 	case gerr == nil && !applied && (isTimeout(err) || retryLater(err)):
 		// A brownout lost our write on a free lock, or it was not applied
 		// for a reason the next request may not meet (see retryLater):
 		// the wait goes on.
-		return nil, nil
+		return nil, nil, nil
 	case gerr == nil && !applied, gerr == nil && got.Released:
 		// Not applied on a free lock, or ours released by somebody else
 		// since: the store failed our write.
 		l.logAt(slog.LevelWarn, "lock acquire failed", slog.Any("error", err))
-		return nil, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
+		return nil, nil, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
 	case applied && !l.late(ctx, until) && time.Now().Before(sent.Add(l.o.lease-l.validityMargin())):
-		return &got, nil
+		return &got, nil, nil
 	}
 	// Freed, not failed: the freed hold made no attempt, so the episode's
 	// attempts, reason and not-before stay as the item has them (the
 	// release writes none of them; no read of them is needed).
 	free := ReleaseRequest{Key: l.key, Revision: req.Revision, NowMs: l.nowMs(), Result: Failure, KeepEpisode: true}
 	if l.free(ctx, free) && applied && !l.late(ctx, until) {
-		return nil, nil // settled too late to hold, within the wait: it goes on
+		return nil, &got, nil // settled too late to hold, within the wait: it goes on
 	}
 	l.logAt(slog.LevelWarn, "lock acquire failed", slog.Any("error", err))
-	return nil, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
+	return nil, nil, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
 }
 
 // retryLater reports whether err says that a write was not applied for a
@@ -182,7 +185,10 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 			l.count(MetricLockThrottled, 1)
 			return false, nil, &AcquireError{Reason: ReasonThrottled, Cause: fmt.Errorf("lock %s/%s: %w", l.key.Group, l.key.ID, err)}
 		}
-		got, err := l.settle(ctx, req, sent, until, err)
+		got, freed, err := l.settle(ctx, req, sent, until, err)
+		if freed != nil {
+			a.tried.free(freed) // our own write, held by nobody: see kind
+		}
 		if err != nil || got == nil {
 			a.tried.note(req.Revision, sent, maxHold, takeover)
 			return false, nil, err
@@ -193,15 +199,32 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 		a.tried.note(req.Revision, sent, maxHold, takeover)
 		return false, &it, nil
 	}
-	l.startHold(ctx, it, sent, maxHold, takeover, start)
+	l.startHold(ctx, it, sent, maxHold, takeover, a.tried.freedItem(), start)
 	return true, &it, nil
 }
 
+// kind reports what kind of acquisition it is, as an acquire wrote it
+// (takeover: it ended a wait): a take-over of an abandoned lease, or the
+// attempt after a published failure. When it replaced freed (nil: none), a
+// late copy that the acquiring wait freed itself, it is of the kind the
+// copy's acquisition was: the copy held the key for nobody, so the wait is
+// the first to hold it since what the copy replaced (a crashed holder's
+// lease is still taken over; a copy that replaced no item took over
+// nothing).
+func kind(it Item, takeover bool, freed *Item) (tookOver, afterFailure bool) {
+	if freed != nil && it.PrevRevision == freed.Revision {
+		c := *freed
+		return takeover && c.PrevRevision != "" && tookOverAbandoned(c), acquiredAfterFailure(c)
+	}
+	return takeover && tookOverAbandoned(it), acquiredAfterFailure(it)
+}
+
 // startHold starts holding it, which an acquire sent at sent wrote (takeover:
-// it ended a wait), and counts and logs the acquisition, begun at start.
-func (l *Lock) startHold(ctx context.Context, it Item, sent time.Time, maxHold time.Duration, takeover bool, start time.Time) *hold {
-	after := acquiredAfterFailure(it)
-	h := l.begin(ctx, it, sent, maxHold, takeover && tookOverAbandoned(it), after)
+// it ended a wait; freed: see kind), and counts and logs the acquisition,
+// begun at start.
+func (l *Lock) startHold(ctx context.Context, it Item, sent time.Time, maxHold time.Duration, takeover bool, freed *Item, start time.Time) *hold {
+	took, after := kind(it, takeover, freed)
+	h := l.begin(ctx, it, sent, maxHold, took, after)
 	l.millis(MetricLockAcquisitionDuration, time.Since(start))
 	l.count(MetricEpisodeAttempts, float64(h.attempt))
 	switch {

@@ -242,7 +242,8 @@ func WithAnnouncements(n int) Option { return func(o *options) { o.announceShard
 // not, unless its Locks are given the inner store's with this option), so
 // every Lock on one store shares it. nil turns the memory off: every
 // TryAcquireElseWaitForRelease then writes first, the store's first call
-// too, unless [WithReadFirst].
+// too, unless [WithReadFirst], and a late copy of an acquire a call gave
+// up is taken over after a lease instead of freed (see [HotKeys]).
 func WithHotKeys(h *HotKeys) Option {
 	return func(o *options) { o.hotKeys, o.hotKeysSet = h, true }
 }

@@ -26,7 +26,14 @@ import (
 // revision would have changed the item's revision.
 //
 // A copy that lands after its wait returned is not caught here: no caller
-// is left to hold it, and another waiter takes it over after a lease.
+// is left to hold it. The wait leaves its attempts to its execution
+// environment, whose next wait frees such a copy (see lostattempt.go);
+// elsewhere it is taken over after a lease.
+//
+// A wait that acquires over a copy it freed itself is told the kind of
+// acquisition the copy's was (see kind): no take-over over a copy that
+// replaced a release, a take-over when the copy took over a crashed
+// holder's lease.
 
 // maxTries bounds the attempts a wait remembers: a wait makes one attempt
 // per read that showed the lock acquirable, and a late copy lands within
@@ -41,8 +48,31 @@ type try struct {
 	takeover bool
 }
 
-// tries are a wait's attempts that did not acquire, the latest last.
-type tries struct{ list []try }
+// tries are a wait's attempts that did not acquire, the latest last, and
+// the last write the wait freed as held by nobody (a late copy, or its own
+// write settled too late to hold): an acquisition over it is of the kind
+// that write's was (see kind).
+type tries struct {
+	list  []try
+	freed *Item // as the store had it before the release; nil: none
+}
+
+// free notes it, a write the wait freed as held by nobody (t nil: nothing
+// is noted).
+func (t *tries) free(it *Item) {
+	if t != nil {
+		t.freed = it
+	}
+}
+
+// freedItem returns the last write the wait freed, nil when none (or t
+// is nil).
+func (t *tries) freedItem() *Item {
+	if t == nil {
+		return nil
+	}
+	return t.freed
+}
 
 // note adds an attempt (t nil: nothing is noted).
 func (t *tries) note(revision string, sent time.Time, maxHold time.Duration, takeover bool) {
@@ -65,30 +95,39 @@ func (t *tries) find(revision string) (try, bool) {
 	return try{}, false
 }
 
-// own judges a held item that one of the wait's own attempts wrote (ok
-// false: none did): the wait holds it, or frees it and races again.
+// own judges a held item that one of the wait's own attempts wrote, or an
+// attempt that a call in this environment gave up on (see lostattempt.go)
+// (ok false: neither): the wait holds it, or frees it and races again.
 func (w *waiter) own(it Item) (v verdict, ok bool) {
 	if it.Released {
 		return verdict{}, false
 	}
-	a, ok := w.tried.find(it.Revision)
-	if !ok {
-		return verdict{}, false
-	}
 	l := w.l
-	if !l.late(w.ctx, w.deadline) && time.Now().Before(a.sent.Add(l.o.lease-l.validityMargin())) {
+	a, mine := w.tried.find(it.Revision)
+	lost := !mine && l.hot.gaveUp(l.key, it.Revision)
+	switch {
+	case !mine && !lost:
+		return verdict{}, false
+	case mine && !l.late(w.ctx, w.deadline) && time.Now().Before(a.sent.Add(l.o.lease-l.validityMargin())):
 		l.logAt(slog.LevelInfo, "a late copy of this wait's own acquire holds the lock", slog.Int64("fence", it.Fence))
 		l.count(MetricLateCopy, 1)
-		h := l.startHold(w.ctx, it, a.sent, a.maxHold, a.takeover, a.sent)
+		h := l.startHold(w.ctx, it, a.sent, a.maxHold, a.takeover, w.tried.freed, a.sent) // it may replace a copy the wait freed (see kind)
 		return verdict{done: true, res: WaitResult{Outcome: Acquired, Fence: it.Fence, TookOver: h.tookOver, AfterFailure: h.afterFailure}}, true
 	}
-	// Too late to hold it: free it, keeping its episode as the late copy
-	// wrote it (see settle), and race for the lock.
+	// Too late to hold it, or nobody's: free it, keeping its episode as
+	// the late copy wrote it (see settle), and race for the lock. The
+	// release ends with the wait (callCtx): a copy it could not free is
+	// left to the environment's next call (see lostattempt.go).
 	free := ReleaseRequest{Key: l.key, Revision: it.Revision, NowMs: l.nowMs(), Result: Failure, KeepEpisode: true}
-	if !l.free(w.ctx, free) {
+	if !l.free(w.callCtx, free) {
 		return verdict{}, true // the store failed: the next read tries again
 	}
+	w.tried.free(&it)
 	l.count(MetricLateCopy, 1)
+	if lost {
+		l.logAt(slog.LevelInfo, "freed a late copy of an acquire a call gave up on", slog.Int64("fence", it.Fence))
+		return verdict{take: true}, true
+	}
 	l.logAt(slog.LevelInfo, "freed a late copy of this wait's own acquire", slog.Int64("fence", it.Fence))
 	return verdict{take: true}, true
 }

@@ -160,6 +160,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		case isRefusal(err):
 			return l.refused(err)
 		case err != nil && !isThrottled(err):
+			l.giveUp(&tried) // a copy of it may land yet (see lostattempt.go)
 			l.count(MetricLockAcquisitionError, 1)
 			l.count(MetricLockAcquisitionFailed, 1)
 			return WaitResult{Outcome: Failed}, err
@@ -179,6 +180,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 	}
 	l.count(MetricLockAcquisitionSuccess, 0)
 	if step == stepReleased {
+		l.giveUp(&tried) // refused over the success: a copy of it may land yet
 		l.count(MetricLockAcquisitionFailed, 0)
 		l.count(MetricLockAcquisitionError, 0)
 		l.count(MetricLockAcquisitionWaitTimeout, 0)
@@ -202,6 +204,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 	w.saw(looked)
 	w.saw(cur)
 	defer func() {
+		w.giveUpTries() // a copy of one may land yet (see lostattempt.go)
 		res.Polls, res.Waited = w.polls, time.Since(w.start)
 		l.count(MetricWaitForLock, 1)
 		l.millis(MetricLockAcquisitionWaitDuration, res.Waited)
@@ -224,7 +227,7 @@ type waiter struct {
 	start    time.Time
 	polls    int
 
-	tried tries // this wait's attempts that did not acquire: one may land late
+	tried tries // this wait's attempts that did not acquire (one may land late), and the last write it freed
 
 	obs      *Observation // what we last saw; nil when the item was absent or released
 	obsAt    time.Time    // monotonic: when obs was first seen
@@ -260,6 +263,14 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 	wake, res, err, done := w.afterRefusal(cur)
 	if done {
 		return res, err
+	}
+	if cur != nil {
+		if v, mine := w.own(*cur); mine { // a late copy of an acquire a call gave up on
+			if v.done {
+				return v.res, v.err
+			}
+			wake = time.Now() // freed (or the store failed): read again
+		}
 	}
 	for {
 		now := time.Now()
@@ -306,8 +317,8 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 				w.throttles++
 			}
 		case acquired:
-			after := acquiredAfterFailure(*cur)
-			return WaitResult{Outcome: Acquired, TookOver: tookOverAbandoned(*cur), AfterFailure: after, Fence: cur.Fence}, nil
+			took, after := kind(*cur, true, w.tried.freed)
+			return WaitResult{Outcome: Acquired, TookOver: took, AfterFailure: after, Fence: cur.Fence}, nil
 		default:
 			w.saw(cur)
 			if cur != nil {
