@@ -102,7 +102,7 @@ func (f *flight) wait(ctx context.Context, until time.Time) (publication, error)
 	if !until.IsZero() {
 		d := time.Until(until)
 		if d <= 0 {
-			return publication{}, fmt.Errorf("%w: no time left to wait for the in-process holder", lockcore.ErrWaitTimeout)
+			return publication{}, fmt.Errorf("%w: lock %s/%s: no time left to wait for the in-process holder", lockcore.ErrWaitTimeout, f.key.Group, f.key.ID)
 		}
 		t := time.NewTimer(d)
 		defer t.Stop()
@@ -117,7 +117,7 @@ func (f *flight) wait(ctx context.Context, until time.Time) (publication, error)
 	case <-ctx.Done():
 		return publication{}, fmt.Errorf("lockmw: waiting for the in-process holder: %w", context.Cause(ctx))
 	case <-limit:
-		return publication{}, fmt.Errorf("%w: waiting for the in-process holder", lockcore.ErrWaitTimeout)
+		return publication{}, fmt.Errorf("%w: lock %s/%s: waiting for the in-process holder", lockcore.ErrWaitTimeout, f.key.Group, f.key.ID)
 	}
 }
 
@@ -187,23 +187,69 @@ func (c *call) follow(f *flight, margin, maxWait time.Duration) (lockcore.WaitRe
 		c.rec.AddMetric(MetricLockCoalescedFallThrough, "Count", 1)
 		return lockcore.WaitResult{}, err
 	}
-	// The lock metrics lockcore would have written, with no lock attempt.
 	c.rec.AddMetric(MetricLockCoalesced, "Count", boolCount(err == nil))
 	c.rec.AddMetric(MetricLockCoalescedFallThrough, "Count", 0)
-	c.rec.AddMetric(lockcore.MetricLockAcquisitionSuccess, "Count", 0)
-	c.rec.AddMetric(lockcore.MetricLockAcquisitionFailed, "Count", boolCount(err != nil))
-	c.rec.AddMetric(lockcore.MetricLockAcquisitionError, "Count", 0)
+	c.waitMetrics(waited, err)
+	c.info.Waited = waited
 	if err != nil {
 		c.info.Outcome = lockcore.Failed
+		if errors.Is(err, lockcore.ErrWaitTimeout) {
+			c.logWaitTimeout(waited)
+		}
+		if c.tr != nil {
+			c.tr.set(slog.String(AttrOutcome, lockcore.Failed.String()))
+		}
 		return lockcore.WaitResult{Outcome: lockcore.Failed, Waited: waited}, err
 	}
 	res := lockcore.WaitResult{Outcome: lockcore.Released, Fence: pub.fence, ResultRef: pub.ref, Answer: pub.answer, Waited: waited}
 	c.info.Outcome, c.info.Fence, c.info.ResultRef = res.Outcome, res.Fence, res.ResultRef
-	c.info.Waited, c.info.Coalesced = waited, true
+	c.info.Coalesced = true
 	if c.tr != nil {
 		c.tr.set(slog.String(AttrOutcome, res.Outcome.String()), slog.Int64(AttrFence, res.Fence), slog.Bool(AttrCoalesced, true))
 	}
 	return res, nil
+}
+
+// waitMetrics are the lock metrics lockcore writes when a wait ends after
+// waited with err, for a follower, which made no lock request and no
+// poll: a wait timeout reads as one on the stack's alarms and dashboards,
+// whether the invocation waited on the store or in the process.
+func (c *call) waitMetrics(waited time.Duration, err error) {
+	c.rec.AddMetric(lockcore.MetricLockAcquisitionSuccess, "Count", 0)
+	c.rec.AddMetric(lockcore.MetricWaitForLock, "Count", 1)
+	c.rec.AddMetric(lockcore.MetricLockAcquisitionWaitDuration, "Milliseconds", float64(waited)/float64(time.Millisecond))
+	c.rec.AddMetric(lockcore.MetricLockPollCount, "Count", 0)
+	c.rec.AddMetric(lockcore.MetricLockAcquisitionFailed, "Count", boolCount(err != nil))
+	c.rec.AddMetric(lockcore.MetricLockAcquisitionWaitTimeout, "Count", boolCount(errors.Is(err, lockcore.ErrWaitTimeout)))
+	c.rec.AddMetric(lockcore.MetricLockAcquisitionError, "Count", 0)
+	c.rec.AddMetric(lockcore.MetricSharedFailure, "Count", boolCount(errors.Is(err, lockcore.ErrHolderFailed)))
+}
+
+// logWaitTimeout writes the line lockcore writes for a wait that timed
+// out, for a follower's: a log query for wait timeouts finds both.
+func (c *call) logWaitTimeout(waited time.Duration) {
+	c.lockLog.LogAttrs(c.tctx, slog.LevelWarn, "lock wait timed out",
+		slog.String("lockGroup", c.info.Key.Group), slog.String("lockId", c.info.Key.ID),
+		slog.Int("polls", 0), slog.Duration("waited", waited), slog.Int("throttled", 0), slog.Int("timedOut", 0))
+}
+
+// landWhenHoldEnds lands the flight the invocation leads, with no
+// publication, as soon as its hold ends by itself (lease lost, maximum
+// hold reached, the invocation's context ended) while its handler still
+// runs: the followers go to the lock themselves, as waiters on the store
+// would, instead of waiting for a handler that no longer holds the lock.
+// A release lands the flight itself, with what it published. The caller
+// calls stop once the handler has returned.
+func (c *call) landWhenHoldEnds(lctx context.Context) (stop func() bool) {
+	f := c.flight
+	if f == nil {
+		return func() bool { return false }
+	}
+	return context.AfterFunc(lctx, func() {
+		if !errors.Is(context.Cause(lctx), lockcore.ErrReleased) {
+			f.land(publication{}, false)
+		}
+	})
 }
 
 // landFlight lands the flight the invocation leads, if it leads one that

@@ -129,6 +129,8 @@ func (c *call) acquire(lock *lockcore.Lock) (lockcore.WaitResult, error) {
 func (w *wrapper[TIn, TOut]) hold(c *call, lock *lockcore.Lock, in TIn) (out TOut, err error) {
 	lctx := lock.Context()
 	acquiredAt := time.Now()
+	stop := c.landWhenHoldEnds(lctx)
+	defer stop()
 	released := false
 	defer func() {
 		if released {
