@@ -143,9 +143,13 @@ func WithCoalescing(on bool) Option {
 
 // attempt is the invocation's lock attempt: its own, or a share of the
 // leader's in the process.
-func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (lockcore.WaitResult, error) {
+// It returns the lock it tried: lock, or, for a follower that tried the
+// lock itself, one like it that waits only what is left of its maximum
+// wait.
+func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (*lockcore.Lock, lockcore.WaitResult, error) {
 	if w.co == nil {
-		return c.acquire(lock)
+		res, err := c.acquire(lock)
+		return lock, res, err
 	}
 	f, leader := w.co.join(c.info.Key)
 	if leader {
@@ -158,22 +162,40 @@ func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (lockcore.Wai
 		case lockcore.Failed:
 			c.landFlight(false, publication{})
 		}
-		// Acquired: the release lands the flight.
-		return res, err
+		// Acquired: the release, or the end of the hold, lands the flight.
+		return lock, res, err
 	}
-	res, err := c.follow(f, w.margin, lock.MaxWait())
+	start := time.Now()
+	res, err := c.follow(f, start, w.margin, lock.MaxWait())
 	if !errors.Is(err, errFallThrough) {
-		return res, err
+		return lock, res, err
 	}
-	return c.acquire(lock)
+	// As a waiter on the store that has waited as long: the maximum wait
+	// counts from the invocation's start of waiting, not from the landing.
+	lock = w.lockWaitingAtMost(c, lock, lock.MaxWait()-time.Since(start))
+	res, err = c.acquire(lock)
+	return lock, res, err
 }
 
-// follow waits for the leader of f, as a waiter on the store would: until
-// the invocation's deadline less margin, and at most maxWait. With the
-// leader's published success it fills c.info as RELEASED; with
+// lockWaitingAtMost is lock, or a lock like it whose wait ends within d,
+// at least a nanosecond: its first attempt is made, and decides.
+func (w *wrapper[TIn, TOut]) lockWaitingAtMost(c *call, lock *lockcore.Lock, d time.Duration) *lockcore.Lock {
+	if d >= lock.MaxWait() {
+		return lock
+	}
+	opts := append(w.lockOptions(c), lockcore.WithMaxWait(max(d, time.Nanosecond)))
+	l, err := lockcore.New(w.store, c.params, opts...)
+	if err != nil {
+		return lock // not expected: lockcore accepted the same settings for lock
+	}
+	return l
+}
+
+// follow waits for the leader of f, as a waiter on the store would: from
+// start until the invocation's deadline less margin, and at most maxWait.
+// With the leader's published success it fills c.info as RELEASED; with
 // errFallThrough the caller tries the lock itself.
-func (c *call) follow(f *flight, margin, maxWait time.Duration) (lockcore.WaitResult, error) {
-	start := time.Now()
+func (c *call) follow(f *flight, start time.Time, margin, maxWait time.Duration) (lockcore.WaitResult, error) {
 	until := start.Add(maxWait)
 	if c.hasDL {
 		until = minTime(until, c.deadline.Add(-margin))

@@ -293,3 +293,58 @@ func logSummary(lines []map[string]any) string {
 	}
 	return b.String()
 }
+
+// TestCoalescedFollowerMaximumWait: the maximum wait bounds a follower's
+// whole wait, for its leader and then on the store, as it bounds a store
+// waiter's. The leader fails after 20 s; one follower acquires and works
+// 20 s more; the other, with the default 30 s maximum wait and a minute
+// left, ends FAILED with ErrWaitTimeout 30 s after it came, as a store
+// waiter does, not RELEASED 40 s after it came.
+func TestCoalescedFollowerMaximumWait(t *testing.T) {
+	tests := []struct {
+		name     string
+		coalesce bool
+	}{
+		{"waiting on the store", false},
+		{"coalesced", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				calls := 0
+				start := time.Now()
+				hd := &coalescedHerd{n: 3, opts: []lockmw.Option{lockmw.WithCoalescing(tt.coalesce)},
+					fetch: func(ctx context.Context, e event) (string, error) {
+						mu.Lock()
+						calls++
+						first := calls == 1
+						mu.Unlock()
+						time.Sleep(20 * time.Second)
+						if first {
+							return "", errors.New("upstream 503")
+						}
+						return "v", nil
+					}}
+				hd.run(t)
+				timedOut := 0
+				for i := 1; i < hd.n; i++ {
+					if hd.infos[i].Outcome == lockcore.Acquired {
+						continue
+					}
+					timedOut++
+					if err := hd.errs[i]; !errors.Is(err, lockcore.ErrWaitTimeout) || hd.ends[i].Sub(start) != lockcore.DefaultMaxWait {
+						t.Errorf("invocation %d: %v after %v, want ErrWaitTimeout after the %v maximum wait",
+							i, err, hd.ends[i].Sub(start), lockcore.DefaultMaxWait)
+					}
+					if got := hd.doc(t, i)[lockcore.MetricLockAcquisitionWaitTimeout]; got != 1.0 {
+						t.Errorf("invocation %d: %s = %v, want 1", i, lockcore.MetricLockAcquisitionWaitTimeout, got)
+					}
+				}
+				if timedOut != 1 {
+					t.Errorf("%d invocations did not acquire, want 1", timedOut)
+				}
+			})
+		})
+	}
+}
