@@ -43,6 +43,10 @@ type flight struct {
 	key  lockcore.Key
 	done chan struct{} // closed when the flight has landed
 
+	// Guarded by co.mu.
+	until   time.Time // when the leader's wait on the store ends
+	holding bool      // the leader holds the lock: it lands the flight when the hold ends
+
 	// Written by land before done is closed, read-only after.
 	pub    publication
 	shared bool // the leader saw success published: followers take pub
@@ -61,18 +65,33 @@ func newCoalescer() *coalescer {
 	return &coalescer{flights: make(map[lockcore.Key]*flight)}
 }
 
-// join returns the flight for key and whether the caller leads it. A
-// leader must land the flight, whatever happens (also on panic), or its
-// followers wait until their own deadlines.
-func (co *coalescer) join(key lockcore.Key) (f *flight, leader bool) {
+// join returns the flight for key and whether the caller, whose wait
+// ends at until, leads it. A leader must land the flight, whatever
+// happens (also on panic), or its followers wait until their own
+// deadlines. It returns nil when the flight's leader waits on the store
+// (holds nothing yet) past until: a held-back failure that the leader
+// waits out can be past the caller's limit, and a waiter on the store
+// with that limit is told so at once, so the caller tries the lock itself.
+func (co *coalescer) join(key lockcore.Key, until time.Time) (f *flight, leader bool) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	if f, ok := co.flights[key]; ok {
+		if !f.holding && until.Before(f.until) {
+			return nil, false
+		}
 		return f, false
 	}
-	f = &flight{co: co, key: key, done: make(chan struct{})}
+	f = &flight{co: co, key: key, done: make(chan struct{}), until: until}
 	co.flights[key] = f
 	return f, true
+}
+
+// hold records that the leader holds the lock: from now on its outcome
+// reaches every follower when it is decided.
+func (f *flight) hold() {
+	f.co.mu.Lock()
+	defer f.co.mu.Unlock()
+	f.holding = true
 }
 
 // land ends the flight: with shared, its followers get pub; without, they
@@ -151,22 +170,29 @@ func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (*lockcore.Lo
 		res, err := c.acquire(lock)
 		return lock, res, err
 	}
-	f, leader := w.co.join(c.info.Key)
-	if leader {
+	start := time.Now()
+	until := c.waitUntil(start, w.margin, lock.MaxWait())
+	f, leader := w.co.join(c.info.Key, until)
+	switch {
+	case f == nil:
+		c.rec.AddMetric(MetricLockCoalesced, "Count", 0)
+		res, err := c.acquire(lock)
+		return lock, res, err
+	case leader:
 		c.rec.AddMetric(MetricLockCoalesced, "Count", 0)
 		c.flight = f
 		res, err := c.acquire(lock)
 		switch res.Outcome {
+		case lockcore.Acquired:
+			f.hold() // the release, or the end of the hold, lands the flight
 		case lockcore.Released:
 			c.landFlight(true, publication{fence: res.Fence, ref: res.ResultRef, answer: res.Answer})
 		case lockcore.Failed:
 			c.landFlight(false, publication{})
 		}
-		// Acquired: the release, or the end of the hold, lands the flight.
 		return lock, res, err
 	}
-	start := time.Now()
-	res, err := c.follow(f, start, w.margin, lock.MaxWait())
+	res, err := c.follow(f, start, until)
 	if !errors.Is(err, errFallThrough) {
 		return lock, res, err
 	}
@@ -191,15 +217,22 @@ func (w *wrapper[TIn, TOut]) lockWaitingAtMost(c *call, lock *lockcore.Lock, d t
 	return l
 }
 
-// follow waits for the leader of f, as a waiter on the store would: from
-// start until the invocation's deadline less margin, and at most maxWait.
-// With the leader's published success it fills c.info as RELEASED; with
-// errFallThrough the caller tries the lock itself.
-func (c *call) follow(f *flight, start time.Time, margin, maxWait time.Duration) (lockcore.WaitResult, error) {
+// waitUntil is when a wait of the invocation that starts at start ends,
+// as lockcore computes it: at the invocation's deadline less margin, and
+// at most maxWait after start.
+func (c *call) waitUntil(start time.Time, margin, maxWait time.Duration) time.Time {
 	until := start.Add(maxWait)
 	if c.hasDL {
 		until = minTime(until, c.deadline.Add(-margin))
 	}
+	return until
+}
+
+// follow waits for the leader of f, as a waiter on the store would: from
+// start until until (see waitUntil). With the leader's published success
+// it fills c.info as RELEASED; with errFallThrough the caller tries the
+// lock itself.
+func (c *call) follow(f *flight, start, until time.Time) (lockcore.WaitResult, error) {
 	c.log.DebugContext(c.tctx, logFollowing)
 	pub, err := f.wait(c.tctx, until)
 	waited := time.Since(start)

@@ -348,3 +348,70 @@ func TestCoalescedFollowerMaximumWait(t *testing.T) {
 		})
 	}
 }
+
+// TestCoalescedShortFollowerSharesAHeldBackFailure: another holder's
+// failure holds new attempts back 20 s, past a follower's own limit (a
+// 10 s function) but not past its leader's (a minute). A waiter on the
+// store with that limit is told at once that the holder failed, with the
+// not-before, and so must the follower be, instead of waiting to its
+// limit for a leader that waits on, and then timing out: the failure was
+// published before they came, or while they waited.
+func TestCoalescedShortFollowerSharesAHeldBackFailure(t *testing.T) {
+	tests := []struct {
+		name     string
+		coalesce bool
+		failAt   time.Duration // when the other holder publishes its failure; the herd comes at 1 s
+	}{
+		{"store waiter, failure published before", false, 0},
+		{"coalesced, failure published before", true, 0},
+		{"store waiter, failure published while waiting", false, 3 * time.Second},
+		{"coalesced, failure published while waiting", true, 3 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				mem := lockcore.NewMemoryStore()
+				other := holdElsewhere(t, context.Background(), mem, "EUR-USD")
+				var mu sync.Mutex // guards notBefore and failedAt
+				var notBefore, failedAt time.Time
+				fail := func() {
+					mu.Lock()
+					defer mu.Unlock()
+					failedAt = time.Now()
+					notBefore = failedAt.Add(20 * time.Second)
+					if err := other.Release(context.Background(), lockcore.Failure, "", lockcore.WithNotBefore(notBefore)); err != nil {
+						t.Errorf("other holder's release: %v", err)
+					}
+				}
+				done := make(chan struct{})
+				time.AfterFunc(tt.failAt, func() { fail(); close(done) })
+				hd := &coalescedHerd{n: 2, work: time.Second, store: &opCounter{Store: mem},
+					arrive:  func(i int) time.Duration { return time.Second + time.Duration(i)*time.Millisecond },
+					timeout: func(i int) time.Duration { return []time.Duration{time.Minute, 10 * time.Second}[i] },
+					opts:    []lockmw.Option{lockmw.WithCoalescing(tt.coalesce)}}
+				hd.run(t)
+				<-done
+				mu.Lock()
+				defer mu.Unlock()
+				var hf *lockcore.HolderFailedError
+				if err := hd.errs[1]; !errors.Is(err, lockmw.ErrLockFailed) || !errors.As(err, &hf) || !hf.NotBefore.Equal(notBefore) {
+					t.Fatalf("short invocation: %v, want ErrLockFailed with the holder's failure and its not-before %v", err, notBefore)
+				}
+				knowable := failedAt // when a waiter could know: the failure's publication, or its arrival
+				if arrived := start.Add(hd.arrive(1)); arrived.After(knowable) {
+					knowable = arrived
+				}
+				if d := hd.ends[1].Sub(knowable); d < 0 || d > 2*lockcore.DefaultPollInterval {
+					t.Errorf("short invocation returned %v after it could know of the failure, want within two poll intervals", d)
+				}
+				if got := hd.doc(t, 1)[lockcore.MetricSharedFailure]; got != 1.0 {
+					t.Errorf("short invocation: %s = %v, want 1", lockcore.MetricSharedFailure, got)
+				}
+				if hd.errs[0] != nil || hd.infos[0].Outcome != lockcore.Acquired {
+					t.Errorf("long invocation: %+v, %v; want ACQUIRED after the not-before", hd.infos[0], hd.errs[0])
+				}
+			})
+		})
+	}
+}
