@@ -148,14 +148,24 @@ func (f *flight) wait(ctx context.Context, until time.Time) (publication, error)
 // leader, runs the lock protocol on the store; the others wait for it in
 // the process, each until its own deadline less the safety margin and at
 // most the lock's maximum wait (lockcore.WithMaxWait), as a waiter on the
-// store would, and make no lock request of their own. When the leader publishes success,
-// or finds another holder's success published, they are RELEASED with
-// that holder's fence, result reference and answer, and
+// store would, and make no lock request of their own. When the leader
+// publishes success, or finds another holder's success published, they
+// are RELEASED with that holder's fence, result reference and answer, and
 // [Handlers].OnReleased runs for them as for any waiter; [Info].Coalesced
-// is true. When the leader does not (its handler failed, it lost its
-// lease, it ran out of time, the store failed, it panicked), they try the
-// lock on their own, as if they had never waited. With one invocation per
-// process, it changes nothing.
+// is true. When the leader does not (its handler failed, it ran out of
+// time, the store failed, it panicked), or its hold ends while its
+// handler still runs (it lost its lease, reached its maximum hold, or its
+// context ended), they try the lock on their own at that moment, as a
+// waiter on the store that had waited as long: until their own deadline
+// less the margin, with what is left of the maximum wait; so they can be
+// RELEASED by another holder's success, acquire, or be told of a failure.
+// An invocation whose wait would end before that of a leader still
+// waiting on the store (not holding the lock) tries the lock on its own
+// from the start, so that a failure held back past its limit is told to
+// it at once. A follower's wait counts in lockcore's metrics as a wait
+// does; one that ran out is a wait timeout ([lockcore.ErrWaitTimeout],
+// LockAcquisitionWaitTimeout 1). With one invocation per process, it
+// changes nothing.
 func WithCoalescing(on bool) Option {
 	return func(o *options) { o.noCoalesce = !on }
 }
