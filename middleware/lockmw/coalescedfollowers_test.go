@@ -135,13 +135,20 @@ func TestCoalescedFollowersAfterLeaseLost(t *testing.T) {
 // after the success a waiter on the store reads it is lockcore's
 // schedule, not coalescing's.)
 func TestCoalescedFollowersAfterLeaderHoldEnds(t *testing.T) {
+	cancelledAfter := func(d time.Duration) func(context.Context) context.Context {
+		return func(ctx context.Context) context.Context {
+			ctx, cancel := context.WithCancelCause(ctx)
+			time.AfterFunc(d, func() { cancel(errors.New("invocation cancelled")) })
+			return ctx
+		}
+	}
 	tests := []struct {
 		name          string
 		leaderTimeout time.Duration
-		cancelAfter   time.Duration // the leader's context is cancelled then; 0: never
+		leaderCtx     func(context.Context) context.Context
 	}{
-		{name: "maximum hold reached", leaderTimeout: 10 * time.Second},
-		{name: "leader's context cancelled", leaderTimeout: time.Minute, cancelAfter: 3 * time.Second},
+		{"maximum hold reached", 10 * time.Second, func(ctx context.Context) context.Context { return ctx }},
+		{"leader's context cancelled", time.Minute, cancelledAfter(3 * time.Second)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -155,11 +162,9 @@ func TestCoalescedFollowersAfterLeaderHoldEnds(t *testing.T) {
 						return []time.Duration{tt.leaderTimeout, time.Minute, time.Minute, time.Minute}[i]
 					},
 					ctx: func(i int, ctx context.Context) context.Context {
-						if i != 0 || tt.cancelAfter == 0 {
-							return ctx
+						if i == 0 {
+							return tt.leaderCtx(ctx)
 						}
-						ctx, cancel := context.WithCancelCause(ctx)
-						time.AfterFunc(tt.cancelAfter, func() { cancel(errors.New("invocation cancelled")) })
 						return ctx
 					},
 					fetch: func(ctx context.Context, e event) (string, error) {
