@@ -86,9 +86,9 @@ func (co *coalescer) join(key lockcore.Key, until time.Time) (f *flight, leader 
 	return f, true
 }
 
-// hold records that the leader holds the lock: from now on its outcome
+// leaderHolds records that the leader holds the lock: from now on its outcome
 // reaches every follower when it is decided.
-func (f *flight) hold() {
+func (f *flight) leaderHolds() {
 	f.co.mu.Lock()
 	defer f.co.mu.Unlock()
 	f.holding = true
@@ -194,7 +194,7 @@ func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (*lockcore.Lo
 		res, err := c.acquire(lock)
 		switch res.Outcome {
 		case lockcore.Acquired:
-			f.hold() // the release, or the end of the hold, lands the flight
+			f.leaderHolds() // the release, or the end of the hold, lands the flight
 		case lockcore.Released:
 			c.landFlight(true, publication{fence: res.Fence, ref: res.ResultRef, answer: res.Answer})
 		case lockcore.Failed:

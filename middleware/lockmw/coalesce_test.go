@@ -118,7 +118,7 @@ func TestCoalescerShortFollowerOfAWaitingLeader(t *testing.T) {
 	if g, lead := co.join(coKey, now.Add(10*time.Second)); g != f || lead {
 		t.Errorf("join() with the leader's limit = %p, %v; want the flight, false", g, lead)
 	}
-	f.hold()
+	f.leaderHolds()
 	if g, lead := co.join(coKey, now.Add(5*time.Second)); g != f || lead {
 		t.Errorf("join() with an earlier limit while the leader holds = %p, %v; want the flight, false", g, lead)
 	}
