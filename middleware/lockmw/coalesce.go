@@ -54,11 +54,19 @@ type flight struct {
 
 // publication is what a leader saw published on the lock item: success,
 // by itself or by another holder, with the fence of the holder that
-// published it, its result reference and its inline answer.
+// published it, its result reference, its inline answer, and, for another
+// holder's, when it was published.
 type publication struct {
 	fence  int64
 	ref    string
-	answer []byte // read-only: every follower reads the same bytes
+	answer []byte    // read-only: every follower reads the same bytes
+	at     time.Time // another holder's success: when it published it; zero for the leader's own
+}
+
+// before reports whether p was published before t, by the wall clock's
+// milliseconds: a success the leader found that was old news at t.
+func (p publication) before(t time.Time) bool {
+	return !p.at.IsZero() && p.at.UnixMilli() < t.UnixMilli()
 }
 
 func newCoalescer() *coalescer {
@@ -196,7 +204,7 @@ func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (*lockcore.Lo
 		case lockcore.Acquired:
 			f.leaderHolds() // the release, or the end of the hold, lands the flight
 		case lockcore.Released:
-			c.landFlight(true, publication{fence: res.Fence, ref: res.ResultRef, answer: res.Answer})
+			c.landFlight(true, publication{fence: res.Fence, ref: res.ResultRef, answer: res.Answer, at: res.ReleasedAt})
 		case lockcore.Failed:
 			c.landFlight(false, publication{})
 		}
@@ -245,6 +253,12 @@ func (c *call) waitUntil(start time.Time, margin, maxWait time.Duration) time.Ti
 func (c *call) follow(f *flight, start, until time.Time) (lockcore.WaitResult, error) {
 	c.log.DebugContext(c.tctx, logFollowing)
 	pub, err := f.wait(c.tctx, until)
+	if err == nil && pub.before(start) {
+		// Published before the invocation came: a waiter on the store
+		// coming then takes it only while fresh, as its first attempt
+		// finds; so does the follower, on the store.
+		err = errFallThrough
+	}
 	waited := time.Since(start)
 	c.rec.AddMetric(MetricLockCoalescedWait, "Milliseconds", float64(waited)/float64(time.Millisecond))
 	if errors.Is(err, errFallThrough) {
