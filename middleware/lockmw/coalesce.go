@@ -215,24 +215,85 @@ func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (*lockcore.Lo
 		return lock, res, err
 	}
 	// As a waiter on the store that has waited as long: the maximum wait
-	// counts from the invocation's start of waiting, not from the landing.
-	lock = w.lockWaitingAtMost(c, lock, lock.MaxWait()-time.Since(start))
+	// counts from the invocation's start of waiting, not from the landing,
+	// and so do its wait's metrics and Info.Waited.
+	waited := time.Since(start)
+	lock, fm := w.followerLock(c, lock, lock.MaxWait()-waited, waited)
 	res, err = c.acquire(lock)
+	res.Waited += waited
+	c.info.Waited = res.Waited
+	fm.countWait()
 	return lock, res, err
 }
 
-// lockWaitingAtMost is lock, or a lock like it whose wait ends within d,
-// at least a nanosecond: its first attempt is made, and decides.
-func (w *wrapper[TIn, TOut]) lockWaitingAtMost(c *call, lock *lockcore.Lock, d time.Duration) *lockcore.Lock {
-	if d >= lock.MaxWait() {
-		return lock
-	}
-	opts := append(w.lockOptions(c), lockcore.WithMaxWait(max(d, time.Nanosecond)))
+// followerLock is a lock like lock for a follower that waited for its
+// leader for waited and then tries the lock itself: its wait ends within
+// d, at least a nanosecond (its first attempt is made, and decides), and
+// its metrics count the wait from when the follower began waiting.
+func (w *wrapper[TIn, TOut]) followerLock(c *call, lock *lockcore.Lock, d, waited time.Duration) (*lockcore.Lock, *followerMetrics) {
+	fm := &followerMetrics{rec: c.rec, before: waited}
+	opts := append(w.lockOptions(c), lockcore.WithMaxWait(max(min(d, lock.MaxWait()), time.Nanosecond)), lockcore.WithMetrics(fm))
 	l, err := lockcore.New(w.store, c.params, opts...)
 	if err != nil {
-		return lock // not expected: lockcore accepted the same settings for lock
+		return lock, &followerMetrics{} // not expected: lockcore accepted the same settings for lock
 	}
-	return l
+	return l, fm
+}
+
+// followerMetrics are the lock metrics of a follower's own attempt, after
+// its wait for the leader (before): the attempt's wait counts from when
+// the follower began waiting, and an attempt that its first request
+// decided still counts as a wait, as a waiter on the store that waited as
+// long counts it. It is safe for concurrent use (renewal writes to it).
+type followerMetrics struct {
+	rec    lockcore.Metrics // nil: count nothing
+	before time.Duration
+
+	mu   sync.Mutex
+	seen map[string]bool // the wait metrics the attempt wrote
+}
+
+// AddMetric is rec's, with the wait metrics counted from the follower's
+// start of waiting.
+func (m *followerMetrics) AddMetric(name, unit string, v float64) {
+	switch name {
+	case lockcore.MetricWaitForLock:
+		v = 1
+	case lockcore.MetricLockAcquisitionWaitDuration:
+		v += float64(m.before) / float64(time.Millisecond)
+	}
+	m.mu.Lock()
+	if m.seen == nil {
+		m.seen = make(map[string]bool)
+	}
+	m.seen[name] = true
+	m.mu.Unlock()
+	m.rec.AddMetric(name, unit, v)
+}
+
+// countWait adds the wait metrics the attempt did not write, its first
+// request having decided: the follower waited nonetheless.
+func (m *followerMetrics) countWait() {
+	if m.rec == nil {
+		return
+	}
+	for _, mt := range []struct {
+		name, unit string
+		v          float64
+	}{
+		{lockcore.MetricWaitForLock, "Count", 1},
+		{lockcore.MetricLockAcquisitionWaitDuration, "Milliseconds", 0}, // AddMetric adds the wait for the leader
+		{lockcore.MetricLockPollCount, "Count", 0},
+		{lockcore.MetricLockAcquisitionWaitTimeout, "Count", 0},
+		{lockcore.MetricSharedFailure, "Count", 0},
+	} {
+		m.mu.Lock()
+		seen := m.seen[mt.name]
+		m.mu.Unlock()
+		if !seen {
+			m.AddMetric(mt.name, mt.unit, mt.v)
+		}
+	}
 }
 
 // waitUntil is when a wait of the invocation that starts at start ends,
