@@ -63,10 +63,20 @@ type publication struct {
 	at     time.Time // another holder's success: when it published it; zero for the leader's own
 }
 
-// before reports whether p was published before t, by the wall clock's
-// milliseconds: a success the leader found that was old news at t.
-func (p publication) before(t time.Time) bool {
-	return !p.at.IsZero() && p.at.UnixMilli() < t.UnixMilli()
+// takeableAt reports whether an invocation that began waiting at t may
+// take p, as lockcore judges for a waiter on the store: the leader's own
+// success, or another holder's published while it waited, or still fresh
+// (within fresh, see lockcore.WithFreshSuccess) when it came, by the wall
+// clock's milliseconds.
+func (p publication) takeableAt(t time.Time, fresh time.Duration) bool {
+	if p.at.IsZero() {
+		return true
+	}
+	since := t.UnixMilli()
+	if fresh > 0 {
+		since -= fresh.Milliseconds()
+	}
+	return p.at.UnixMilli() >= since
 }
 
 func newCoalescer() *coalescer {
@@ -210,7 +220,7 @@ func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (*lockcore.Lo
 		}
 		return lock, res, err
 	}
-	res, err := c.follow(f, start, until)
+	res, err := c.follow(f, start, until, lock.FreshSuccess())
 	if !errors.Is(err, errFallThrough) {
 		return lock, res, err
 	}
@@ -309,15 +319,16 @@ func (c *call) waitUntil(start time.Time, margin, maxWait time.Duration) time.Ti
 
 // follow waits for the leader of f, as a waiter on the store would: from
 // start until until (see waitUntil). With the leader's published success
-// it fills c.info as RELEASED; with errFallThrough the caller tries the
-// lock itself.
-func (c *call) follow(f *flight, start, until time.Time) (lockcore.WaitResult, error) {
+// it fills c.info as RELEASED, unless that success was another holder's
+// that was old news when the invocation came (fresh is the lock's
+// fresh-success window); with errFallThrough the caller tries the lock
+// itself.
+func (c *call) follow(f *flight, start, until time.Time, fresh time.Duration) (lockcore.WaitResult, error) {
 	c.log.DebugContext(c.tctx, logFollowing)
 	pub, err := f.wait(c.tctx, until)
-	if err == nil && pub.before(start) {
-		// Published before the invocation came: a waiter on the store
-		// coming then takes it only while fresh, as its first attempt
-		// finds; so does the follower, on the store.
+	if err == nil && !pub.takeableAt(start, fresh) {
+		// Old news when the invocation came: a waiter on the store coming
+		// then would have found the lock free; so does the follower.
 		err = errFallThrough
 	}
 	waited := time.Since(start)

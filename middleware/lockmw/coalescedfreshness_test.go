@@ -51,3 +51,50 @@ func TestCoalescedFollowerArrivingAfterAnOldSuccess(t *testing.T) {
 		})
 	}
 }
+
+// rttStore answers every lock request a round trip after the store
+// applied it, as a network does.
+type rttStore struct {
+	lockcore.Store
+	rtt time.Duration
+}
+
+func (s *rttStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+	it, err := s.Store.Acquire(ctx, req)
+	time.Sleep(s.rtt)
+	return it, err
+}
+
+func (s *rttStore) Get(ctx context.Context, key lockcore.Key) (lockcore.Item, bool, error) {
+	it, found, err := s.Store.Get(ctx, key)
+	time.Sleep(s.rtt)
+	return it, found, err
+}
+
+// TestCoalescedBurstOnAFreshSuccess: a burst arrives 1 s after another
+// holder's success, within the 10 s fresh-success window. The leader's
+// first request finds the success; the followers, which came while it
+// was on its way, arrived within the window too, so they share it and
+// make no request of their own.
+func TestCoalescedBurstOnAFreshSuccess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		other := holdElsewhere(t, context.Background(), mem, "EUR-USD")
+		fence := other.Fence()
+		if err := other.Release(context.Background(), lockcore.Success, "ref-other"); err != nil {
+			t.Fatalf("other holder's release: %v", err)
+		}
+		time.Sleep(time.Second)
+		hd := &coalescedHerd{n: 8, store: &opCounter{Store: &rttStore{Store: mem, rtt: 20 * time.Millisecond}}}
+		hd.run(t)
+		for i := range hd.n {
+			got := hd.infos[i]
+			if hd.errs[i] != nil || got.Outcome != lockcore.Released || got.Fence != fence || got.ResultRef != "ref-other" || got.Coalesced != (i > 0) {
+				t.Errorf("invocation %d: %+v, %v; want RELEASED with the other holder's success, coalesced %v", i, got, hd.errs[i], i > 0)
+			}
+		}
+		if n := hd.store.acquires.Load() + hd.store.gets.Load(); n != 1 {
+			t.Errorf("%d lock requests, want 1: the leader's", n)
+		}
+	})
+}
