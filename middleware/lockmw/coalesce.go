@@ -267,6 +267,8 @@ type followerMetrics struct {
 // start of waiting.
 func (m *followerMetrics) AddMetric(name, unit string, v float64) {
 	switch name {
+	case lockcore.MetricLockAcquisitionSuccess:
+		v = 0 // it did not acquire at its first attempt: it waited first
 	case lockcore.MetricWaitForLock:
 		v = 1
 	case lockcore.MetricLockAcquisitionWaitDuration:

@@ -17,9 +17,9 @@ import (
 // 20 s; one invocation then acquires and works 20 s, the other is RELEASED
 // with its success. Each waited from when it came, whether on the store or
 // first for a leader in the process, and says so as a waiter on the store
-// does: Info.Waited and the log's wait, WaitForLock 1 and
-// LockAcquisitionWaitDuration, counted from its arrival, not from the end
-// of its wait for the leader.
+// does: Info.Waited, WaitForLock 1 and LockAcquisitionWaitDuration,
+// counted from its arrival, not from the end of its wait for the leader,
+// and LockAcquisitionSuccess 0 (it did not acquire at its first attempt).
 func TestCoalescedFallThroughWaitIsCounted(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -71,6 +71,10 @@ func TestCoalescedFallThroughWaitIsCounted(t *testing.T) {
 						t.Errorf("invocation %d (%v): Info.Waited = %v, want between %v and %v", i, hd.infos[i].Outcome, w, least, most)
 					}
 					d := hd.doc(t, i)
+					if d[lockcore.MetricLockAcquisitionSuccess] != 0.0 {
+						t.Errorf("invocation %d (%v): %s = %v, want 0: it did not acquire at its first attempt", i, hd.infos[i].Outcome,
+							lockcore.MetricLockAcquisitionSuccess, d[lockcore.MetricLockAcquisitionSuccess])
+					}
 					if d[lockcore.MetricWaitForLock] != 1.0 {
 						t.Errorf("invocation %d (%v): %s = %v, want 1", i, hd.infos[i].Outcome, lockcore.MetricWaitForLock, d[lockcore.MetricWaitForLock])
 					}
