@@ -112,6 +112,14 @@ func (f *flight) leaderHolds() {
 	f.holding = true
 }
 
+// undecided reports whether the leader is still in its lock attempt
+// without holding the lock: its first request may still be on its way.
+func (f *flight) undecided() bool {
+	f.co.mu.Lock()
+	defer f.co.mu.Unlock()
+	return f.co.flights[f.key] == f && !f.holding
+}
+
 // land ends the flight: with shared, its followers get pub; without, they
 // try the lock on their own. Later invocations of the key start a new
 // flight. Only the first call has an effect.
@@ -180,7 +188,12 @@ func (f *flight) wait(ctx context.Context, until time.Time) (publication, error)
 // An invocation whose wait would end before that of a leader still
 // waiting on the store (not holding the lock) tries the lock on its own
 // from the start, so that a failure held back past its limit is told to
-// it at once. A follower's wait counts in lockcore's metrics as a wait
+// it at once; one whose wait ends before its leader's first request is
+// answered (a short maximum wait) makes its own, which decides, as a
+// waiter's first request does. A follower takes another holder's success
+// that its leader found only if a waiter on the store coming when it came
+// would: published while it waited, or fresh then
+// (lockcore.WithFreshSuccess). A follower's wait counts in lockcore's metrics as a wait
 // does; one that ran out is a wait timeout ([lockcore.ErrWaitTimeout],
 // LockAcquisitionWaitTimeout 1). With one invocation per process, it
 // changes nothing.
@@ -328,6 +341,12 @@ func (c *call) waitUntil(start time.Time, margin, maxWait time.Duration) time.Ti
 func (c *call) follow(f *flight, start, until time.Time, fresh time.Duration) (lockcore.WaitResult, error) {
 	c.log.DebugContext(c.tctx, logFollowing)
 	pub, err := f.wait(c.tctx, until)
+	if errors.Is(err, lockcore.ErrWaitTimeout) && f.undecided() {
+		// A waiter on the store gets the answer of its own first request
+		// however short its maximum wait: the follower, whose wait ended
+		// before its leader's first request was answered, makes one.
+		err = errFallThrough
+	}
 	if err == nil && !pub.takeableAt(start, fresh) {
 		// Old news when the invocation came: a waiter on the store coming
 		// then would have found the lock free; so does the follower.

@@ -98,3 +98,39 @@ func TestCoalescedBurstOnAFreshSuccess(t *testing.T) {
 		}
 	})
 }
+
+// TestCoalescedNoWaitBurstOnAFreshSuccess: with a maximum wait of 0 an
+// invocation does not wait, but its first attempt is made and decides: a
+// burst arriving within the fresh-success window is RELEASED with the
+// success, each invocation by the request it makes itself or by the
+// leader's, not FAILED for want of time to wait for the leader's.
+func TestCoalescedNoWaitBurstOnAFreshSuccess(t *testing.T) {
+	tests := []struct {
+		name     string
+		coalesce bool
+	}{
+		{"waiting on the store", false},
+		{"coalesced", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mem := lockcore.NewMemoryStore()
+				other := holdElsewhere(t, context.Background(), mem, "EUR-USD")
+				fence := other.Fence()
+				if err := other.Release(context.Background(), lockcore.Success, "ref-other"); err != nil {
+					t.Fatalf("other holder's release: %v", err)
+				}
+				time.Sleep(time.Second)
+				hd := &coalescedHerd{n: 4, store: &opCounter{Store: &rttStore{Store: mem, rtt: 20 * time.Millisecond}},
+					opts: []lockmw.Option{lockmw.WithCoalescing(tt.coalesce), lockmw.WithLockOptions(lockcore.WithMaxWait(0))}}
+				hd.run(t)
+				for i := range hd.n {
+					if got := hd.infos[i]; hd.errs[i] != nil || got.Outcome != lockcore.Released || got.Fence != fence || got.ResultRef != "ref-other" {
+						t.Errorf("invocation %d: %+v, %v; want RELEASED with the other holder's success", i, got, hd.errs[i])
+					}
+				}
+			})
+		})
+	}
+}
