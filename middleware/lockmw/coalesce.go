@@ -233,7 +233,7 @@ func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (*lockcore.Lo
 		}
 		return lock, res, err
 	}
-	res, err := c.follow(f, start, until, lock.FreshSuccess())
+	res, err := c.follow(f, start, until, w.margin, lock.FreshSuccess())
 	if !errors.Is(err, errFallThrough) {
 		return lock, res, err
 	}
@@ -332,16 +332,24 @@ func (c *call) waitUntil(start time.Time, margin, maxWait time.Duration) time.Ti
 	return until
 }
 
+// timeLeftBy reports whether the invocation has time for a lock request
+// at now: its deadline is more than margin away.
+func (c *call) timeLeftBy(now time.Time, margin time.Duration) bool {
+	return !c.hasDL || c.deadline.Sub(now) > margin
+}
+
 // follow waits for the leader of f, as a waiter on the store would: from
 // start until until (see waitUntil). With the leader's published success
 // it fills c.info as RELEASED, unless that success was another holder's
 // that was old news when the invocation came (fresh is the lock's
 // fresh-success window); with errFallThrough the caller tries the lock
-// itself.
-func (c *call) follow(f *flight, start, until time.Time, fresh time.Duration) (lockcore.WaitResult, error) {
+// itself: the leader published nothing, or the follower's wait ended while
+// the leader's first request was unanswered and the follower has time for
+// one of its own (its deadline more than margin away).
+func (c *call) follow(f *flight, start, until time.Time, margin, fresh time.Duration) (lockcore.WaitResult, error) {
 	c.log.DebugContext(c.tctx, logFollowing)
 	pub, err := f.wait(c.tctx, until)
-	if errors.Is(err, lockcore.ErrWaitTimeout) && f.undecided() {
+	if errors.Is(err, lockcore.ErrWaitTimeout) && f.undecided() && c.timeLeftBy(time.Now(), margin) {
 		// A waiter on the store gets the answer of its own first request
 		// however short its maximum wait: the follower, whose wait ended
 		// before its leader's first request was answered, makes one.
