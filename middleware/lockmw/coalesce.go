@@ -1,6 +1,7 @@
 package lockmw
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -59,7 +60,7 @@ type flight struct {
 type publication struct {
 	fence  int64
 	ref    string
-	answer []byte    // read-only: every follower reads the same bytes
+	answer []byte    // read-only: every follower takes a copy
 	at     time.Time // another holder's success: when it published it; zero for the leader's own
 }
 
@@ -227,7 +228,9 @@ func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (*lockcore.Lo
 		case lockcore.Acquired:
 			f.leaderHolds() // the release, or the end of the hold, lands the flight
 		case lockcore.Released:
-			c.landFlight(true, publication{fence: res.Fence, ref: res.ResultRef, answer: res.Answer, at: res.ReleasedAt})
+			// A copy: the leader's answer, which the codec may decode to
+			// these bytes, is its caller's once returned.
+			c.landFlight(true, publication{fence: res.Fence, ref: res.ResultRef, answer: bytes.Clone(res.Answer), at: res.ReleasedAt})
 		case lockcore.Failed:
 			c.landFlight(false, publication{})
 		}
@@ -381,7 +384,9 @@ func (c *call) follow(f *flight, start, until time.Time, margin, fresh time.Dura
 		}
 		return lockcore.WaitResult{Outcome: lockcore.Failed, Waited: waited}, err
 	}
-	res := lockcore.WaitResult{Outcome: lockcore.Released, Fence: pub.fence, ResultRef: pub.ref, Answer: pub.answer, Waited: waited}
+	// Its own copy of the answer, as a waiter on the store reads its own:
+	// a Codec may return the bytes it decodes, and a caller change them.
+	res := lockcore.WaitResult{Outcome: lockcore.Released, Fence: pub.fence, ResultRef: pub.ref, Answer: bytes.Clone(pub.answer), Waited: waited}
 	c.info.Outcome, c.info.Fence, c.info.ResultRef = res.Outcome, res.Fence, res.ResultRef
 	c.info.Coalesced = true
 	if c.tr != nil {
