@@ -494,9 +494,10 @@ func (w *waiter) next(now time.Time) time.Time {
 		// Most polls read the announcement shard: its own pace rules.
 		return now.Add(w.intervalAt(w.annPace))
 	}
-	if w.predRev == "" || w.pace > 0 || !w.pred.wake.Before(w.deadline) {
-		// A guessed end past the deadline is no reason to stop reading: a
-		// holder quicker than its history is read at the ordinary pace.
+	if w.predRev == "" || w.pace > 0 || !w.pred.wake.Before(w.deadline.Add(-w.l.o.pollInterval)) {
+		// A guessed end at or near the deadline is no reason to stop
+		// reading: a holder quicker than its history is read at the
+		// ordinary pace, and the last read is not cut by the deadline.
 		return now.Add(w.interval())
 	}
 	// The reads of the schedule: the k-th (from 0) at pred.wake plus k
