@@ -62,6 +62,9 @@ type publication struct {
 	ref    string
 	answer []byte    // read-only: every follower takes a copy
 	at     time.Time // another holder's success: when it published it; zero for the leader's own
+	// firstRequest: the leader's first request found it (a fresh success),
+	// without waiting for a holder.
+	firstRequest bool
 }
 
 // takeableAt reports whether an invocation that began waiting at t may
@@ -230,7 +233,8 @@ func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (*lockcore.Lo
 		case lockcore.Released:
 			// A copy: the leader's answer, which the codec may decode to
 			// these bytes, is its caller's once returned.
-			c.landFlight(true, publication{fence: res.Fence, ref: res.ResultRef, answer: bytes.Clone(res.Answer), at: res.ReleasedAt})
+			c.landFlight(true, publication{fence: res.Fence, ref: res.ResultRef, answer: bytes.Clone(res.Answer), at: res.ReleasedAt,
+				firstRequest: res.Polls == 0 && res.Waited == 0})
 		case lockcore.Failed:
 			c.landFlight(false, publication{})
 		}
@@ -372,7 +376,14 @@ func (c *call) follow(f *flight, start, until time.Time, margin, fresh time.Dura
 	}
 	c.rec.AddMetric(MetricLockCoalesced, "Count", boolCount(err == nil))
 	c.rec.AddMetric(MetricLockCoalescedFallThrough, "Count", 0)
-	c.waitMetrics(waited, err)
+	if err == nil && pub.firstRequest {
+		// Answered by the leader's first request, as a waiter on the store
+		// by its own: no holder was waited for.
+		waited = 0
+		c.firstRequestMetrics()
+	} else {
+		c.waitMetrics(waited, err)
+	}
 	c.info.Waited = waited
 	if err != nil {
 		c.info.Outcome = lockcore.Failed
@@ -408,6 +419,16 @@ func (c *call) waitMetrics(waited time.Duration, err error) {
 	c.rec.AddMetric(lockcore.MetricLockAcquisitionWaitTimeout, "Count", boolCount(errors.Is(err, lockcore.ErrWaitTimeout)))
 	c.rec.AddMetric(lockcore.MetricLockAcquisitionError, "Count", 0)
 	c.rec.AddMetric(lockcore.MetricSharedFailure, "Count", boolCount(errors.Is(err, lockcore.ErrHolderFailed)))
+}
+
+// firstRequestMetrics are the lock metrics lockcore writes when the first
+// request of an attempt finds a fresh success: no wait.
+func (c *call) firstRequestMetrics() {
+	for _, name := range []string{lockcore.MetricLockAcquisitionSuccess, lockcore.MetricLockAcquisitionFailed,
+		lockcore.MetricLockAcquisitionError, lockcore.MetricLockAcquisitionWaitTimeout, lockcore.MetricWaitForLock,
+		lockcore.MetricSharedFailure} {
+		c.rec.AddMetric(name, "Count", 0)
+	}
 }
 
 // logWaitTimeout writes the line lockcore writes for a wait that timed

@@ -134,3 +134,44 @@ func TestCoalescedNoWaitBurstOnAFreshSuccess(t *testing.T) {
 		})
 	}
 }
+
+// TestCoalescedFreshBurstCountsNoWait: a burst on a fresh success waits
+// for no holder: each invocation is answered by a first request, its own
+// or its leader's, and its metrics say so as a waiter on the store's do:
+// WaitForLock 0 and no wait duration, whether or not it was coalesced.
+func TestCoalescedFreshBurstCountsNoWait(t *testing.T) {
+	tests := []struct {
+		name     string
+		coalesce bool
+	}{
+		{"waiting on the store", false},
+		{"coalesced", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mem := lockcore.NewMemoryStore()
+				other := holdElsewhere(t, context.Background(), mem, "EUR-USD")
+				if err := other.Release(context.Background(), lockcore.Success, "ref-other"); err != nil {
+					t.Fatalf("other holder's release: %v", err)
+				}
+				time.Sleep(time.Second)
+				hd := &coalescedHerd{n: 4, store: &opCounter{Store: &rttStore{Store: mem, rtt: 20 * time.Millisecond}},
+					opts: []lockmw.Option{lockmw.WithCoalescing(tt.coalesce)}}
+				hd.run(t)
+				for i := range hd.n {
+					if got := hd.infos[i]; hd.errs[i] != nil || got.Outcome != lockcore.Released {
+						t.Fatalf("invocation %d: %+v, %v; want RELEASED", i, got, hd.errs[i])
+					}
+					d := hd.doc(t, i)
+					if d[lockcore.MetricWaitForLock] != 0.0 {
+						t.Errorf("invocation %d: %s = %v, want 0: it waited for no holder", i, lockcore.MetricWaitForLock, d[lockcore.MetricWaitForLock])
+					}
+					if v, ok := d[lockcore.MetricLockAcquisitionWaitDuration]; ok {
+						t.Errorf("invocation %d: %s = %v, want none", i, lockcore.MetricLockAcquisitionWaitDuration, v)
+					}
+				}
+			})
+		})
+	}
+}
