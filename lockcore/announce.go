@@ -247,7 +247,7 @@ func (w *waiter) pollAnnouncement() (res WaitResult, done bool) {
 	l.count(MetricLockNotReleased, 0)
 	l.count(MetricAnnouncementRead, 1)
 	return WaitResult{Outcome: Released, Fence: a.Fence, ResultRef: a.ResultRef, Answer: a.Answer, Announced: true,
-		ReleasedAt: time.UnixMilli(a.ReleasedAtMs)}, true
+		ReleasedAt: msTime(a.ReleasedAtMs)}, true
 }
 
 // accepts reports whether the announced success a was published during

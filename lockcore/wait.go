@@ -58,7 +58,8 @@ type WaitResult struct {
 	// announcement (see [Announcer]) rather than from the lock item.
 	Announced bool
 	// ReleasedAt is when the holder published the success, by its host's
-	// wall clock (milliseconds), when Released; the zero time otherwise.
+	// wall clock (milliseconds), when Released; the zero time otherwise, or
+	// when the item does not say.
 	ReleasedAt time.Time
 	// Polls is how many times the item was read while waiting.
 	Polls int
@@ -528,7 +529,7 @@ func (w *waiter) intervalAt(pace int) time.Duration {
 // releasedResult is the result of a wait that saw it released with Success. The
 // answer counts only when the release that published this success wrote it.
 func releasedResult(it Item) WaitResult {
-	res := WaitResult{Outcome: Released, Fence: it.ResultFence, ResultRef: it.ResultRef, ReleasedAt: time.UnixMilli(it.ReleasedAtMs)}
+	res := WaitResult{Outcome: Released, Fence: it.ResultFence, ResultRef: it.ResultRef, ReleasedAt: msTime(it.ReleasedAtMs)}
 	if it.ResultFence == it.Fence && len(it.Answer) > 0 {
 		res.Answer = it.Answer
 	}
@@ -590,6 +591,15 @@ func (w *waiter) timeoutError() error {
 		return fmt.Errorf("%w: %s: last error: %w", ErrWaitTimeout, where, w.lastErr)
 	}
 	return fmt.Errorf("%w: %s", ErrWaitTimeout, where)
+}
+
+// msTime is the time of ms milliseconds since the epoch, the zero time
+// for 0 or less (not recorded).
+func msTime(ms int64) time.Time {
+	if ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
 }
 
 func boolMetric(b bool) float64 {
