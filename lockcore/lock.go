@@ -141,6 +141,9 @@ func (l *Lock) Lease() time.Duration { return l.o.lease }
 // it.
 func (l *Lock) MaxWait() time.Duration { return l.o.maxWait }
 
+// FreshSuccess returns the fresh-success window (see [WithFreshSuccess]).
+func (l *Lock) FreshSuccess() time.Duration { return l.o.freshSuccess }
+
 // HasLock reports whether the lock is held: acquired, and neither released
 // nor lost.
 func (l *Lock) HasLock() bool { return l.current() != nil }

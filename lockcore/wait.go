@@ -57,6 +57,10 @@ type WaitResult struct {
 	// Announced is true when Released learned the success from a release
 	// announcement (see [Announcer]) rather than from the lock item.
 	Announced bool
+	// ReleasedAt is when the holder published the success, by its host's
+	// wall clock (milliseconds), when Released; the zero time otherwise, or
+	// when the item does not say.
+	ReleasedAt time.Time
 	// Polls is how many times the item was read while waiting.
 	Polls int
 	// Waited is how long the wait took, 0 when the first attempt decided.
@@ -520,7 +524,10 @@ func (w *waiter) next(now time.Time) time.Time {
 		// Most polls read the announcement shard: its own pace rules.
 		return now.Add(w.intervalAt(w.annPace))
 	}
-	if w.predRev == "" || w.pace > 0 {
+	if w.predRev == "" || w.pace > 0 || !w.pred.wake.Before(w.deadline.Add(-w.l.o.pollInterval)) {
+		// A guessed end at or near the deadline is no reason to stop
+		// reading: a holder quicker than its history is read at the
+		// ordinary pace, and the last read is not cut by the deadline.
 		return now.Add(w.interval())
 	}
 	// The reads of the schedule: the k-th (from 0) at pred.wake plus k
@@ -551,7 +558,7 @@ func (w *waiter) intervalAt(pace int) time.Duration {
 // releasedResult is the result of a wait that saw it released with Success. The
 // answer counts only when the release that published this success wrote it.
 func releasedResult(it Item) WaitResult {
-	res := WaitResult{Outcome: Released, Fence: it.ResultFence, ResultRef: it.ResultRef}
+	res := WaitResult{Outcome: Released, Fence: it.ResultFence, ResultRef: it.ResultRef, ReleasedAt: msTime(it.ReleasedAtMs)}
 	if it.ResultFence == it.Fence && len(it.Answer) > 0 {
 		res.Answer = it.Answer
 	}
@@ -616,6 +623,15 @@ func (w *waiter) timeoutError() error {
 		return fmt.Errorf("%w: %s: last error: %w", ErrWaitTimeout, where, w.lastErr)
 	}
 	return fmt.Errorf("%w: %s", ErrWaitTimeout, where)
+}
+
+// msTime is the time of ms milliseconds since the epoch, the zero time
+// for 0 or less (not recorded).
+func msTime(ms int64) time.Time {
+	if ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
 }
 
 func boolMetric(b bool) float64 {
