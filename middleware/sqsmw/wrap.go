@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/herdlock/herdlock/lockcore"
@@ -17,10 +19,12 @@ import (
 // use: a batch's keys run at once.
 type Handler func(ctx context.Context, key string, records []events.SQSMessage) error
 
-// group is the event of one key attempt: the key and its records.
+// group is the event of one key attempt: the key, its records, and the
+// end of its share of the batch's time (zero: no deadline).
 type group struct {
-	key     string
-	records []events.SQSMessage
+	key       string
+	records   []events.SQSMessage
+	holdUntil time.Time
 }
 
 // Wrap returns h wrapped in a lock per key on store, in the shape that
@@ -40,12 +44,27 @@ func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record 
 	o := buildOptions(opts)
 	var fetch func(context.Context, group) (struct{}, error)
 	if h != nil {
-		fetch = func(ctx context.Context, g group) (struct{}, error) { return struct{}{}, h(ctx, g.key, g.records) }
+		fetch = func(ctx context.Context, g group) (struct{}, error) {
+			if !g.holdUntil.IsZero() {
+				// The hold ends then (lockcore cancels it a little
+				// earlier, by its drift allowance); the handler's
+				// context says so.
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithDeadlineCause(ctx, g.holdUntil, lockcore.ErrMaxHoldReached)
+				defer cancel()
+			}
+			return struct{}{}, h(ctx, g.key, g.records)
+		}
 	}
+	// The batch margin is each key's safety margin: a key's context ends
+	// that long after its share, so lockmw holds until the share's end and
+	// releases in the margin, which the batch keeps once.
 	lockOpts := append([]lockmw.Option{lockmw.WithPanicAsError(true)}, o.lockOpts...)
+	lockOpts = append(lockOpts, lockmw.WithSafetyMargin(o.margin))
 	b := &batcher{
 		o:      o,
 		key:    key,
+		log:    lockmw.LoggerOf(lockOpts...),
 		invoke: lockmw.Wrap(fetch, store, func(_ context.Context, g group) (string, error) { return g.key, nil }, lockOpts...),
 	}
 	return b.handle
@@ -55,6 +74,7 @@ func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record 
 type batcher struct {
 	o      options
 	key    func(context.Context, events.SQSMessage) (string, error)
+	log    *slog.Logger
 	invoke func(context.Context, group) (struct{}, error)
 }
 
@@ -77,12 +97,9 @@ func (b *batcher) recordKey(ctx context.Context, r events.SQSMessage) (string, e
 	return id, nil
 }
 
-// isFIFO reports whether the batch comes from a FIFO queue.
-func isFIFO(records []events.SQSMessage) bool {
-	for _, r := range records {
-		if r.Attributes["MessageGroupId"] != "" || strings.HasSuffix(r.EventSourceARN, ".fifo") {
-			return true
-		}
-	}
-	return false
+// isFIFO reports whether r comes from a FIFO queue: one whose ARN ends in
+// ".fifo", as every FIFO queue's name does. A MessageGroupId alone says
+// nothing: a standard queue's messages carry one too (fair queues).
+func isFIFO(r events.SQSMessage) bool {
+	return strings.HasSuffix(r.EventSourceARN, ".fifo")
 }
