@@ -8,5 +8,5 @@ import "log/slog"
 // malformed records, where the invocations' lines go. It is safe for
 // concurrent use.
 func LoggerOf(opts ...Option) *slog.Logger {
-	return loggerOf(opts)
+	return redacting(loggerOf(opts))
 }
