@@ -183,4 +183,3 @@ func TestHandlerPanicReleasesTheLock(t *testing.T) {
 		}
 	})
 }
-
