@@ -21,10 +21,17 @@ type badRecord struct {
 }
 
 // logBadRecords writes one warning for the batch's records with no
-// usable key: a client's bad input, not the function's fault. It names
+// usable key: a client's bad input, not the function's fault (a nil key
+// function is the function's: an error, logged once). It names
 // how many, the first message ids and the first error, truncated; never
 // a body or a key.
 func (b *batcher) logBadRecords(ctx context.Context, bad []badRecord) {
+	if b.key == nil {
+		b.nilKeyOnce.Do(func() {
+			b.log.ErrorContext(ctx, "sqsmw: invalid configuration; every record fails", slog.Any("error", errNilKey))
+		})
+		return
+	}
 	if len(bad) == 0 || !b.log.Enabled(ctx, slog.LevelWarn) {
 		return
 	}

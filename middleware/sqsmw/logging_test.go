@@ -183,3 +183,51 @@ func TestHandlerPanicReleasesTheLock(t *testing.T) {
 		}
 	})
 }
+
+func TestKeyFunctionPanicFailsItsRecordOnly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		key := func(ctx context.Context, r events.SQSMessage) (string, error) {
+			if r.MessageId == "m1" {
+				panic("test: key function bug")
+			}
+			return bodyKey(ctx, r)
+		}
+		rec := &recorder{}
+		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), key, quiet())
+		ctx, cancel := invocation(30 * time.Second)
+		defer cancel()
+		resp, err := h(ctx, batchOf(t, "A", "B", "C"))
+		if got := failedIDs(resp); err != nil || !slices.Equal(got, []string{"m1"}) {
+			t.Errorf("failed %q, %v; want [m1]", got, err)
+		}
+		keys := rec.keys()
+		slices.Sort(keys)
+		if !slices.Equal(keys, []string{"A", "C"}) {
+			t.Errorf("handler calls %q, want [A C]", keys)
+		}
+	})
+}
+
+func TestNilKeyFunctionIsOneError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logLines
+		h := sqsmw.Wrap((&recorder{}).handle, lockcore.NewMemoryStore(), nil, logTo(&logs))
+		for range 3 {
+			ctx, cancel := invocation(30 * time.Second)
+			resp, _ := h(ctx, batchOf(t, "A", "B"))
+			cancel()
+			if got := failedIDs(resp); !slices.Equal(got, []string{"m0", "m1"}) {
+				t.Errorf("failed %q, want every record", got)
+			}
+		}
+		var errs int
+		for _, l := range logs.lines(t) {
+			if l["level"] == "ERROR" && strings.Contains(fmt.Sprint(l["error"]), "nil key function") {
+				errs++
+			}
+		}
+		if errs != 1 {
+			t.Errorf("%d error lines for the nil key function over 3 batches, want 1:\n%s", errs, logs.text())
+		}
+	})
+}

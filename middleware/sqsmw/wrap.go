@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -70,20 +71,25 @@ func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record 
 	return b.handle
 }
 
+// errNilKey is the error of every record when the key function is nil.
+var errNilKey = errors.New("sqsmw: invalid configuration: nil key function")
+
 // batcher answers batches.
 type batcher struct {
-	o      options
-	key    func(context.Context, events.SQSMessage) (string, error)
-	log    *slog.Logger
-	invoke func(context.Context, group) (struct{}, error)
+	o   options
+	key func(context.Context, events.SQSMessage) (string, error)
+	log *slog.Logger
+
+	nilKeyOnce sync.Once // the nil key function is logged once
+	invoke     func(context.Context, group) (struct{}, error)
 }
 
 // recordKey is the lock id of r, checked.
 func (b *batcher) recordKey(ctx context.Context, r events.SQSMessage) (string, error) {
 	if b.key == nil {
-		return "", errors.New("sqsmw: nil key function")
+		return "", errNilKey
 	}
-	id, err := b.key(ctx, r)
+	id, err := b.callKey(ctx, r)
 	if err != nil {
 		return "", err
 	}
@@ -95,6 +101,17 @@ func (b *batcher) recordKey(ctx context.Context, r events.SQSMessage) (string, e
 		return "", fmt.Errorf("%w: %d bytes, at most %d", ErrKeyTooLong, len(id), lockcore.MaxPartitionKeyBytes)
 	}
 	return id, nil
+}
+
+// callKey runs the key function; its panic is that record's error, not
+// the batch's: the other records are still worked and answered.
+func (b *batcher) callKey(ctx context.Context, r events.SQSMessage) (id string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			id, err = "", fmt.Errorf("%w: the key function panicked", ErrBadRecord)
+		}
+	}()
+	return b.key(ctx, r)
 }
 
 // isFIFO reports whether r comes from a FIFO queue: one whose ARN ends in
