@@ -14,14 +14,17 @@ import (
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
-// Handler works on the records of one key: it runs in the invocation that
-// holds the key's lock, with the lock's holder context, and its nil error
-// means every record of the key is done. It must be safe for concurrent
-// use: a batch's keys run at once.
+// Handler works on the records of one turn of a key: on a standard queue
+// all the batch's records of the key, on a FIFO queue one run of them in
+// a message group, in the group's order. It runs in the invocation that
+// holds the key's lock, with the lock's holder context, whose deadline is
+// the end of the turn's share of the batch's time, and its nil error means
+// every record of the turn is done. It must be safe for concurrent use: a
+// batch's keys run at once.
 type Handler func(ctx context.Context, key string, records []events.SQSMessage) error
 
-// group is the event of one key attempt: the key, its records, and the
-// end of its share of the batch's time (zero: no deadline).
+// group is the event of one turn's lock attempt: the key, its records,
+// and the end of its share of the batch's time (zero: no deadline).
 type group struct {
 	key       string
 	records   []events.SQSMessage
