@@ -142,9 +142,7 @@ func (bt *batch) run(lanes []lane) {
 func (bt *batch) runLane(l lane) {
 	for n, tn := range l {
 		if !bt.attempt(tn) {
-			bt.mu.Lock()
-			bt.notTried -= len(l) - n - 1 // they share no time now
-			bt.mu.Unlock()
+			bt.drop(len(l) - n - 1) // the turns after it share no time now
 			return
 		}
 		bt.mu.Lock()
@@ -155,11 +153,19 @@ func (bt *batch) runLane(l lane) {
 	}
 }
 
+// drop takes n turns that will not be tried out of the time sharing.
+func (bt *batch) drop(n int) {
+	bt.mu.Lock()
+	bt.notTried -= n
+	bt.mu.Unlock()
+}
+
 // attempt tries one turn and reports whether it succeeded. A turn that
 // cannot get its share of the time (at least the minimum key time) before
 // the batch's end is failed untried: no lock is asked for.
 func (bt *batch) attempt(tn turn) bool {
 	if tn.key == "" {
+		bt.drop(1)
 		return false
 	}
 	share, ok := bt.share()
