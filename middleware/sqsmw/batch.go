@@ -176,13 +176,12 @@ func (bt *batch) attempt(tn turn) bool {
 	for j, i := range tn.idx {
 		records[j] = bt.records[i]
 	}
-	g := group{key: tn.key, records: records}
-	ctx, cancel := context.WithCancel(bt.ctx)
+	g := group{key: tn.key, records: records, holdUntil: share}
+	ctx, cancel := bt.ctx, context.CancelFunc(func() {})
 	if !share.IsZero() {
 		// lockmw holds until its context's deadline less its safety
 		// margin, which is the batch margin: the share's end. The margin
 		// beyond it is for the release, as for the batch's last key.
-		g.holdUntil = share
 		ctx, cancel = context.WithDeadline(bt.ctx, share.Add(bt.b.o.margin))
 	}
 	defer cancel()
