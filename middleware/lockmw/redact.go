@@ -2,20 +2,16 @@ package lockmw
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"strings"
 
-	"github.com/aws/smithy-go"
+	"github.com/herdlock/herdlock/internal/awserr"
 )
 
-// withheld replaces the message of an AWS API error in a log line.
-const withheld = "(message withheld)"
-
 // redactHandler is the slog.Handler under the middleware's logger (and
-// lockcore's, which is derived from it): an error attribute whose chain
-// holds an AWS API error (smithy.APIError) is written with that error's
-// message withheld and its code kept. A store's message can name the
+// lockcore's, which is derived from it): an error attribute whose tree
+// holds AWS API errors (smithy.APIError), wrapped or joined, also in a
+// group or a value that resolves to one, is written with their messages
+// withheld and their codes kept. A store's message can name the
 // account, the role and the table (AccessDeniedException,
 // ResourceNotFoundException); the code says what went wrong.
 type redactHandler struct{ h slog.Handler }
@@ -61,43 +57,41 @@ func (r *redactHandler) WithGroup(name string) slog.Handler {
 	return &redactHandler{h: r.h.WithGroup(name)}
 }
 
-// apiMessage returns the message of the AWS API error in a's chain, or "".
-func apiMessage(a slog.Attr) string {
+// redacted returns the text of a's error with the messages of the AWS
+// API errors in its tree withheld, or false when a is no such error.
+func redacted(a slog.Attr) (string, bool) {
 	err, ok := a.Value.Resolve().Any().(error)
 	if !ok {
-		return ""
+		return "", false
 	}
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		return ae.ErrorMessage()
-	}
-	return ""
+	return awserr.Redact(err)
 }
 
 func needsRedaction(a slog.Attr) bool {
-	if a.Value.Kind() == slog.KindGroup {
-		for _, g := range a.Value.Group() {
+	if v := a.Value.Resolve(); v.Kind() == slog.KindGroup {
+		for _, g := range v.Group() {
 			if needsRedaction(g) {
 				return true
 			}
 		}
 		return false
 	}
-	return apiMessage(a) != ""
+	_, ok := redacted(a)
+	return ok
 }
 
 func redactAttr(a slog.Attr) slog.Attr {
-	if a.Value.Kind() == slog.KindGroup {
-		g := a.Value.Group()
+	if v := a.Value.Resolve(); v.Kind() == slog.KindGroup {
+		g := v.Group()
 		clean := make([]any, len(g))
 		for i, x := range g {
 			clean[i] = redactAttr(x)
 		}
 		return slog.Group(a.Key, clean...)
 	}
-	msg := apiMessage(a)
-	if msg == "" {
+	text, ok := redacted(a)
+	if !ok {
 		return a
 	}
-	return slog.String(a.Key, strings.ReplaceAll(a.Value.Resolve().Any().(error).Error(), msg, withheld))
+	return slog.String(a.Key, text)
 }
