@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"unicode/utf8"
+
+	"github.com/herdlock/herdlock/internal/awserr"
 )
 
 // Limits of the bad-record log line: a batch of malformed records logs
@@ -24,7 +26,7 @@ type badRecord struct {
 // usable key: a client's bad input, not the function's fault (a nil key
 // function is the function's: an error, logged once). It names
 // how many, the first message ids and the first error, truncated; never
-// a body or a key.
+// a body or a key, nor the message of an AWS API error.
 func (b *batcher) logBadRecords(ctx context.Context, bad []badRecord) {
 	if b.key == nil {
 		b.nilKeyOnce.Do(func() {
@@ -41,7 +43,17 @@ func (b *batcher) logBadRecords(ctx context.Context, bad []badRecord) {
 	}
 	b.log.LogAttrs(ctx, slog.LevelWarn, "sqsmw: records without a usable key are reported failed",
 		slog.Int("records", len(bad)), slog.Any("messageIds", ids),
-		slog.String("error", truncate(bad[0].err.Error(), maxLoggedError)))
+		slog.String("error", truncate(errorText(bad[0].err), maxLoggedError)))
+}
+
+// errorText is err's text with the messages of its AWS API errors
+// withheld, as lockmw's logger writes them: the line carries it as a
+// string, cut to size, which the logger no longer sees as an error.
+func errorText(err error) string {
+	if text, ok := awserr.Redact(err); ok {
+		return text
+	}
+	return err.Error()
 }
 
 // truncate cuts s to at most n bytes on a rune boundary, marking the cut.

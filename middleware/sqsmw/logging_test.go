@@ -231,3 +231,32 @@ func TestNilKeyFunctionIsOneError(t *testing.T) {
 		}
 	})
 }
+
+func TestKeyFunctionAWSErrorsReachTheLogAsCodes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// A key function that looks the record's lock id up in a table its
+		// role may not read.
+		key := func(ctx context.Context, r events.SQSMessage) (string, error) {
+			if r.MessageId == "m1" {
+				return "", fmt.Errorf("look up the pair: %w", &smithy.OperationError{ServiceID: "DynamoDB", OperationName: "GetItem",
+					Err: &smithy.GenericAPIError{Code: "AccessDeniedException", Message: deniedMessage}})
+			}
+			return bodyKey(ctx, r)
+		}
+		var logs logLines
+		h := sqsmw.Wrap((&recorder{}).handle, lockcore.NewMemoryStore(), key, logTo(&logs))
+		ctx, cancel := invocation(30 * time.Second)
+		defer cancel()
+		resp, _ := h(ctx, batchOf(t, "A", "B"))
+		if got := failedIDs(resp); !slices.Equal(got, []string{"m1"}) {
+			t.Errorf("failed %q, want [m1]", got)
+		}
+		text := logs.text()
+		if strings.Contains(text, "rates-role") || strings.Contains(text, "123456789012") {
+			t.Errorf("the key function's AWS error message reached the log: %s", text)
+		}
+		if !strings.Contains(text, "AccessDeniedException") {
+			t.Errorf("log %s: want the error code", text)
+		}
+	})
+}
