@@ -38,28 +38,58 @@ type batch struct {
 // handle answers one SQS event.
 func (b *batcher) handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	bt := &batch{b: b, ctx: ctx, records: ev.Records, ids: make([]string, len(ev.Records)), ok: make([]bool, len(ev.Records))}
+	var stop <-chan time.Time // when the batch must answer; nil: no deadline
+	keyCtx := ctx
 	if dl, ok := ctx.Deadline(); ok {
 		bt.hasDL = true
 		bt.end = dl.Add(-b.o.margin)
 		bt.answerBy = dl.Add(-b.o.margin / 4)
+		t := time.NewTimer(time.Until(bt.answerBy))
+		defer t.Stop()
+		stop = t.C
+		var cancel context.CancelFunc
+		keyCtx, cancel = context.WithDeadline(ctx, bt.end)
+		defer cancel()
 	}
-	var bad []badRecord
-	for i, r := range ev.Records {
-		id, err := b.recordKey(ctx, r)
-		if err != nil {
-			bad = append(bad, badRecord{id: r.MessageId, err: err})
-			continue // failed: no lock for a key not asked for
-		}
-		bt.ids[i] = id
+	if !bt.keyRecords(keyCtx, stop) {
+		return bt.response(), nil // every record failed: the key functions took the batch's time
 	}
-	b.logBadRecords(ctx, bad)
 	lanes := bt.lanes()
 	for _, l := range lanes {
 		bt.notTried += len(l)
 	}
 	bt.rounds = max(min(b.o.concurrency, len(lanes)), 1)
-	bt.run(lanes)
+	bt.run(lanes, stop)
 	return bt.response(), nil
+}
+
+// keyRecords takes each record's key into bt.ids, with key functions whose
+// context ends at the batch's end, and logs the records without one. It
+// is false when the batch must answer before the key functions are done
+// (one ignores its context): no key is then tried.
+func (bt *batch) keyRecords(ctx context.Context, stop <-chan time.Time) bool {
+	ids := make([]string, len(bt.records))
+	var bad []badRecord
+	keyed := make(chan struct{})
+	go func() {
+		defer close(keyed)
+		for i, r := range bt.records {
+			id, err := bt.b.recordKey(ctx, r)
+			if err != nil {
+				bad = append(bad, badRecord{id: r.MessageId, err: err})
+				continue // failed: no lock for a key not asked for
+			}
+			ids[i] = id
+		}
+	}()
+	select {
+	case <-keyed:
+	case <-stop:
+		return false
+	}
+	copy(bt.ids, ids)
+	bt.b.logBadRecords(bt.ctx, bad)
+	return true
 }
 
 // lanes are the batch's turns. A record of a FIFO queue (see [isFIFO])
@@ -101,8 +131,8 @@ func (bt *batch) lanes() []lane {
 }
 
 // run works the lanes through, at most the concurrency at once, until they
-// are done or the batch must answer.
-func (bt *batch) run(lanes []lane) {
+// are done or the batch must answer (stop).
+func (bt *batch) run(lanes []lane, stop <-chan time.Time) {
 	work := make(chan lane)
 	finished := make(chan struct{})
 	var wg sync.WaitGroup
@@ -125,12 +155,6 @@ func (bt *batch) run(lanes []lane) {
 			}
 		}
 	}()
-	var stop <-chan time.Time
-	if bt.hasDL {
-		t := time.NewTimer(time.Until(bt.answerBy))
-		defer t.Stop()
-		stop = t.C
-	}
 	select {
 	case <-finished:
 	case <-stop: // answer now; what is not done is reported failed

@@ -214,3 +214,48 @@ func TestUnfinishedRecordsAreFailedAtTheDeadline(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+func TestASlowKeyFunctionStillLetsTheBatchAnswerInTime(t *testing.T) {
+	tests := []struct {
+		name string
+		// lookUp is how the key function of m1 waits for its lookup.
+		lookUp func(ctx context.Context, stuck <-chan struct{})
+	}{
+		{"it ends with its context", func(ctx context.Context, stuck <-chan struct{}) {
+			select {
+			case <-stuck:
+			case <-ctx.Done():
+			}
+		}},
+		{"it ignores its context", func(_ context.Context, stuck <-chan struct{}) { <-stuck }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				stuck := make(chan struct{})
+				key := func(ctx context.Context, r events.SQSMessage) (string, error) {
+					if r.MessageId == "m1" {
+						tt.lookUp(ctx, stuck) // an upstream that does not answer
+						if err := ctx.Err(); err != nil {
+							return "", err
+						}
+					}
+					return bodyKey(ctx, r)
+				}
+				h := sqsmw.Wrap((&recorder{}).handle, lockcore.NewMemoryStore(), key, quiet())
+				ctx, cancel := invocation(20 * time.Second)
+				defer cancel()
+				start := time.Now()
+				resp, _ := h(ctx, batchOf(t, "A", "B", "C"))
+				if took, limit := time.Since(start), 20*time.Second-sqsmw.DefaultBatchMargin/4; took > limit {
+					t.Errorf("answered after %v, past %v (the deadline minus a quarter of the batch margin)", took, limit)
+				}
+				if got := failedIDs(resp); !slices.Equal(got, []string{"m0", "m1", "m2"}) {
+					t.Errorf("failed %q, want every record: no time was left for any key", got)
+				}
+				close(stuck)
+				synctest.Wait()
+			})
+		})
+	}
+}

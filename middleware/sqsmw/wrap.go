@@ -37,8 +37,11 @@ type group struct {
 //
 //	lambda.Start(sqsmw.Wrap(refresh, store, pairOf))
 //
-// key takes each record's lock id; see the package documentation for how
-// a batch is grouped, timed and answered. The returned handler never
+// key takes each record's lock id, before any key is tried; its context
+// ends at the batch's end (the deadline less the batch margin), and a key
+// function still running when the batch must answer fails every record.
+// See the package documentation for how a batch is grouped, timed and
+// answered. The returned handler never
 // returns an error (a failure is a record in the response) and is safe for
 // concurrent use. A bad configuration fails every record: a nil key
 // function, or a nil h or store or bad lockmw options, which lockmw logs
