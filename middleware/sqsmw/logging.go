@@ -2,6 +2,7 @@ package sqsmw
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"unicode/utf8"
 
@@ -23,8 +24,10 @@ type badRecord struct {
 }
 
 // logBadRecords writes one warning for the batch's records with no
-// usable key: a client's bad input, not the function's fault (a nil key
-// function is the function's: an error, logged once). It names
+// usable key: a client's bad input, not the function's fault (the
+// function's own are errors: a nil key function, logged once; a panicking
+// key function, logged once per batch with the panic and its stack). It
+// names
 // how many, the first message ids and the first error, truncated; never
 // a body or a key, nor the message of an AWS API error.
 func (b *batcher) logBadRecords(ctx context.Context, bad []badRecord) {
@@ -33,6 +36,14 @@ func (b *batcher) logBadRecords(ctx context.Context, bad []badRecord) {
 			b.log.ErrorContext(ctx, "sqsmw: invalid configuration; every record fails", slog.Any("error", errNilKey))
 		})
 		return
+	}
+	for _, r := range bad {
+		var kp *keyPanic
+		if errors.As(r.err, &kp) {
+			b.log.LogAttrs(ctx, slog.LevelError, "sqsmw: the key function panicked; its record is reported failed",
+				slog.String("messageId", truncate(r.id, 128)), slog.Any("panic", kp.value), slog.String("stack", kp.stack))
+			break // once per batch: the first
+		}
 	}
 	if len(bad) == 0 || !b.log.Enabled(ctx, slog.LevelWarn) {
 		return

@@ -260,3 +260,35 @@ func TestKeyFunctionAWSErrorsReachTheLogAsCodes(t *testing.T) {
 		}
 	})
 }
+
+func TestKeyFunctionPanicIsLoggedAsTheFunctionsError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		key := func(ctx context.Context, r events.SQSMessage) (string, error) {
+			if r.MessageId != "m0" {
+				var m map[string]string
+				m["pair"] = r.Body // a bug: a nil map
+			}
+			return bodyKey(ctx, r)
+		}
+		var logs logLines
+		h := sqsmw.Wrap((&recorder{}).handle, lockcore.NewMemoryStore(), key, logTo(&logs))
+		ctx, cancel := invocation(30 * time.Second)
+		defer cancel()
+		resp, _ := h(ctx, batchOf(t, "A", "B", "C"))
+		if got := failedIDs(resp); !slices.Equal(got, []string{"m1", "m2"}) {
+			t.Errorf("failed %q, want [m1 m2]", got)
+		}
+		// The function's bug, as lockmw logs a panicking handler: at Error,
+		// once, with the panic and where it happened.
+		var errs []map[string]any
+		for _, l := range logs.lines(t) {
+			if l["level"] == "ERROR" {
+				errs = append(errs, l)
+			}
+		}
+		if len(errs) != 1 || !strings.Contains(fmt.Sprint(errs[0]["panic"]), "nil map") ||
+			!strings.Contains(fmt.Sprint(errs[0]["stack"]), "TestKeyFunctionPanicIsLoggedAsTheFunctionsError") {
+			t.Errorf("error lines %v, want one with the panic and its stack:\n%s", errs, logs.text())
+		}
+	})
+}

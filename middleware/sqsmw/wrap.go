@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -114,11 +115,23 @@ func (b *batcher) recordKey(ctx context.Context, r events.SQSMessage) (string, e
 func (b *batcher) callKey(ctx context.Context, r events.SQSMessage) (id string, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			id, err = "", fmt.Errorf("%w: the key function panicked", ErrBadRecord)
+			id, err = "", &keyPanic{value: v, stack: string(debug.Stack())}
 		}
 	}()
 	return b.key(ctx, r)
 }
+
+// keyPanic is the error of a record whose key function panicked: the
+// function's bug, which the batch logs at Error with the panic and its
+// stack.
+type keyPanic struct {
+	value any
+	stack string
+}
+
+func (e *keyPanic) Error() string { return ErrBadRecord.Error() + ": the key function panicked" }
+
+func (e *keyPanic) Unwrap() error { return ErrBadRecord }
 
 // isFIFO reports whether r comes from a FIFO queue: one whose ARN ends in
 // ".fifo", as every FIFO queue's name does. A MessageGroupId alone says
