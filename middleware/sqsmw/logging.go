@@ -27,9 +27,8 @@ type badRecord struct {
 // usable key: a client's bad input, not the function's fault (the
 // function's own are errors: a nil key function, logged once; a panicking
 // key function, logged once per batch with the panic and its stack). It
-// names
-// how many, the first message ids and the first error, truncated; never
-// a body or a key, nor the message of an AWS API error.
+// names how many, the first message ids and the first error, truncated;
+// never a body or a key, nor the message of an AWS API error.
 func (b *batcher) logBadRecords(ctx context.Context, bad []badRecord) {
 	if b.key == nil {
 		b.nilKeyOnce.Do(func() {
