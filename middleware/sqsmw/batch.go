@@ -33,6 +33,13 @@ type batch struct {
 	mu       sync.Mutex
 	ok       []bool // records done
 	notTried int    // turns not yet tried
+	noTime   untried
+}
+
+// untried counts the turns that could not get the minimum key time.
+type untried struct {
+	keys    map[string]bool
+	records int
 }
 
 // handle answers one SQS event.
@@ -60,6 +67,7 @@ func (b *batcher) handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	}
 	bt.rounds = max(min(b.o.concurrency, len(lanes)), 1)
 	bt.run(lanes, stop)
+	bt.logNoTime()
 	return bt.response(), nil
 }
 
@@ -192,7 +200,7 @@ func (bt *batch) attempt(tn turn) bool {
 		bt.drop(1)
 		return false
 	}
-	share, ok := bt.share()
+	share, ok := bt.share(tn)
 	if !ok {
 		return false
 	}
@@ -216,9 +224,9 @@ func (bt *batch) attempt(tn turn) bool {
 // share is the end of the next turn's share of the time: the time left
 // before the batch's end divided by the rounds of turns still to come,
 // at least the minimum key time. It is false when that minimum does not
-// fit before the batch's end, or the batch's context has ended; the zero
-// time when the batch has no deadline.
-func (bt *batch) share() (time.Time, bool) {
+// fit before the batch's end (counted in bt.noTime), or the batch's
+// context has ended; the zero time when the batch has no deadline.
+func (bt *batch) share(tn turn) (time.Time, bool) {
 	bt.mu.Lock()
 	waves := (bt.notTried + bt.rounds - 1) / bt.rounds
 	bt.notTried--
@@ -232,6 +240,13 @@ func (bt *batch) share() (time.Time, bool) {
 	now := time.Now()
 	left := bt.end.Sub(now)
 	if left < max(bt.b.o.minKeyTime, 1) {
+		bt.mu.Lock()
+		if bt.noTime.keys == nil {
+			bt.noTime.keys = map[string]bool{}
+		}
+		bt.noTime.keys[tn.key] = true
+		bt.noTime.records += len(tn.idx)
+		bt.mu.Unlock()
 		return time.Time{}, false
 	}
 	share := max(left/time.Duration(max(waves, 1)), bt.b.o.minKeyTime)

@@ -31,8 +31,8 @@
 // gets the time left divided by the rounds of turns still to come, raised
 // to [WithMinKeyTime], and holds its lock, and waits, for all of it; the
 // handler's context ends then. A turn that cannot get its minimum before
-// the batch's end is not tried: its records are reported failed, and
-// nothing is published for the key. The batch answers by the deadline
+// the batch's end is not tried: its records are reported failed (one
+// warning a batch says how many), and nothing is published for the key. The batch answers by the deadline
 // less a quarter of the margin and reports what is not finished then as
 // failed, never dropped.
 package sqsmw

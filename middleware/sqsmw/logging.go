@@ -66,6 +66,22 @@ func errorText(err error) string {
 	return err.Error()
 }
 
+// logNoTime writes one warning for the batch's turns that could not get
+// the minimum key time before the batch's end: their records fail on
+// every receive while the function's timeout leaves too little time (or
+// the keys before them took it), and no lock attempt says so.
+func (bt *batch) logNoTime() {
+	bt.mu.Lock()
+	keys, records := len(bt.noTime.keys), bt.noTime.records // turns still running may add more
+	bt.mu.Unlock()
+	if records == 0 {
+		return
+	}
+	bt.b.log.LogAttrs(bt.ctx, slog.LevelWarn, "sqsmw: keys not tried, no time for their minimum before the batch's end; their records are reported failed",
+		slog.Int("keys", keys), slog.Int("records", records),
+		slog.Duration("minKeyTime", bt.b.o.minKeyTime), slog.Duration("batchMargin", bt.b.o.margin))
+}
+
 // truncate cuts s to at most n bytes on a rune boundary, marking the cut.
 func truncate(s string, n int) string {
 	if len(s) <= n {

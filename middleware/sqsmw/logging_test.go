@@ -291,3 +291,40 @@ func TestKeyFunctionPanicIsLoggedAsTheFunctionsError(t *testing.T) {
 		}
 	})
 }
+
+func TestKeysWithoutTimeForTheirMinimumAreLogged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Lambda's default timeout, 3 s, with sqsmw's defaults: the 1 s
+		// before the batch margin cannot give a key its 3 s minimum.
+		var logs logLines
+		rec := &recorder{}
+		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, logTo(&logs))
+		for range 2 {
+			ctx, cancel := invocation(3 * time.Second)
+			resp, _ := h(ctx, batchOf(t, "A", "B", "A"))
+			cancel()
+			if got := failedIDs(resp); !slices.Equal(got, []string{"m0", "m1", "m2"}) {
+				t.Errorf("failed %q, want every record", got)
+			}
+		}
+		if keys := rec.keys(); len(keys) != 0 {
+			t.Errorf("handler called for %q, want no call", keys)
+		}
+		// Every record fails on every receive: the log says why, once a
+		// batch, as lockmw says why a handler was not run.
+		var lines []map[string]any
+		for _, l := range logs.lines(t) {
+			if strings.HasPrefix(fmt.Sprint(l["msg"]), "sqsmw:") {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) != 2 {
+			t.Fatalf("sqsmw lines %v, want one per batch", lines)
+		}
+		for _, l := range lines {
+			if l["level"] != "WARN" || l["keys"] != float64(2) || l["records"] != float64(3) || l["minKeyTime"] == nil {
+				t.Errorf("line %v, want WARN with keys 2, records 3 and the minimum key time", l)
+			}
+		}
+	})
+}

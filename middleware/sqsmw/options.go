@@ -40,7 +40,7 @@ func WithConcurrency(n int) Option {
 // raised to it. Default [DefaultMinKeyTime]. A key that cannot get it
 // before the batch's end (the deadline less the batch margin) is not
 // tried: its records are reported failed, no lock is asked for, and no
-// failure is published for the key.
+// failure is published for the key; one warning a batch says how many.
 func WithMinKeyTime(d time.Duration) Option {
 	return func(o *options) { o.minKeyTime = max(d, 0) }
 }
