@@ -3,6 +3,8 @@ package sqsmw_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/lockmw"
 	"github.com/herdlock/herdlock/middleware/sqsmw"
 )
 
@@ -231,6 +234,39 @@ func TestConfigurationErrorFailsEveryRecord(t *testing.T) {
 			if err != nil || !slices.Equal(failedIDs(resp), []string{"m0", "m1"}) {
 				t.Errorf("%s: %q, %v; want every record failed", name, failedIDs(resp), err)
 			}
+		}
+	})
+}
+
+func TestASuccessWithoutAnAnswerStillDoesTheKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := lockcore.NewMemoryStore()
+		// Another invocation of the lock group, with a read handler: its
+		// holder publishes success without an inline answer, as the
+		// example's direct front does.
+		direct, err := lockmw.NewHandlers(lockmw.Handlers[string, string]{
+			Fetch:      func(context.Context, string) (string, error) { return "fetched", nil },
+			OnReleased: func(context.Context, string) (string, error) { return "read", nil },
+		}, store, func(_ context.Context, pair string) (string, error) { return pair, nil },
+			lockmw.WithLockGroup("rates"), lockmw.WithLogger(slog.New(slog.DiscardHandler)), lockmw.WithMetricsWriter(io.Discard))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := invocation(30 * time.Second)
+		defer cancel()
+		if _, err := direct(ctx, "A"); err != nil {
+			t.Fatal(err)
+		}
+		rec := &recorder{}
+		h := sqsmw.Wrap(rec.handle, store, bodyKey, quiet())
+		resp, _ := h(ctx, batchOf(t, "A", "B"))
+		// A was released with success a moment ago: done without the
+		// handler, whatever the holder published with it.
+		if got := failedIDs(resp); len(got) != 0 {
+			t.Errorf("failed %q, want none", got)
+		}
+		if keys := rec.keys(); !slices.Equal(keys, []string{"B"}) {
+			t.Errorf("handler calls %q, want only B", keys)
 		}
 	})
 }

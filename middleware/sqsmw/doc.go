@@ -7,7 +7,9 @@
 // on other invocations coalesce through the lock as any invocation does:
 // a key that another invocation's handler is working on waits for it, and
 // a key it released with success (also one still fresh, see
-// lockcore.WithFreshSuccess) is done without the handler running here.
+// lockcore.WithFreshSuccess) is done without the handler running here,
+// whatever that holder published with it; a turn publishes no inline
+// answer.
 //
 // On a standard queue a key has one turn with all its records, and the
 // keys run at once. A MessageGroupId there (SQS fair queues) names a

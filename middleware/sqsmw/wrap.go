@@ -69,14 +69,22 @@ func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record 
 	// releases in the margin, which the batch keeps once.
 	lockOpts := append([]lockmw.Option{lockmw.WithPanicAsError(true)}, o.lockOpts...)
 	lockOpts = append(lockOpts, lockmw.WithSafetyMargin(o.margin))
+	invoke := lockmw.WrapHandlers(lockmw.Handlers[group, struct{}]{Fetch: fetch, OnReleased: done},
+		store, func(_ context.Context, g group) (string, error) { return g.key, nil }, lockOpts...)
 	b := &batcher{
 		o:      o,
 		key:    key,
 		log:    lockmw.LoggerOf(lockOpts...),
-		invoke: lockmw.Wrap(fetch, store, func(_ context.Context, g group) (string, error) { return g.key, nil }, lockOpts...),
+		invoke: invoke,
 	}
 	return b.handle
 }
+
+// done is the read handler of a turn that another holder's success
+// answered: its records are done, whatever that holder published with it
+// (a holder with a read handler of its own publishes no inline answer). A
+// turn's own success publishes none either.
+func done(context.Context, group) (struct{}, error) { return struct{}{}, nil }
 
 // errNilKey is the error of every record when the key function is nil.
 var errNilKey = errors.New("sqsmw: invalid configuration: nil key function")
