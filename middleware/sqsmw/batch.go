@@ -2,6 +2,7 @@ package sqsmw
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -93,6 +94,8 @@ func (bt *batch) keyRecords(ctx context.Context, stop <-chan time.Time) bool {
 	select {
 	case <-keyed:
 	case <-stop:
+		bt.b.log.LogAttrs(bt.ctx, slog.LevelError, "sqsmw: the key function had not returned when the batch had to answer; every record is reported failed",
+			slog.Int("records", len(bt.records)))
 		return false
 	}
 	copy(bt.ids, ids)

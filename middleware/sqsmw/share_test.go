@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -242,11 +243,15 @@ func TestASlowKeyFunctionStillLetsTheBatchAnswerInTime(t *testing.T) {
 					}
 					return bodyKey(ctx, r)
 				}
-				h := sqsmw.Wrap((&recorder{}).handle, lockcore.NewMemoryStore(), key, quiet())
+				var logs logLines
+				h := sqsmw.Wrap((&recorder{}).handle, lockcore.NewMemoryStore(), key, logTo(&logs))
 				ctx, cancel := invocation(20 * time.Second)
 				defer cancel()
 				start := time.Now()
 				resp, _ := h(ctx, batchOf(t, "A", "B", "C"))
+				if !strings.Contains(logs.text(), `"msg":"sqsmw:`) {
+					t.Errorf("no sqsmw line says why every record failed:\n%s", logs.text())
+				}
 				if took, limit := time.Since(start), 20*time.Second-sqsmw.DefaultBatchMargin/4; took > limit {
 					t.Errorf("answered after %v, past %v (the deadline minus a quarter of the batch margin)", took, limit)
 				}
