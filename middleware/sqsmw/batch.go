@@ -169,6 +169,7 @@ func (bt *batch) run(lanes []lane, stop <-chan time.Time) {
 	select {
 	case <-finished:
 	case <-stop: // answer now; what is not done is reported failed
+		bt.logUnfinished()
 	}
 }
 

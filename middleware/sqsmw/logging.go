@@ -82,6 +82,22 @@ func (bt *batch) logNoTime() {
 		slog.Duration("minKeyTime", bt.b.o.minKeyTime), slog.Duration("batchMargin", bt.b.o.margin))
 }
 
+// logUnfinished writes one warning when the batch answers with records
+// not done: their keys' turns are still running (a handler that ignores
+// its context) or were not started.
+func (bt *batch) logUnfinished() {
+	bt.mu.Lock()
+	n := 0
+	for _, ok := range bt.ok {
+		if !ok {
+			n++
+		}
+	}
+	bt.mu.Unlock()
+	bt.b.log.LogAttrs(bt.ctx, slog.LevelWarn, "sqsmw: the batch answers at its deadline before every key was done; the records not done are reported failed",
+		slog.Int("records", n), slog.Duration("batchMargin", bt.b.o.margin))
+}
+
 // truncate cuts s to at most n bytes on a rune boundary, marking the cut.
 func truncate(s string, n int) string {
 	if len(s) <= n {

@@ -328,3 +328,33 @@ func TestKeysWithoutTimeForTheirMinimumAreLogged(t *testing.T) {
 		}
 	})
 }
+
+func TestAnsweringWithUnfinishedRecordsIsLogged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stuck := make(chan struct{})
+		rec := &recorder{block: map[string]chan struct{}{"B": stuck}}
+		var logs logLines
+		h := sqsmw.Wrap(func(ctx context.Context, key string, records []events.SQSMessage) error {
+			return rec.handle(context.WithoutCancel(ctx), key, records) // B ignores its context
+		}, lockcore.NewMemoryStore(), bodyKey, logTo(&logs), sqsmw.WithConcurrency(1))
+		ctx, cancel := invocation(20 * time.Second)
+		resp, _ := h(ctx, batchOf(t, "A", "B", "C"))
+		text := logs.text() // before B's own line, which comes when it returns
+		cancel()
+		if got := failedIDs(resp); !slices.Equal(got, []string{"m1", "m2"}) {
+			t.Errorf("failed %q, want [m1 m2]", got)
+		}
+		var lines []map[string]any
+		for _, s := range strings.Split(strings.TrimSpace(text), "\n") {
+			var l map[string]any
+			if json.Unmarshal([]byte(s), &l) == nil && strings.HasPrefix(fmt.Sprint(l["msg"]), "sqsmw:") {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) != 1 || lines[0]["level"] != "WARN" || lines[0]["records"] != float64(2) {
+			t.Errorf("sqsmw lines %v, want one WARN saying 2 records were not finished when the batch answered", lines)
+		}
+		close(stuck)
+		synctest.Wait()
+	})
+}
