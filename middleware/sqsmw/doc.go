@@ -36,5 +36,5 @@
 // the batch's end is not tried: its records are reported failed (one
 // warning a batch says how many), and nothing is published for the key. The batch answers by the deadline
 // less a quarter of the margin and reports what is not finished then as
-// failed, never dropped.
+// failed, never dropped; one warning says so.
 package sqsmw
