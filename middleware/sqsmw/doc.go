@@ -34,7 +34,8 @@
 // to [WithMinKeyTime], and holds its lock, and waits, for all of it; the
 // handler's context ends then. A turn that cannot get its minimum before
 // the batch's end is not tried: its records are reported failed (one
-// warning a batch says how many), and nothing is published for the key. The batch answers by the deadline
-// less a quarter of the margin and reports what is not finished then as
-// failed, never dropped; one warning says so.
+// warning a batch says how many), and nothing is published for the key.
+// The batch answers by the deadline less a quarter of the margin and
+// reports what is not finished then as failed, never dropped; one warning
+// says so.
 package sqsmw
