@@ -264,3 +264,29 @@ func TestASlowKeyFunctionStillLetsTheBatchAnswerInTime(t *testing.T) {
 		})
 	}
 }
+
+func TestALongShareIsHeldWhole(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Lambda's longest timeout: the share of a batch of one key, 14m58s,
+		// is longer than lockcore's default maximum hold, 5 min.
+		var deadline, ended time.Time
+		h := sqsmw.Wrap(func(ctx context.Context, _ string, _ []events.SQSMessage) error {
+			deadline, _ = ctx.Deadline() // a handler plans its work by it
+			<-ctx.Done()
+			ended = time.Now()
+			return nil
+		}, lockcore.NewMemoryStore(), bodyKey, quiet())
+		ctx, cancel := invocation(15 * time.Minute)
+		defer cancel()
+		start := time.Now()
+		_, _ = h(ctx, batchOf(t, "A"))
+		share := 15*time.Minute - sqsmw.DefaultBatchMargin
+		if got := deadline.Sub(start); got != share {
+			t.Errorf("the handler's deadline was %v after the start, want its share %v", got, share)
+		}
+		// lockcore ends a hold early by its drift allowance, 1 %, and no more.
+		if got, want := ended.Sub(start), share-share/100; got != want {
+			t.Errorf("the handler's context ended %v after the start, want %v: the share held whole", got, want)
+		}
+	})
+}

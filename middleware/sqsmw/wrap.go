@@ -67,7 +67,8 @@ func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record 
 	// The batch margin is each key's safety margin: a key's context ends
 	// that long after its share, so lockmw holds until the share's end and
 	// releases in the margin, which the batch keeps once.
-	lockOpts := append([]lockmw.Option{lockmw.WithPanicAsError(true)}, o.lockOpts...)
+	lockOpts := append([]lockmw.Option{lockmw.WithPanicAsError(true),
+		lockmw.WithLockOptions(lockcore.WithMaxHold(maxShare))}, o.lockOpts...)
 	lockOpts = append(lockOpts, lockmw.WithSafetyMargin(o.margin))
 	invoke := lockmw.WrapHandlers(lockmw.Handlers[group, struct{}]{Fetch: fetch, OnReleased: done},
 		store, func(_ context.Context, g group) (string, error) { return g.key, nil }, lockOpts...)
@@ -85,6 +86,12 @@ func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record 
 // (a holder with a read handler of its own publishes no inline answer). A
 // turn's own success publishes none either.
 func done(context.Context, group) (struct{}, error) { return struct{}{}, nil }
+
+// maxShare is the longest share of a batch's time, Lambda's longest
+// timeout: sqsmw's default maximum hold, so that a key holds for its whole
+// share (lockcore's default, 5 min, would end it earlier than its
+// context's deadline says); the share itself caps each hold.
+const maxShare = 15 * time.Minute
 
 // errNilKey is the error of every record when the key function is nil.
 var errNilKey = errors.New("sqsmw: invalid configuration: nil key function")
