@@ -3,6 +3,7 @@ package sqsmw
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"unicode/utf8"
 
@@ -40,7 +41,7 @@ func (b *batcher) logBadRecords(ctx context.Context, bad []badRecord) {
 		var kp *keyPanic
 		if errors.As(r.err, &kp) {
 			b.log.LogAttrs(ctx, slog.LevelError, "sqsmw: the key function panicked; its record is reported failed",
-				slog.String("messageId", truncate(r.id, 128)), slog.Any("panic", kp.value), slog.String("stack", kp.stack))
+				slog.String("messageId", truncate(r.id, 128)), slog.String("panic", panicText(kp.value)), slog.String("stack", kp.stack))
 			break // once per batch: the first
 		}
 	}
@@ -96,6 +97,16 @@ func (bt *batch) logUnfinished() {
 	bt.mu.Unlock()
 	bt.b.log.LogAttrs(bt.ctx, slog.LevelWarn, "sqsmw: the batch answers at its deadline before every key was done; the records not done are reported failed",
 		slog.Int("records", n), slog.Duration("batchMargin", bt.b.o.margin))
+}
+
+// panicText is a key function's panic value as the log shows it: an
+// error's text as [errorText] gives it, truncated as the key errors are,
+// since the value may quote the record.
+func panicText(v any) string {
+	if err, ok := v.(error); ok {
+		return truncate(errorText(err), maxLoggedError)
+	}
+	return truncate(fmt.Sprint(v), maxLoggedError)
 }
 
 // truncate cuts s to at most n bytes on a rune boundary, marking the cut.

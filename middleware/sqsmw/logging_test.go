@@ -264,7 +264,10 @@ func TestKeyFunctionAWSErrorsReachTheLogAsCodes(t *testing.T) {
 func TestKeyFunctionPanicIsLoggedAsTheFunctionsError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		key := func(ctx context.Context, r events.SQSMessage) (string, error) {
-			if r.MessageId != "m0" {
+			switch r.MessageId {
+			case "m1":
+				panic("no pair in " + strings.Repeat("s3cr3t-", 300)) // a careless message
+			case "m2":
 				_ = strings.Fields(r.Body)[1] // a bug: the body has one field
 			}
 			return bodyKey(ctx, r)
@@ -285,7 +288,10 @@ func TestKeyFunctionPanicIsLoggedAsTheFunctionsError(t *testing.T) {
 				errs = append(errs, l)
 			}
 		}
-		if len(errs) != 1 || !strings.Contains(fmt.Sprint(errs[0]["panic"]), "index out of range") ||
+		if strings.Count(logs.text(), "s3cr3t") > 40 {
+			t.Errorf("a panic's message quoting the body reached the log whole")
+		}
+		if len(errs) != 1 || !strings.Contains(fmt.Sprint(errs[0]["panic"]), "no pair in") ||
 			!strings.Contains(fmt.Sprint(errs[0]["stack"]), "TestKeyFunctionPanicIsLoggedAsTheFunctionsError") {
 			t.Errorf("error lines %v, want one with the panic and its stack:\n%s", errs, logs.text())
 		}
