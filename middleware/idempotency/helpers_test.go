@@ -108,8 +108,8 @@ func (s *countingStore) Release(ctx context.Context, req lockcore.ReleaseRequest
 // still runs.
 type stallStore struct {
 	lockcore.Store
-	mu      sync.Mutex // guards stalled
-	stalled map[string]bool
+	mu       sync.Mutex // guards stalled
+	stalled  map[string]bool
 	stallAll bool // stall the next acquisition's revision
 }
 
