@@ -28,7 +28,7 @@ type Cache struct {
 type cacheEntry struct {
 	key     string
 	stored  []byte
-	expires time.Time // on the clock of time.Now
+	expires time.Time // the record's expiry, on the clock of time.Now; fresh up to it, included
 }
 
 func (e *cacheEntry) size() int { return len(e.key) + len(e.stored) }
@@ -52,7 +52,7 @@ func (c *Cache) get(key string, now time.Time) ([]byte, bool) {
 		return nil, false
 	}
 	e := el.Value.(*cacheEntry)
-	if !now.Before(e.expires) {
+	if now.After(e.expires) { // as the store's condition: fresh at the expiry itself
 		c.remove(el)
 		return nil, false
 	}
