@@ -157,3 +157,43 @@ func TestLateReleaseCopyIsRefusedByTheStore(t *testing.T) {
 		}
 	})
 }
+
+// Powertools typescript#5675: a duplicate rejected as in progress, or
+// for another payload, deleted the record it never acquired. Here a
+// rejected duplicate writes nothing: the holder's record stays in
+// progress for the next duplicate to wait on, then completed, and the
+// handler runs once.
+func TestRejectedDuplicateLeavesTheRecord(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := lockcore.NewMemoryStore()
+		c := &counter{block: make(chan struct{}), started: make(chan struct{}, 1)}
+		var wg sync.WaitGroup
+		var first receipt
+		wg.Go(func() { first, _ = invoke(t, wrap(t, c, store), time.Minute, order{Key: "k", Amount: 1}) })
+		<-c.started
+		if _, err := invoke(t, wrap(t, c, store), 3*time.Second, order{Key: "k", Amount: 1}); !errors.Is(err, idempotency.ErrInProgress) {
+			t.Fatalf("a duplicate that cannot wait = %v, want ErrInProgress", err)
+		}
+		if it, _ := record(t, store, "herdlock", "idempotency#k"); it.Released {
+			t.Errorf("record after the rejected duplicate = released %v, %s; want still held", it.Released, it.Result)
+		}
+		var waited receipt
+		var waitErr error
+		wg.Go(func() { waited, waitErr = invoke(t, wrap(t, c, store), time.Minute, order{Key: "k", Amount: 1}) })
+		synctest.Wait()
+		close(c.block)
+		wg.Wait()
+		if waitErr != nil || waited != first {
+			t.Errorf("the next duplicate = %+v, %v; want the holder's %+v", waited, waitErr, first)
+		}
+		if _, err := invoke(t, wrap(t, c, store), time.Minute, order{Key: "k", Amount: 2}); !errors.Is(err, idempotency.ErrPayloadMismatch) {
+			t.Fatalf("another payload = %v, want ErrPayloadMismatch", err)
+		}
+		if got, err := invoke(t, wrap(t, c, store), time.Minute, order{Key: "k", Amount: 1}); err != nil || got != first {
+			t.Errorf("after the mismatch = %+v, %v; want the holder's %+v", got, err, first)
+		}
+		if got := c.runs.Load(); got != 1 {
+			t.Errorf("handler runs = %d, want 1", got)
+		}
+	})
+}
