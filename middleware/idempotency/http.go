@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -73,7 +75,11 @@ func WrapHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req
 	opts ...Option) func(context.Context, Req) (Resp, error) {
 	f, err := newHTTP(h, store, opts)
 	if err != nil {
-		return func(context.Context, Req) (Resp, error) {
+		var once sync.Once
+		return func(ctx context.Context, _ Req) (Resp, error) {
+			once.Do(func() {
+				slog.ErrorContext(ctx, "idempotency: invalid configuration; every invocation fails", slog.Any("error", err))
+			})
 			var zero Resp
 			return zero, err
 		}

@@ -100,6 +100,10 @@ func TestHTTPIdempotencyKey(t *testing.T) {
 			{post("/orders", "", `{}`), 400, "bad_idempotency_key", false},
 			{post("/orders", strings.Repeat("k", idempotency.MaxKeyBytes+1), `{}`), 400, "bad_idempotency_key", false},
 		}, 0},
+		{"a key of 255 bytes, Stripe's longest", 0, nil, []step{
+			{post("/orders", strings.Repeat("k", idempotency.MaxKeyBytes), `{}`), 201, "", false},
+			{post("/orders", strings.Repeat("k", idempotency.MaxKeyBytes), `{}`), 201, "", true},
+		}, 1},
 		{"optional: without a key every request runs", 0, []idempotency.Option{idempotency.WithOptionalKey()}, []step{
 			{post("/orders", "", `{}`), 201, "", false},
 			{post("/orders", "", `{}`), 201, "", false},

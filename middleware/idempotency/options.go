@@ -21,7 +21,8 @@ const (
 	MaxKeptErrors = time.Hour
 	// DefaultKeyPrefix is the key prefix when [WithKeyPrefix] is not given.
 	DefaultKeyPrefix = "idempotency"
-	// MaxKeyBytes is the longest idempotency key accepted, as Stripe's.
+	// MaxKeyBytes is the longest Idempotency-Key header value [WrapHTTP]
+	// accepts, as Stripe's. A key function's key may be up to 1 KiB.
 	MaxKeyBytes = 255
 )
 

@@ -15,6 +15,10 @@ import (
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
+// maxEventKeyBytes is the longest key a key function may return: well
+// inside DynamoDB's partition key with the prefix and partition.
+const maxEventKeyBytes = 1024
+
 // recordTTLAfterExpiry is how long after its expiry DynamoDB's TTL may
 // delete a record: clean-up only, never what decides a replay.
 const recordTTLAfterExpiry = 24 * time.Hour
@@ -195,8 +199,8 @@ func (w *wrapper[TIn, TOut]) key(ctx context.Context, in TIn) (string, error) {
 		return "", nil
 	case strings.TrimSpace(key) == "":
 		return "", fmt.Errorf("%w: the event has none", ErrKey)
-	case len(key) > MaxKeyBytes:
-		return "", fmt.Errorf("%w: %d bytes, at most %d", ErrKey, len(key), MaxKeyBytes)
+	case len(key) > maxEventKeyBytes:
+		return "", fmt.Errorf("%w: %d bytes, at most %d", ErrKey, len(key), maxEventKeyBytes)
 	case !utf8.ValidString(key):
 		return "", fmt.Errorf("%w: not valid UTF-8", ErrKey)
 	}

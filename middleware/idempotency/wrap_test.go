@@ -40,8 +40,7 @@ func TestKeyFromEvent(t *testing.T) {
 }
 
 // Powertools: a missing key raises, or runs without idempotency by
-// option; the draft answers 400 (ErrKey); Stripe's keys are at most 255
-// characters.
+// option; the draft answers 400 (ErrKey). A key is at most 1 KiB.
 func TestMissingKey(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -53,8 +52,8 @@ func TestMissingKey(t *testing.T) {
 		{"missing, required", "", nil, idempotency.ErrKey, 0},
 		{"blank, required", "  ", nil, idempotency.ErrKey, 0},
 		{"missing, optional: runs every time", "", []idempotency.Option{idempotency.WithOptionalKey()}, nil, 2},
-		{"longer than 255 bytes", strings.Repeat("k", idempotency.MaxKeyBytes+1), []idempotency.Option{idempotency.WithOptionalKey()}, idempotency.ErrKey, 0},
-		{"255 bytes", strings.Repeat("k", idempotency.MaxKeyBytes), nil, nil, 1},
+		{"longer than 1 KiB", strings.Repeat("k", 1025), []idempotency.Option{idempotency.WithOptionalKey()}, idempotency.ErrKey, 0},
+		{"1 KiB", strings.Repeat("k", 1024), nil, nil, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
