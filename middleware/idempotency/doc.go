@@ -58,6 +58,9 @@
 // the late holder's write. A side effect that cannot be fenced (an email,
 // a call to an API without an idempotency key of its own) should forward
 // the idempotency key, or the fence, to the system that performs it.
+// The late holder's own caller gets the answer its handler returned (its
+// log line says that the release failed), while the record, and every
+// duplicate, has its successor's.
 //
 // # Sources
 //

@@ -100,10 +100,11 @@ func WithCache(c *Cache) Option {
 
 // WithLockmw passes options to the lockmw middleware that runs the
 // records' locks: safety margin, logger, metrics, tracer, record account,
-// lock options. The retention, the TTL and the largest answer are the
-// idempotency layer's: lock options setting lockcore.WithFreshSuccess or
-// lockcore.WithTTL are overridden. Default: none, but
-// lockmw.WithMaxAnswerBytes(lockcore.MaxAnswerBytes).
+// lock options. The retention, the TTL, the largest answer and the lock
+// group are the idempotency layer's: lockcore.WithFreshSuccess,
+// lockcore.WithTTL, lockmw.WithMaxAnswerBytes and lockmw.WithLockGroup
+// given here are overridden (by [WithExpiresAfter], a day past it,
+// lockcore.MaxAnswerBytes and [WithPartition]). Default: none.
 func WithLockmw(opts ...lockmw.Option) Option {
 	return func(o *options) { o.lockmwOpts = append(o.lockmwOpts, opts...) }
 }
