@@ -350,8 +350,14 @@ func problemResponse[Resp HTTPResponse](status int, code string, extra map[strin
 	case events.LambdaFunctionURLResponse:
 		out = events.LambdaFunctionURLResponse{StatusCode: status, Headers: h, Body: string(body)}
 	case events.ALBTargetGroupResponse:
+		// Both header forms: a target group with multi-value headers on
+		// reads only the multi-value one.
+		mv := make(map[string][]string, len(h))
+		for k, v := range h {
+			mv[k] = []string{v}
+		}
 		out = events.ALBTargetGroupResponse{StatusCode: status, StatusDescription: fmt.Sprintf("%d %s", status, http.StatusText(status)),
-			Headers: h, Body: string(body)}
+			Headers: h, MultiValueHeaders: mv, Body: string(body)}
 	}
 	return out.(Resp)
 }

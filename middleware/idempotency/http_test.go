@@ -200,3 +200,89 @@ func TestHTTPShapes(t *testing.T) {
 		t.Errorf("mismatched shapes = %v, want ErrConfig", err)
 	}
 }
+
+// shapeCase runs a first request, its duplicate and one without a key
+// through WrapHTTP for one event shape, and reports the statuses and
+// whether the duplicate was marked a replay.
+func shapeCase[Req httpmw.Request, Resp idempotency.HTTPResponse](t *testing.T, req func(key string) Req,
+	answer func() Resp, status func(Resp) int, replayed func(Resp) bool) ([3]int, bool, int32) {
+	var runs atomic.Int32
+	h := idempotency.WrapHTTP(func(context.Context, Req) (Resp, error) { runs.Add(1); return answer(), nil },
+		lockcore.NewMemoryStore(), quiet())
+	var got [3]int
+	var replay bool
+	for i, key := range []string{"k", "k", ""} {
+		resp, err := h(t.Context(), req(key))
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		got[i] = status(resp)
+		if i == 1 {
+			replay = replayed(resp)
+		}
+	}
+	return got, replay, runs.Load()
+}
+
+// Every shape of httpmw.Request: a duplicate is replayed with
+// Idempotent-Replayed, a request without a key is 400.
+func TestHTTPShapesReplay(t *testing.T) {
+	hdr := func(key string) map[string]string {
+		if key == "" {
+			return map[string]string{}
+		}
+		return map[string]string{"Idempotency-Key": key}
+	}
+	tests := []struct {
+		name string
+		run  func(t *testing.T) ([3]int, bool, int32)
+	}{
+		{"REST", func(t *testing.T) ([3]int, bool, int32) {
+			return shapeCase(t, func(k string) events.APIGatewayProxyRequest {
+				return events.APIGatewayProxyRequest{HTTPMethod: "POST", Resource: "/orders", Path: "/orders", Headers: hdr(k), Body: "{}"}
+			}, func() events.APIGatewayProxyResponse { return events.APIGatewayProxyResponse{StatusCode: 201} },
+				func(r events.APIGatewayProxyResponse) int { return r.StatusCode },
+				func(r events.APIGatewayProxyResponse) bool { return r.Headers[idempotency.HeaderReplayed] == "true" })
+		}},
+		{"HTTP API", func(t *testing.T) ([3]int, bool, int32) {
+			return shapeCase(t, func(k string) events.APIGatewayV2HTTPRequest { return post("/orders", k, "{}") },
+				func() events.APIGatewayV2HTTPResponse { return events.APIGatewayV2HTTPResponse{StatusCode: 201} },
+				func(r events.APIGatewayV2HTTPResponse) int { return r.StatusCode },
+				func(r events.APIGatewayV2HTTPResponse) bool { return r.Headers[idempotency.HeaderReplayed] == "true" })
+		}},
+		{"function URL", func(t *testing.T) ([3]int, bool, int32) {
+			return shapeCase(t, func(k string) events.LambdaFunctionURLRequest {
+				r := events.LambdaFunctionURLRequest{RawPath: "/", Headers: hdr(k), Body: "{}"}
+				r.RequestContext.HTTP.Method = "POST"
+				return r
+			}, func() events.LambdaFunctionURLResponse { return events.LambdaFunctionURLResponse{StatusCode: 201} },
+				func(r events.LambdaFunctionURLResponse) int { return r.StatusCode },
+				func(r events.LambdaFunctionURLResponse) bool { return r.Headers[idempotency.HeaderReplayed] == "true" })
+		}},
+		{"ALB, multi-value headers", func(t *testing.T) ([3]int, bool, int32) {
+			return shapeCase(t, func(k string) events.ALBTargetGroupRequest {
+				mv := map[string][]string{}
+				if k != "" {
+					mv["idempotency-key"] = []string{k}
+				}
+				return events.ALBTargetGroupRequest{HTTPMethod: "POST", Path: "/orders", MultiValueHeaders: mv, Body: "{}"}
+			}, func() events.ALBTargetGroupResponse {
+				return events.ALBTargetGroupResponse{StatusCode: 201, MultiValueHeaders: map[string][]string{}}
+			},
+				func(r events.ALBTargetGroupResponse) int { return r.StatusCode },
+				func(r events.ALBTargetGroupResponse) bool {
+					return r.MultiValueHeaders[idempotency.HeaderReplayed][0] == "true"
+				})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				statuses, replay, runs := tt.run(t)
+				if statuses != [3]int{201, 201, 400} || !replay || runs != 1 {
+					t.Errorf("statuses %v, replayed %v, runs %d; want [201 201 400], true, 1", statuses, replay, runs)
+				}
+			})
+		})
+	}
+}
