@@ -43,6 +43,24 @@ func TestConcurrentDuplicatesWait(t *testing.T) {
 	})
 }
 
+// A duplicate waits as long as its deadline allows, longer than
+// lockcore's default maximum wait, for a holder that works long.
+func TestDuplicateWaitsUntilItsDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := lockcore.NewMemoryStore()
+		c := &counter{block: make(chan struct{}), started: make(chan struct{}, 1)}
+		var wg sync.WaitGroup
+		wg.Go(func() { _, _ = invoke(t, wrap(t, c, store), 5*time.Minute, order{Key: "k", Amount: 1}) })
+		<-c.started
+		go func() { time.Sleep(2 * lockcore.DefaultMaxWait); close(c.block) }()
+		_, err := invoke(t, wrap(t, c, store), 5*time.Minute, order{Key: "k", Amount: 1})
+		wg.Wait()
+		if err != nil || c.runs.Load() != 1 {
+			t.Errorf("duplicate after %v = %v, %d runs; want the answer, 1 run", 2*lockcore.DefaultMaxWait, err, c.runs.Load())
+		}
+	})
+}
+
 // A duplicate that cannot wait for the answer within its deadline (less
 // lockmw's safety margin) fails with ErrInProgress, at that time, and the
 // handler has not run for it; the draft's 409.

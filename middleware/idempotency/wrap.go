@@ -141,11 +141,17 @@ func defaultPartition() string {
 	return lockmw.DefaultLockGroup
 }
 
-// lockmwOptions are the user's lockmw options with the record's settings
-// after them, so that the retention, the TTL, the largest answer and the
-// partition are the idempotency layer's.
+// maxDuplicateWait is how long a duplicate may wait for an answer unless
+// the user's lock options say otherwise: Lambda's longest invocation, so
+// that the duplicate's deadline decides, not lockcore.DefaultMaxWait.
+const maxDuplicateWait = 15 * time.Minute
+
+// lockmwOptions are the user's lockmw options between the idempotency
+// layer's defaults and the record's settings, so that the retention, the
+// TTL, the largest answer and the partition are the idempotency layer's.
 func (w *wrapper[TIn, TOut]) lockmwOptions() []lockmw.Option {
-	opts := append([]lockmw.Option(nil), w.o.lockmwOpts...)
+	opts := []lockmw.Option{lockmw.WithLockOptions(lockcore.WithMaxWait(maxDuplicateWait))}
+	opts = append(opts, w.o.lockmwOpts...)
 	return append(opts,
 		lockmw.WithLockGroup(w.partition),
 		lockmw.WithMaxAnswerBytes(lockcore.MaxAnswerBytes),
