@@ -104,7 +104,10 @@ func WithCache(c *Cache) Option {
 // group are the idempotency layer's: lockcore.WithFreshSuccess,
 // lockcore.WithTTL, lockmw.WithMaxAnswerBytes and lockmw.WithLockGroup
 // given here are overridden (by [WithExpiresAfter], a day past it,
-// lockcore.MaxAnswerBytes and [WithPartition]). Default: none.
+// lockcore.MaxAnswerBytes and [WithPartition]). A duplicate's wait is
+// bounded by its deadline, and by lockcore.WithMaxWait only when given
+// here (the layer's default is 15 minutes, Lambda's longest invocation,
+// instead of lockcore.DefaultMaxWait). Default: none.
 func WithLockmw(opts ...lockmw.Option) Option {
 	return func(o *options) { o.lockmwOpts = append(o.lockmwOpts, opts...) }
 }
