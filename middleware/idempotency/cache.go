@@ -12,7 +12,8 @@ import (
 // only answers that were completed and, for a replay, whose fingerprint
 // matched; an entry is dropped at its record's expiry. A hit is checked
 // against the event's fingerprint like a replay from the store. It is
-// safe for concurrent use and may be shared by many operations.
+// safe for concurrent use and may be shared by many operations, each of
+// which has entries of its own: one never replays another's.
 type Cache struct {
 	maxEntries int
 	maxBytes   int

@@ -153,3 +153,25 @@ func TestCacheHoldsOnlyValidatedCompletedAnswers(t *testing.T) {
 		}
 	})
 }
+
+// One cache may serve many operations: an operation on another store
+// (another table) never replays the answer that another operation with
+// the same prefix, partition and key cached, even when the payloads are
+// the same.
+func TestCacheSharedByOperationsOnTwoStores(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cache := newCache(t, 10, 1<<20)
+		a, b := &counter{}, &counter{}
+		ha := wrap(t, a, lockcore.NewMemoryStore(), idempotency.WithCache(cache))
+		hb := wrap(t, b, lockcore.NewMemoryStore(), idempotency.WithCache(cache))
+		if _, err := invoke(t, ha, time.Minute, order{Key: "k", Amount: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := invoke(t, hb, time.Minute, order{Key: "k", Amount: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.runs.Load(); got != 1 {
+			t.Errorf("runs of the second operation = %d, want 1 (its store has no record of the key)", got)
+		}
+	})
+}

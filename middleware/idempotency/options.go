@@ -93,7 +93,7 @@ func WithKeptErrors(d time.Duration) Option {
 // WithCache keeps completed, validated answers in c, in the process, so
 // that a duplicate that this process answered before is replayed without
 // a request to the store. Default: no cache. One cache may serve many
-// operations.
+// operations; each has entries of its own, never replayed by another.
 func WithCache(c *Cache) Option {
 	return func(o *options) { o.cache, o.cacheSet = c, true }
 }

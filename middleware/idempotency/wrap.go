@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -81,6 +83,7 @@ func New[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opts ...Op
 
 // wrapper is one idempotent operation: read-only after newWrapper.
 type wrapper[TIn, TOut any] struct {
+	op        uint64 // this operation's number in the process, for the cache
 	hs        Handlers[TIn, TOut]
 	o         options
 	partition string
@@ -115,7 +118,7 @@ func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opt
 	if store == nil {
 		return nil, fmt.Errorf("%w: nil store", ErrConfig)
 	}
-	w := &wrapper[TIn, TOut]{hs: hs, o: o, partition: o.partition}
+	w := &wrapper[TIn, TOut]{op: operations.Add(1), hs: hs, o: o, partition: o.partition}
 	if !o.partitionSet {
 		w.partition = defaultPartition()
 	}
@@ -260,8 +263,16 @@ func (w *wrapper[TIn, TOut]) replay(ctx context.Context, r request[TIn], rec rec
 	return w.hs.OnReplay(withInfo(ctx, info), r.event, rec.out)
 }
 
-// cacheKey names the record in the cache: partition and lock id.
-func (w *wrapper[TIn, TOut]) cacheKey(r request[TIn]) string { return w.partition + "\x00" + r.id }
+// operations numbers the operations built in the process.
+var operations atomic.Uint64
+
+// cacheKey names the record in the cache: the operation, the partition
+// and the lock id. A shared cache holds the entries of each operation
+// apart: another operation's store (another table) may not hold the
+// record, and its codec may read the answer as another type.
+func (w *wrapper[TIn, TOut]) cacheKey(r request[TIn]) string {
+	return strconv.FormatUint(w.op, 10) + "\x00" + w.partition + "\x00" + r.id
+}
 
 // cached returns the cached record of r, if there is one.
 func (w *wrapper[TIn, TOut]) cached(r request[TIn]) (record[TOut], bool) {
