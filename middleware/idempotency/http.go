@@ -57,11 +57,11 @@ type HTTPResponse interface {
 //     the deadline 409 (idempotency_key_in_progress), a key that is not
 //     usable (over [MaxKeyBytes]) 400.
 //
-// A response with a 5xx status is a failure, not an answer: the caller
-// gets it, and it is not replayed (the next duplicate runs h), unless
-// [WithKeptErrors], which answers the duplicates of the window 503 with a
-// Retry-After. Any other response is replayed, 4xx included, as Stripe
-// does. A store failure is 503 (store_unavailable); an answer too large to
+// A response with a 5xx status, or one that asks for a retry (408, 425,
+// 429), is a failure, not an answer: the caller gets it, and it is not
+// replayed (the next duplicate runs h), unless [WithKeptErrors], which
+// answers the duplicates of the window 503 with a Retry-After. Any other
+// response is replayed, 4xx included, as Stripe does. A store failure is 503 (store_unavailable); an answer too large to
 // store, 500 (answer_not_stored) for the duplicates. Error answers carry
 // no error text. An error h returns is returned as it is.
 //
@@ -101,7 +101,7 @@ func newHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req)
 	op, err := New(Handlers[Req, Resp]{
 		Handle: func(ctx context.Context, req Req) (Resp, error) {
 			resp, err := h(ctx, req)
-			if err == nil && statusOf(resp) >= 500 {
+			if err == nil && failureStatus(statusOf(resp)) {
 				return resp, &serverError{resp: resp}
 			}
 			return resp, err
@@ -136,8 +136,8 @@ func newHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req)
 	}, nil
 }
 
-// serverError is a 5xx response of the handler: the record fails, the
-// caller gets the response.
+// serverError is a failure response of the handler (see failureStatus):
+// the record fails, the caller gets the response.
 type serverError struct{ resp any }
 
 func (e *serverError) Error() string {
@@ -164,6 +164,18 @@ func problemFor(err error, now time.Time) (int, string, map[string]string) {
 		return http.StatusServiceUnavailable, "store_unavailable", nil
 	}
 	return 0, "", nil
+}
+
+// failureStatus reports whether a response of status is a failure, not
+// the operation's answer: a 5xx, or a 4xx that asks the client to retry
+// the same request (408 Request Timeout, 425 Too Early, 429 Too Many
+// Requests), which a replay would answer the same for the retention.
+func failureStatus(status int) bool {
+	switch status {
+	case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests:
+		return true
+	}
+	return status >= 500
 }
 
 // safeMethod reports whether RFC 9110 §9.2.1 calls method safe: it needs

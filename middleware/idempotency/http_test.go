@@ -286,3 +286,39 @@ func TestHTTPShapesReplay(t *testing.T) {
 		})
 	}
 }
+
+// A response that asks the client to retry (408 Request Timeout, 425 Too
+// Early, 429 Too Many Requests) is not the operation's answer: replayed
+// for the retention, it would answer every retry the same, long after its
+// Retry-After. Like a 5xx it is not kept: the retry runs the handler.
+func TestHTTPRetryLaterAnswerIsNotReplayed(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+	}{
+		{"408 Request Timeout", http.StatusRequestTimeout},
+		{"425 Too Early", http.StatusTooEarly},
+		{"429 Too Many Requests", http.StatusTooManyRequests},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := &createOrder{status: tt.status}
+				h := idempotency.WrapHTTP(c.handle, lockcore.NewMemoryStore(), quiet())
+				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+				defer cancel()
+				if resp, err := h(ctx, post("/orders", `"k"`, `{}`)); err != nil || resp.StatusCode != tt.status {
+					t.Fatalf("first = %d, %v; want %d", resp.StatusCode, err, tt.status)
+				}
+				c.status = 0 // the handler can now answer
+				resp, err := h(ctx, post("/orders", `"k"`, `{}`))
+				if err != nil || resp.StatusCode != http.StatusCreated || resp.Headers[idempotency.HeaderReplayed] != "" {
+					t.Errorf("retry = %d %v, %v; want 201, not a replay", resp.StatusCode, resp.Headers, err)
+				}
+				if got := c.runs.Load(); got != 2 {
+					t.Errorf("handler runs = %d, want 2", got)
+				}
+			})
+		})
+	}
+}
