@@ -49,12 +49,13 @@ type HTTPResponse interface {
 //     with [WithOptionalKey], h runs on its own, every time;
 //   - with a key: the key is scoped by the method and the route (the REST
 //     API's resource, the HTTP API's route key, else the path), and the
-//     fingerprint is of the path and the body (canonical when it is JSON);
-//     then as [Wrap]: h runs once per key and retention, a duplicate
-//     waits for its answer and gets it with the header
-//     Idempotent-Replayed: true; a key reused with another path or body
-//     is 422 (idempotency_key_reused), a wait that cannot finish before
-//     the deadline 409 (idempotency_key_in_progress), a key that is not
+//     fingerprint is of the path, the query (its parameters in any
+//     order) and the body (canonical when it is JSON); then as [Wrap]:
+//     h runs once per key and retention, a duplicate waits for its
+//     answer and gets it with the header Idempotent-Replayed: true; a
+//     key reused with another path, query or body is 422
+//     (idempotency_key_reused), a wait that cannot finish before the
+//     deadline 409 (idempotency_key_in_progress), a key that is not
 //     usable (over [MaxKeyBytes]) 400.
 //
 // A response with a 5xx status, or one that asks for a retry (408, 425,

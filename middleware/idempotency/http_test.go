@@ -322,3 +322,59 @@ func TestHTTPRetryLaterAnswerIsNotReplayed(t *testing.T) {
 		})
 	}
 }
+
+// The query is part of the request: POST /transfers?amount=5 and
+// ?amount=500 with one key are two requests, and the second is 422, not
+// a replay of the first's answer. The same parameters in another order
+// are the same request.
+func TestHTTPQueryIsFingerprinted(t *testing.T) {
+	withQuery := func(q string) events.APIGatewayV2HTTPRequest {
+		req := post("/orders", `"k"`, `{}`)
+		req.RawQueryString = q
+		return req
+	}
+	rest := func(q map[string][]string) events.APIGatewayProxyRequest {
+		return events.APIGatewayProxyRequest{HTTPMethod: "POST", Resource: "/orders", Path: "/orders",
+			Headers: map[string]string{"Idempotency-Key": `"k"`}, MultiValueQueryStringParameters: q, Body: "{}"}
+	}
+	tests := []struct {
+		name   string
+		second func(t *testing.T, store lockcore.Store, c *createOrder) int // its status after a first request with amount=5&currency=eur
+		want   int
+	}{
+		{"HTTP API: another query", func(t *testing.T, store lockcore.Store, c *createOrder) int {
+			h := idempotency.WrapHTTP(c.handle, store, quiet())
+			_, _ = h(t.Context(), withQuery("amount=5&currency=eur"))
+			resp, _ := h(t.Context(), withQuery("amount=500&currency=eur"))
+			return resp.StatusCode
+		}, http.StatusUnprocessableEntity},
+		{"HTTP API: the same query in another order", func(t *testing.T, store lockcore.Store, c *createOrder) int {
+			h := idempotency.WrapHTTP(c.handle, store, quiet())
+			_, _ = h(t.Context(), withQuery("amount=5&currency=eur"))
+			resp, _ := h(t.Context(), withQuery("currency=eur&amount=5"))
+			return resp.StatusCode
+		}, http.StatusCreated},
+		{"REST: another query", func(t *testing.T, store lockcore.Store, c *createOrder) int {
+			h := idempotency.WrapHTTP(func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+				c.runs.Add(1)
+				return events.APIGatewayProxyResponse{StatusCode: http.StatusCreated}, nil
+			}, store, quiet())
+			_, _ = h(t.Context(), rest(map[string][]string{"amount": {"5"}, "currency": {"eur"}}))
+			resp, _ := h(t.Context(), rest(map[string][]string{"amount": {"500"}, "currency": {"eur"}}))
+			return resp.StatusCode
+		}, http.StatusUnprocessableEntity},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := &createOrder{}
+				if got := tt.second(t, lockcore.NewMemoryStore(), c); got != tt.want {
+					t.Errorf("second request = %d, want %d", got, tt.want)
+				}
+				if got := c.runs.Load(); got != 1 {
+					t.Errorf("handler runs = %d, want 1", got)
+				}
+			})
+		})
+	}
+}

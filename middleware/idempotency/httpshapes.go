@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,7 @@ type httpRequest struct {
 	method, route, path string
 	headers             map[string]string
 	mvHeaders           map[string][]string
+	query               url.Values // nil when the request has none
 	body                string
 	base64              bool
 }
@@ -27,18 +29,48 @@ func requestOf[Req httpmw.Request](req Req) httpRequest {
 	switch r := any(req).(type) {
 	case events.APIGatewayProxyRequest:
 		return httpRequest{method: r.HTTPMethod, route: r.Resource, path: r.Path, headers: r.Headers,
-			mvHeaders: r.MultiValueHeaders, body: r.Body, base64: r.IsBase64Encoded}
+			mvHeaders: r.MultiValueHeaders, query: queryOf(r.MultiValueQueryStringParameters, r.QueryStringParameters),
+			body: r.Body, base64: r.IsBase64Encoded}
 	case events.APIGatewayV2HTTPRequest:
 		return httpRequest{method: r.RequestContext.HTTP.Method, route: r.RouteKey, path: r.RawPath, headers: r.Headers,
-			body: r.Body, base64: r.IsBase64Encoded}
+			query: rawQuery(r.RawQueryString), body: r.Body, base64: r.IsBase64Encoded}
 	case events.LambdaFunctionURLRequest:
 		return httpRequest{method: r.RequestContext.HTTP.Method, path: r.RawPath, headers: r.Headers,
-			body: r.Body, base64: r.IsBase64Encoded}
+			query: rawQuery(r.RawQueryString), body: r.Body, base64: r.IsBase64Encoded}
 	case events.ALBTargetGroupRequest:
 		return httpRequest{method: r.HTTPMethod, path: r.Path, headers: r.Headers, mvHeaders: r.MultiValueHeaders,
-			body: r.Body, base64: r.IsBase64Encoded}
+			query: queryOf(r.MultiValueQueryStringParameters, r.QueryStringParameters), body: r.Body, base64: r.IsBase64Encoded}
 	}
 	return httpRequest{}
+}
+
+// queryOf is a request's query from its multi-value parameters, else its
+// single-value ones; nil when it has none.
+func queryOf(mv map[string][]string, single map[string]string) url.Values {
+	if len(mv) > 0 {
+		return url.Values(mv)
+	}
+	if len(single) == 0 {
+		return nil
+	}
+	q := make(url.Values, len(single))
+	for k, v := range single {
+		q[k] = []string{v}
+	}
+	return q
+}
+
+// rawQuery is the query of a raw query string; one that does not parse
+// is kept whole, under the empty name.
+func rawQuery(raw string) url.Values {
+	if raw == "" {
+		return nil
+	}
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return url.Values{"": {raw}}
+	}
+	return q
 }
 
 // key is the request's idempotency key, unquoted; "" when it has none.
@@ -79,8 +111,9 @@ func scopedKey(r httpRequest) (string, error) {
 	return strings.ToUpper(r.method) + " " + route + " " + key, nil
 }
 
-// payload is what the fingerprint covers: the path and the body, as
-// JSON when it is JSON (so its canonical form is hashed).
+// payload is what the fingerprint covers: the path, the query (its
+// parameters in any order) and the body, as JSON when it is JSON (so its
+// canonical form is hashed).
 func (r httpRequest) payload() any {
 	body := []byte(r.body)
 	if r.base64 {
@@ -89,9 +122,10 @@ func (r httpRequest) payload() any {
 		}
 	}
 	p := struct {
-		Path string `json:"path"`
-		Body any    `json:"body"`
-	}{Path: r.path, Body: string(body)}
+		Path  string              `json:"path"`
+		Query map[string][]string `json:"query,omitempty"`
+		Body  any                 `json:"body"`
+	}{Path: r.path, Query: r.query, Body: string(body)}
 	if json.Valid(body) {
 		p.Body = json.RawMessage(body)
 	}
