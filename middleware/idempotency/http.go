@@ -21,7 +21,9 @@ import (
 const (
 	// HeaderIdempotencyKey is the request header that carries the key
 	// (draft-ietf-httpapi-idempotency-key-header-06): a structured-field
-	// string, "quoted", or a bare token as Stripe's clients send it.
+	// string, "quoted", or leniently a bare value of visible ASCII without
+	// quote, comma, semicolon or backslash, as Stripe's clients send it.
+	// Sent once: a second one, or any other value, is 400.
 	HeaderIdempotencyKey = "Idempotency-Key"
 	// HeaderReplayed is set to "true" on a replayed response, as Stripe
 	// names it.
@@ -56,7 +58,8 @@ type HTTPResponse interface {
 //     key reused with another path, query or body is 422
 //     (idempotency_key_reused), a wait that cannot finish before the
 //     deadline 409 (idempotency_key_in_progress), a key that is not
-//     usable (over [MaxKeyBytes]) 400.
+//     usable (not an sf-string nor a bare value, a header sent twice,
+//     over [MaxKeyBytes]) 400.
 //
 // A response with a 5xx status, or one that asks for a retry (408, 425,
 // 429), is a failure, not an answer: the caller gets it, and it is not
@@ -119,7 +122,7 @@ func newHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req)
 	optional := o.optionalKey
 	return func(ctx context.Context, req Req) (Resp, error) {
 		r := requestOf(req)
-		if safeMethod(r.method) || (optional && r.key() == "") {
+		if safeMethod(r.method) || (optional && r.noKey()) {
 			return h(ctx, req)
 		}
 		resp, err := op(ctx, req)

@@ -378,3 +378,68 @@ func TestHTTPQueryIsFingerprinted(t *testing.T) {
 		})
 	}
 }
+
+// The header is an RFC 8941 sf-string (draft-ietf-httpapi-idempotency-key-
+// header-06 §2.1), and a client must not send it twice. A bare value of
+// visible ASCII without quotes, commas or backslashes is read leniently
+// as the string of the same characters (Stripe's clients send UUIDs
+// bare). Anything else is 400, not a key read some other way: Go escapes
+// ("\u0041" is not "A"), non-ASCII, a second header (two values, or API
+// Gateway's join of them with a comma), text after the closing quote.
+func TestHTTPKeySyntax(t *testing.T) {
+	v2 := func(value string) events.APIGatewayV2HTTPRequest { return post("/orders", value, `{}`) }
+	tests := []struct {
+		name string
+		req  func() any
+		want int
+	}{
+		{"sf-string", func() any { return v2(`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) }, 201},
+		{"sf-string with its two escapes", func() any { return v2(`"a\"b\\c"`) }, 201},
+		{"bare token", func() any { return v2(`8e03978e-40d5-43e8-bc93-6894a57f9324`) }, 201},
+		{"sf-string with a parameter, ignored", func() any { return v2(`"k";v=1`) }, 201},
+		{"a Go escape", func() any { return v2(`"a\u0041"`) }, 400},
+		{"non-ASCII", func() any { return v2(`"clé"`) }, 400},
+		{"a quote inside", func() any { return v2(`"a"b"`) }, 400},
+		{"no closing quote", func() any { return v2(`"ab`) }, 400},
+		{"two headers joined by API Gateway", func() any { return v2(`"a", "b"`) }, 400},
+		{"two bare headers joined", func() any { return v2(`a,b`) }, 400},
+		{"bare with a space", func() any { return v2(`a b`) }, 400},
+		{"two REST headers", func() any {
+			return events.APIGatewayProxyRequest{HTTPMethod: "POST", Resource: "/orders", Path: "/orders", Body: "{}",
+				Headers:           map[string]string{"Idempotency-Key": `"b"`},
+				MultiValueHeaders: map[string][]string{"Idempotency-Key": {`"a"`, `"b"`}}}
+		}, 400},
+		{"one REST header, in both forms", func() any {
+			return events.APIGatewayProxyRequest{HTTPMethod: "POST", Resource: "/orders", Path: "/orders", Body: "{}",
+				Headers:           map[string]string{"Idempotency-Key": `"a"`},
+				MultiValueHeaders: map[string][]string{"Idempotency-Key": {`"a"`}}}
+		}, 201},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var got int
+				switch req := tt.req().(type) {
+				case events.APIGatewayV2HTTPRequest:
+					c := &createOrder{}
+					resp, err := idempotency.WrapHTTP(c.handle, lockcore.NewMemoryStore(), quiet())(t.Context(), req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = resp.StatusCode
+				case events.APIGatewayProxyRequest:
+					resp, err := idempotency.WrapHTTP(func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+						return events.APIGatewayProxyResponse{StatusCode: 201}, nil
+					}, lockcore.NewMemoryStore(), quiet())(t.Context(), req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = resp.StatusCode
+				}
+				if got != tt.want {
+					t.Errorf("status = %d, want %d", got, tt.want)
+				}
+			})
+		})
+	}
+}

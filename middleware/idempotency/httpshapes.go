@@ -3,11 +3,11 @@ package idempotency
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -73,33 +73,86 @@ func rawQuery(raw string) url.Values {
 	return q
 }
 
-// key is the request's idempotency key, unquoted; "" when it has none.
-func (r httpRequest) key() string {
-	v, ok := "", false
-	for k, s := range r.headers {
-		if strings.EqualFold(k, HeaderIdempotencyKey) {
-			v, ok = s, true
-		}
-	}
+// errKeySyntax is a header value that is not one sf-string.
+var errKeySyntax = errors.New("the " + HeaderIdempotencyKey + " header is not one structured-field string")
+
+// key is the request's idempotency key, unquoted; "" when it has none. A
+// header sent twice, as two values or joined by a comma, is an error.
+func (r httpRequest) key() (string, error) {
+	var values []string
 	for k, vs := range r.mvHeaders {
-		if !ok && strings.EqualFold(k, HeaderIdempotencyKey) && len(vs) > 0 {
-			v = vs[0]
+		if strings.EqualFold(k, HeaderIdempotencyKey) {
+			values = append(values, vs...)
 		}
 	}
-	v = strings.TrimSpace(v)
-	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-		if u, err := strconv.Unquote(v); err == nil {
-			return u
+	if len(values) == 0 { // the single-value form holds the last of them
+		for k, v := range r.headers {
+			if strings.EqualFold(k, HeaderIdempotencyKey) {
+				values = append(values, v)
+			}
 		}
 	}
-	return v
+	switch len(values) {
+	case 0:
+		return "", nil
+	case 1:
+		return parseKey(values[0])
+	}
+	return "", fmt.Errorf("%w: sent %d times", errKeySyntax, len(values))
+}
+
+// noKey reports whether the request has no idempotency key: no header,
+// or an empty one. A malformed header is a key, answered 400.
+func (r httpRequest) noKey() bool {
+	k, err := r.key()
+	return k == "" && err == nil
+}
+
+// parseKey reads a header value as an RFC 8941 sf-string (§4.2.5:
+// printable ASCII, the escapes \" and \\ only), its parameters ignored;
+// or, leniently, a bare value of visible ASCII without a quote, a comma,
+// a semicolon or a backslash as the string of the same characters.
+func parseKey(v string) (string, error) {
+	v = strings.Trim(v, " \t")
+	if v == "" {
+		return "", nil
+	}
+	if v[0] != '"' {
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c <= ' ' || c >= 0x7f || c == '"' || c == ',' || c == ';' || c == '\\' {
+				return "", errKeySyntax
+			}
+		}
+		return v, nil
+	}
+	var b strings.Builder
+	for i := 1; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '\\':
+			if i+1 == len(v) || (v[i+1] != '"' && v[i+1] != '\\') {
+				return "", errKeySyntax
+			}
+			i++
+			b.WriteByte(v[i])
+		case c == '"':
+			if rest := v[i+1:]; rest != "" && (rest[0] != ';' || strings.ContainsAny(rest, ",")) {
+				return "", errKeySyntax // a second member, or text after the string
+			}
+			return b.String(), nil
+		case c < ' ' || c >= 0x7f:
+			return "", errKeySyntax
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", errKeySyntax // no closing quote
 }
 
 // scopedKey is the request's key scoped by its method and route.
 func scopedKey(r httpRequest) (string, error) {
-	key := r.key()
-	if key == "" {
-		return "", nil
+	key, err := r.key()
+	if key == "" || err != nil {
+		return "", err
 	}
 	if len(key) > MaxKeyBytes {
 		return "", fmt.Errorf("%s header of %d bytes, at most %d", HeaderIdempotencyKey, len(key), MaxKeyBytes)
