@@ -2,6 +2,7 @@ package idempotency_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -438,6 +439,46 @@ func TestHTTPKeySyntax(t *testing.T) {
 				}
 				if got != tt.want {
 					t.Errorf("status = %d, want %d", got, tt.want)
+				}
+			})
+		})
+	}
+}
+
+// A body that is not JSON is fingerprinted as text, apart from a JSON
+// body, and one that is not UTF-8 as its bytes: the text abc and the JSON
+// string "abc", no body and the JSON string "", two binary bodies (which
+// encoding/json would both write as U+FFFD) are two payloads each, and the
+// second is 422, not a replay.
+func TestHTTPTextBodyIsNotJSONString(t *testing.T) {
+	tests := []struct {
+		name          string
+		first, second string
+		base64        bool // sent base64-encoded, as API Gateway sends a binary body
+	}{
+		{"text and a JSON string", `abc`, `"abc"`, false},
+		{"no body and the empty JSON string", ``, `""`, false},
+		{"two binary bodies", "\xff\x01", "\xfe\x01", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := &createOrder{}
+				h := idempotency.WrapHTTP(c.handle, lockcore.NewMemoryStore(), quiet())
+				req := func(body string) events.APIGatewayV2HTTPRequest {
+					if !tt.base64 {
+						return post("/orders", `"k"`, body)
+					}
+					r := post("/orders", `"k"`, base64.StdEncoding.EncodeToString([]byte(body)))
+					r.IsBase64Encoded = true
+					return r
+				}
+				if _, err := h(t.Context(), req(tt.first)); err != nil {
+					t.Fatal(err)
+				}
+				resp, err := h(t.Context(), req(tt.second))
+				if err != nil || resp.StatusCode != http.StatusUnprocessableEntity {
+					t.Errorf("second = %d %v, %v; want 422", resp.StatusCode, resp.Headers, err)
 				}
 			})
 		})
