@@ -125,8 +125,8 @@ func TestCacheHoldsOnlyValidatedCompletedAnswers(t *testing.T) {
 		late := &counter{block: make(chan struct{}), started: make(chan struct{}, 1)}
 		lateProcess := wrap(t, late, store, idempotency.WithCache(cache))
 		var wg sync.WaitGroup
-		var lateAnswer receipt
-		wg.Go(func() { lateAnswer, _ = invoke(t, lateProcess, 10*time.Minute, order{Key: "k", Amount: 1}) })
+		var lateErr error
+		wg.Go(func() { _, lateErr = invoke(t, lateProcess, 10*time.Minute, order{Key: "k", Amount: 1}) })
 		<-late.started
 		succ, err := invoke(t, wrap(t, &counter{}, store), 10*time.Minute, order{Key: "k", Amount: 1})
 		if err != nil {
@@ -134,8 +134,8 @@ func TestCacheHoldsOnlyValidatedCompletedAnswers(t *testing.T) {
 		}
 		close(late.block)
 		wg.Wait()
-		if lateAnswer.Fence == 0 || lateAnswer.Fence >= succ.Fence {
-			t.Fatalf("late holder's answer %+v, successor's %+v; want the late one's fence lower", lateAnswer, succ)
+		if f := late.fence.Load(); f == 0 || f >= succ.Fence || !errors.Is(lateErr, lockcore.ErrLeaseLost) {
+			t.Fatalf("late holder's run with fence %d, %v; successor's %+v; want the late one's fence lower, its lease lost", f, lateErr, succ)
 		}
 		got, err := invoke(t, lateProcess, time.Minute, order{Key: "k", Amount: 1})
 		if err != nil || got != succ {

@@ -58,9 +58,11 @@
 // the late holder's write. A side effect that cannot be fenced (an email,
 // a call to an API without an idempotency key of its own) should forward
 // the idempotency key, or the fence, to the system that performs it.
-// The late holder's own caller gets the answer its handler returned (its
-// log line says that the release failed), while the record, and every
-// duplicate, has its successor's.
+// The late holder's own caller does not get the answer its handler
+// returned, a second answer for the key: the record, and every
+// duplicate, has its successor's. It gets an error matching the cause of
+// its hold's end, lockcore.ErrLeaseLost or lockcore.ErrMaxHoldReached
+// (WrapHTTP: 409), and its retry gets the key's answer.
 //
 // # Sources
 //

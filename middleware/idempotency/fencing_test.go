@@ -197,3 +197,55 @@ func TestRejectedDuplicateLeavesTheRecord(t *testing.T) {
 		}
 	})
 }
+
+// One answer per key, also for the late holder's own caller: its record
+// was taken over while its handler ran, and the record, and every
+// duplicate, has the successor's answer. The late holder's caller is not
+// given its handler's answer, a second completion of the key, but an
+// error matching lockcore.ErrLeaseLost, and its retry replays the
+// successor's answer.
+func TestLateHolderCallerGetsNoSecondAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &stallStore{Store: lockcore.NewMemoryStore(), stalled: map[string]bool{}, stallAll: true}
+		successorDone := make(chan struct{})
+		handle := func(ctx context.Context, o order) (receipt, error) {
+			info, _ := idempotency.FromContext(ctx)
+			if o.Note == "late" {
+				<-ctx.Done() // the lease lapsed
+				<-successorDone
+				return receipt{ID: "late", Fence: info.Fence}, nil // its side effect not fenced
+			}
+			return receipt{ID: "successor", Fence: info.Fence}, nil
+		}
+		op := func() func(context.Context, order) (receipt, error) { // one process's operation
+			h, err := idempotency.New(idempotency.Handlers[order, receipt]{
+				Handle: handle, Key: orderKey, Payload: func(o order) any { return o.Amount },
+			}, store, quiet())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h
+		}
+		lateProcess := op()
+		var wg sync.WaitGroup
+		var late receipt
+		var lateErr error
+		wg.Go(func() {
+			late, lateErr = invoke(t, lateProcess, 10*time.Minute, order{Key: "k", Amount: 1, Note: "late"})
+		})
+		synctest.Wait()
+		succ, err := invoke(t, op(), 10*time.Minute, order{Key: "k", Amount: 1})
+		if err != nil || succ.ID != "successor" {
+			t.Fatalf("the successor = %+v, %v; want it to take over and run", succ, err)
+		}
+		close(successorDone)
+		wg.Wait()
+		if !errors.Is(lateErr, lockcore.ErrLeaseLost) || late != (receipt{}) {
+			t.Errorf("the late holder's caller = %+v, %v; want no answer and an error matching lockcore.ErrLeaseLost (the key's answer is %+v)",
+				late, lateErr, succ)
+		}
+		if got, err := invoke(t, lateProcess, time.Minute, order{Key: "k", Amount: 1, Note: "late"}); err != nil || got != succ {
+			t.Errorf("the late caller's retry = %+v, %v; want the successor's %+v", got, err, succ)
+		}
+	})
+}

@@ -46,6 +46,7 @@ type counter struct {
 	block   chan struct{} // when not nil, every run waits for it to close
 	started chan struct{} // when not nil, every run sends on it first
 	err     error         // returned by every run when not nil
+	fence   atomic.Int64  // the fence of the latest run
 }
 
 func (c *counter) handle(ctx context.Context, o order) (receipt, error) {
@@ -60,6 +61,7 @@ func (c *counter) handle(ctx context.Context, o order) (receipt, error) {
 		return receipt{}, c.err
 	}
 	info, _ := idempotency.FromContext(ctx)
+	c.fence.Store(info.Fence)
 	return receipt{ID: "r" + string(rune('0'+n)), Amount: o.Amount, Fence: info.Fence}, nil
 }
 

@@ -57,7 +57,8 @@ type HTTPResponse interface {
 //     answer and gets it with the header Idempotent-Replayed: true; a
 //     key reused with another path, query or body is 422
 //     (idempotency_key_reused), a wait that cannot finish before the
-//     deadline 409 (idempotency_key_in_progress), a key that is not
+//     deadline 409 (idempotency_key_in_progress), as is a holder's
+//     request whose hold ended while h ran, a key that is not
 //     usable (not an sf-string nor a bare value, a header sent twice,
 //     over [MaxKeyBytes]) 400.
 //
@@ -157,7 +158,7 @@ func problemFor(err error, now time.Time) (int, string, map[string]string) {
 		return http.StatusBadRequest, "bad_idempotency_key", nil
 	case errors.Is(err, ErrPayloadMismatch):
 		return http.StatusUnprocessableEntity, "idempotency_key_reused", nil
-	case errors.Is(err, ErrInProgress):
+	case errors.Is(err, ErrInProgress), errors.Is(err, lockcore.ErrLeaseLost), errors.Is(err, lockcore.ErrMaxHoldReached):
 		return http.StatusConflict, "idempotency_key_in_progress", nil
 	case errors.As(err, &hf):
 		secs := max(int64(hf.NotBefore.Sub(now).Round(time.Second)/time.Second), 1)

@@ -138,9 +138,13 @@ func TestInProgressBoundedByLeaseAndMaxHold(t *testing.T) {
 		stall       bool          // the holder's renewals are lost
 		holderLeft  time.Duration // the holder's deadline
 		wantTakeAft time.Duration // the take-over comes about then: up to a second before, a few after
+		// what the first holder's caller gets when its handler returns
+		// after the take-over: not its answer, a second one for the key
+		wantHolderErr error
 	}{
-		{"a holder that stopped renewing: its lease", true, 10 * time.Minute, lockcore.DefaultLease},
-		{"a holder that renews: its deadline less the margin", false, 20 * time.Second, 20*time.Second - lockmw.DefaultSafetyMargin},
+		{"a holder that stopped renewing: its lease", true, 10 * time.Minute, lockcore.DefaultLease, lockcore.ErrLeaseLost},
+		{"a holder that renews: its deadline less the margin", false, 20 * time.Second, 20*time.Second - lockmw.DefaultSafetyMargin,
+			lockcore.ErrMaxHoldReached},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,7 +153,8 @@ func TestInProgressBoundedByLeaseAndMaxHold(t *testing.T) {
 				holder := &counter{block: make(chan struct{}), started: make(chan struct{}, 1)}
 				var wg sync.WaitGroup
 				var first receipt
-				wg.Go(func() { first, _ = invoke(t, wrap(t, holder, store), tt.holderLeft, order{Key: "k", Amount: 1}) })
+				var firstErr error
+				wg.Go(func() { first, firstErr = invoke(t, wrap(t, holder, store), tt.holderLeft, order{Key: "k", Amount: 1}) })
 				<-holder.started
 				start := time.Now()
 				taker := &counter{}
@@ -163,8 +168,11 @@ func TestInProgressBoundedByLeaseAndMaxHold(t *testing.T) {
 				if took < tt.wantTakeAft-time.Second || took > tt.wantTakeAft+3*time.Second {
 					t.Errorf("took over after %v, want about %v", took, tt.wantTakeAft)
 				}
-				if first.Fence == 0 || got.Fence <= first.Fence {
-					t.Errorf("taker's fence = %d, want above the first holder's %d", got.Fence, first.Fence)
+				if f := holder.fence.Load(); f == 0 || got.Fence <= f {
+					t.Errorf("taker's fence = %d, want above the first holder's %d", got.Fence, f)
+				}
+				if !errors.Is(firstErr, tt.wantHolderErr) || first != (receipt{}) {
+					t.Errorf("the first holder's caller = %+v, %v; want no answer (the key's is the taker's) and %v", first, firstErr, tt.wantHolderErr)
 				}
 				replay, err := invoke(t, wrap(t, &counter{}, store), time.Minute, order{Key: "k", Amount: 1})
 				if err != nil || replay != got {

@@ -244,8 +244,19 @@ func (w *wrapper[TIn, TOut]) completed(r request[TIn], rec record[TOut], err err
 	// The holder's context ends with lockcore.ErrReleased only after its
 	// success was written; after a lost lease or a failed release the
 	// record does not hold this answer, and neither may the cache.
-	if errors.Is(context.Cause(r.held.ctx), lockcore.ErrReleased) {
+	cause := context.Cause(r.held.ctx)
+	if errors.Is(cause, lockcore.ErrReleased) {
 		w.remember(r, rec)
+	}
+	// A hold that ended before the handler returned (its lease lost, its
+	// maximum hold reached) published nothing: the record was taken over
+	// or released as failed, and another holder's answer is, or will be,
+	// the key's. This one would be a second answer: the caller retries
+	// for the key's own. After a failed release (the store's fault) the
+	// record may hold this answer: it is returned.
+	if cause != nil && !errors.Is(cause, lockcore.ErrReleased) && !errors.Is(cause, lockcore.ErrReleaseFailed) {
+		var zero TOut
+		return zero, fmt.Errorf("idempotency: the hold ended before the handler returned, its answer is not the key's; a retry gets the key's answer: %w", cause)
 	}
 	return rec.out, nil
 }
