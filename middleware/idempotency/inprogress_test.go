@@ -182,3 +182,40 @@ func TestInProgressBoundedByLeaseAndMaxHold(t *testing.T) {
 		})
 	}
 }
+
+// A duplicate in the same process (Lambda Managed Instances run several
+// invocations at once) waits for the holder's lock attempt in the
+// process, as lockmw coalesces them; when the holder's lease lapses while
+// its handler runs on, ignoring its cancelled context, the duplicate
+// takes over after the lease, as a duplicate in another process does,
+// instead of waiting for that handler until its own deadline and failing
+// with ErrInProgress.
+func TestInProcessDuplicateTakesOverAfterTheLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &stallStore{Store: lockcore.NewMemoryStore(), stalled: map[string]bool{}, stallAll: true}
+		release := make(chan struct{})
+		handle := func(ctx context.Context, o order) (receipt, error) {
+			info, _ := idempotency.FromContext(ctx)
+			if o.Note == "stuck" {
+				<-release // ignores its cancelled context
+			}
+			return receipt{ID: o.Note, Fence: info.Fence}, nil
+		}
+		h, err := idempotency.New(idempotency.Handlers[order, receipt]{Handle: handle, Key: orderKey,
+			Payload: func(o order) any { return o.Amount }}, store, quiet())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() { _, _ = invoke(t, h, 15*time.Minute, order{Key: "k", Amount: 1, Note: "stuck"}) })
+		synctest.Wait()
+		start := time.Now()
+		got, err := invoke(t, h, time.Minute, order{Key: "k", Amount: 1, Note: "taker"})
+		took := time.Since(start)
+		close(release)
+		wg.Wait()
+		if err != nil || got.ID != "taker" || took > lockcore.DefaultLease+3*time.Second {
+			t.Errorf("in-process duplicate = %+v, %v after %v; want it to take over after the lease, as another process does", got, err, took)
+		}
+	})
+}
