@@ -484,3 +484,28 @@ func TestHTTPTextBodyIsNotJSONString(t *testing.T) {
 		})
 	}
 }
+
+// A long path is not a long key: a function URL or ALB request scoped by
+// a path of 2 KiB, with a key of 255 bytes, runs once and is replayed,
+// not answered 400 as if its key were too long.
+func TestHTTPLongPathIsNotABadKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var runs atomic.Int32
+		h := idempotency.WrapHTTP(func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+			runs.Add(1)
+			return events.LambdaFunctionURLResponse{StatusCode: http.StatusCreated}, nil
+		}, lockcore.NewMemoryStore(), quiet())
+		req := events.LambdaFunctionURLRequest{RawPath: "/files/" + strings.Repeat("p", 2048), Body: "{}",
+			Headers: map[string]string{"idempotency-key": `"` + strings.Repeat("k", idempotency.MaxKeyBytes) + `"`}}
+		req.RequestContext.HTTP.Method = http.MethodPost
+		for i := range 2 {
+			resp, err := h(t.Context(), req)
+			if err != nil || resp.StatusCode != http.StatusCreated {
+				t.Errorf("request %d = %d %q, %v; want 201", i, resp.StatusCode, resp.Body, err)
+			}
+		}
+		if got := runs.Load(); got != 1 {
+			t.Errorf("handler runs = %d, want 1", got)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -162,8 +163,18 @@ func scopedKey(r httpRequest) (string, error) {
 	if route == "" || route == "$default" {
 		route = r.path
 	}
-	return strings.ToUpper(r.method) + " " + route + " " + key, nil
+	scope := strings.ToUpper(r.method) + " " + route
+	if len(scope) > maxScopeBytes { // a long path: its hash, so that the key fits
+		sum := sha256.Sum256([]byte(scope))
+		scope = fingerprintPrefix + base64.RawURLEncoding.EncodeToString(sum[:])
+	}
+	return scope + " " + key, nil
 }
+
+// maxScopeBytes is the longest method and route that a scoped key holds
+// as they are: with a key of MaxKeyBytes well inside a key function's
+// 1 KiB.
+const maxScopeBytes = 512
 
 // payload is what the fingerprint covers: the path, the query (its
 // parameters in any order) and the body, as JSON when it is JSON (so its
