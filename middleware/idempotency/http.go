@@ -50,7 +50,12 @@ type HTTPResponse interface {
 //   - without the header: 400, problem+json, code bad_idempotency_key;
 //     with [WithOptionalKey], h runs on its own, every time;
 //   - with a key: the key is scoped by the method and the route (the REST
-//     API's resource, the HTTP API's route key, else the path), and the
+//     API's resource, the HTTP API's route key, else the path) and, as
+//     the draft's security considerations recommend, by the caller that
+//     the authorizer names (a JWT's issuer and subject, a REST Lambda
+//     authorizer's principalId, a Cognito identity, an API key id, an
+//     IAM account; nothing for ALB), so that a caller who learns
+//     another's key does not get that one's response; and the
 //     fingerprint is of the path, the query (its parameters in any
 //     order) and the body (canonical when it is JSON); then as [Wrap]:
 //     h runs once per key and retention, a duplicate waits for its

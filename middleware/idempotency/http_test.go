@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -508,4 +509,66 @@ func TestHTTPLongPathIsNotABadKey(t *testing.T) {
 			t.Errorf("handler runs = %d, want 1", got)
 		}
 	})
+}
+
+// draft-ietf-httpapi-idempotency-key-header-06 §5: the lookup key
+// combines the client's key with what the server knows of the client, so
+// that a caller who learns another's key does not get that caller's
+// response. A key is scoped by the authenticated caller (a JWT's issuer
+// and subject, a Lambda authorizer's principal, a Cognito identity, an
+// API key, an IAM account), when the request carries one: the same key
+// and body from another caller runs on its own; the same caller's retry
+// is replayed.
+func TestHTTPKeyScopedByCaller(t *testing.T) {
+	var issued atomic.Int64 // every token is another one: only its issuer and subject name the caller
+	jwt := func(sub string) events.APIGatewayV2HTTPRequest {
+		req := post("/orders", `"k"`, `{"sku":"a"}`)
+		req.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+			JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: map[string]string{
+				"iss": "https://issuer.example", "sub": sub, "iat": strconv.FormatInt(issued.Add(1), 10)}}}
+		return req
+	}
+	rest := func(principal string) events.APIGatewayProxyRequest {
+		return events.APIGatewayProxyRequest{HTTPMethod: "POST", Resource: "/orders", Path: "/orders", Body: "{}",
+			Headers:        map[string]string{"Idempotency-Key": `"k"`},
+			RequestContext: events.APIGatewayProxyRequestContext{Authorizer: map[string]any{"principalId": principal}}}
+	}
+	tests := []struct {
+		name     string
+		run      func(t *testing.T) int32 // the handler's runs after alice, alice's retry and mallory
+		wantRuns int32
+	}{
+		{"HTTP API, JWT authorizer", func(t *testing.T) int32 {
+			c := &createOrder{}
+			h := idempotency.WrapHTTP(c.handle, lockcore.NewMemoryStore(), quiet())
+			for _, req := range []events.APIGatewayV2HTTPRequest{jwt("alice"), jwt("alice"), jwt("mallory")} {
+				if _, err := h(t.Context(), req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return c.runs.Load()
+		}, 2},
+		{"REST, Lambda authorizer", func(t *testing.T) int32 {
+			var runs atomic.Int32
+			h := idempotency.WrapHTTP(func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+				runs.Add(1)
+				return events.APIGatewayProxyResponse{StatusCode: http.StatusCreated}, nil
+			}, lockcore.NewMemoryStore(), quiet())
+			for _, req := range []events.APIGatewayProxyRequest{rest("alice"), rest("alice"), rest("mallory")} {
+				if _, err := h(t.Context(), req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return runs.Load()
+		}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				if got := tt.run(t); got != tt.wantRuns {
+					t.Errorf("handler runs = %d, want %d (alice once, her retry replayed, mallory on his own)", got, tt.wantRuns)
+				}
+			})
+		})
+	}
 }

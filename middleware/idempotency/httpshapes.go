@@ -20,6 +20,7 @@ import (
 // shape.
 type httpRequest struct {
 	method, route, path string
+	caller              string // who the authorizer says sent it; "" when the request says nothing
 	headers             map[string]string
 	mvHeaders           map[string][]string
 	query               url.Values // nil when the request has none
@@ -30,20 +31,68 @@ type httpRequest struct {
 func requestOf[Req httpmw.Request](req Req) httpRequest {
 	switch r := any(req).(type) {
 	case events.APIGatewayProxyRequest:
-		return httpRequest{method: r.HTTPMethod, route: r.Resource, path: r.Path, headers: r.Headers,
+		return httpRequest{method: r.HTTPMethod, route: r.Resource, path: r.Path, caller: restCaller(r.RequestContext), headers: r.Headers,
 			mvHeaders: r.MultiValueHeaders, query: queryOf(r.MultiValueQueryStringParameters, r.QueryStringParameters),
 			body: r.Body, base64: r.IsBase64Encoded}
 	case events.APIGatewayV2HTTPRequest:
-		return httpRequest{method: r.RequestContext.HTTP.Method, route: r.RouteKey, path: r.RawPath, headers: r.Headers,
+		return httpRequest{method: r.RequestContext.HTTP.Method, route: r.RouteKey, path: r.RawPath, caller: httpAPICaller(r.RequestContext.Authorizer), headers: r.Headers,
 			query: rawQuery(r.RawQueryString), body: r.Body, base64: r.IsBase64Encoded}
 	case events.LambdaFunctionURLRequest:
-		return httpRequest{method: r.RequestContext.HTTP.Method, path: r.RawPath, headers: r.Headers,
+		return httpRequest{method: r.RequestContext.HTTP.Method, path: r.RawPath, caller: functionURLCaller(r.RequestContext.Authorizer), headers: r.Headers,
 			query: rawQuery(r.RawQueryString), body: r.Body, base64: r.IsBase64Encoded}
 	case events.ALBTargetGroupRequest:
 		return httpRequest{method: r.HTTPMethod, path: r.Path, headers: r.Headers, mvHeaders: r.MultiValueHeaders,
 			query: queryOf(r.MultiValueQueryStringParameters, r.QueryStringParameters), body: r.Body, base64: r.IsBase64Encoded}
 	}
 	return httpRequest{}
+}
+
+// callerOf names the authenticated caller by the parts given as name,
+// value pairs that are not empty: what stays the same across a caller's
+// retries (a JWT's issuer and subject, not the token; an IAM account, not
+// its session); "" when there are none.
+func callerOf(parts ...string) string {
+	var b strings.Builder
+	for i := 0; i+1 < len(parts); i += 2 {
+		if parts[i+1] != "" {
+			fmt.Fprintf(&b, "%s=%q;", parts[i], parts[i+1])
+		}
+	}
+	return b.String()
+}
+
+func restCaller(rc events.APIGatewayProxyRequestContext) string {
+	principal, _ := rc.Authorizer["principalId"].(string)
+	claims, _ := rc.Authorizer["claims"].(map[string]any)
+	iss, _ := claims["iss"].(string)
+	sub, _ := claims["sub"].(string)
+	account := ""
+	if rc.Identity.UserArn != "" {
+		account = rc.Identity.AccountID
+	}
+	return callerOf("principal", principal, "iss", iss, "sub", sub, "cognito", rc.Identity.CognitoIdentityID,
+		"apiKey", rc.Identity.APIKeyID, "iam", account)
+}
+
+func httpAPICaller(a *events.APIGatewayV2HTTPRequestContextAuthorizerDescription) string {
+	if a == nil {
+		return ""
+	}
+	var iss, sub, account, cognito string
+	if a.JWT != nil {
+		iss, sub = a.JWT.Claims["iss"], a.JWT.Claims["sub"]
+	}
+	if a.IAM != nil {
+		account, cognito = a.IAM.AccountID, a.IAM.CognitoIdentity.IdentityID
+	}
+	return callerOf("iss", iss, "sub", sub, "cognito", cognito, "iam", account)
+}
+
+func functionURLCaller(a *events.LambdaFunctionURLRequestContextAuthorizerDescription) string {
+	if a == nil || a.IAM == nil {
+		return ""
+	}
+	return callerOf("iam", a.IAM.AccountID)
 }
 
 // queryOf is a request's query from its multi-value parameters, else its
@@ -164,6 +213,10 @@ func scopedKey(r httpRequest) (string, error) {
 		route = r.path
 	}
 	scope := strings.ToUpper(r.method) + " " + route
+	if r.caller != "" { // by its hash: no claims in the records' ids and logs
+		sum := sha256.Sum256([]byte(r.caller))
+		scope += " caller:" + base64.RawURLEncoding.EncodeToString(sum[:])
+	}
 	if len(scope) > maxScopeBytes { // a long path: its hash, so that the key fits
 		sum := sha256.Sum256([]byte(scope))
 		scope = fingerprintPrefix + base64.RawURLEncoding.EncodeToString(sum[:])
