@@ -65,7 +65,11 @@ type HTTPResponse interface {
 //     deadline 409 (idempotency_key_in_progress), as is a holder's
 //     request whose hold ended while h ran, a key that is not
 //     usable (not an sf-string nor a bare value, a header sent twice,
-//     over [MaxKeyBytes]) 400.
+//     over [MaxKeyBytes]) 400. Behind API Gateway a duplicate waits at
+//     most 28 s, inside the gateway's integration timeout (a REST API's
+//     29 s default, an HTTP API's 30 s), then answers 409; a REST API
+//     whose timeout was raised gives a longer lockcore.WithMaxWait
+//     through [WithLockmw].
 //
 // A response with a 5xx status, or one that asks for a retry (408, 425,
 // 429), is a failure, not an answer: the caller gets it, and it is not
@@ -108,6 +112,9 @@ func newHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req)
 	if err != nil {
 		return nil, err
 	}
+	if wait, ok := gatewayWait(zq); ok { // before the user's: a longer lockcore.WithMaxWait of theirs wins
+		opts = append([]Option{WithLockmw(lockmw.WithLockOptions(lockcore.WithMaxWait(wait)))}, opts...)
+	}
 	op, err := New(Handlers[Req, Resp]{
 		Handle: func(ctx context.Context, req Req) (Resp, error) {
 			resp, err := h(ctx, req)
@@ -144,6 +151,19 @@ func newHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req)
 		}
 		return resp, err
 	}, nil
+}
+
+// gatewayWait is how long a duplicate behind API Gateway waits for the
+// first answer: within the REST API's default integration timeout of
+// 29 s (an HTTP API's is 30 s at most), after which the gateway answers
+// 504 and the client is gone. Function URLs and ALB have none: the
+// invocation's deadline bounds the wait.
+func gatewayWait(req any) (time.Duration, bool) {
+	switch req.(type) {
+	case events.APIGatewayProxyRequest, events.APIGatewayV2HTTPRequest:
+		return 28 * time.Second, true
+	}
+	return 0, false
 }
 
 // serverError is a failure response of the handler (see failureStatus):

@@ -572,3 +572,34 @@ func TestHTTPKeyScopedByCaller(t *testing.T) {
 		})
 	}
 }
+
+// API Gateway answers 504 after its integration timeout (29 s for a REST
+// API by default, 30 s at most for an HTTP API), whatever the function's
+// timeout: a duplicate behind it that waits longer for the first answer
+// answers nobody, and keeps polling. It gets 409 within the gateway's
+// time instead; a user who raised the REST timeout passes a longer
+// lockcore.WithMaxWait.
+func TestHTTPDuplicateWaitsWithinTheGatewayTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &createOrder{block: make(chan struct{}), started: make(chan struct{}, 1)}
+		store := lockcore.NewMemoryStore()
+		h := idempotency.WrapHTTP(c.handle, store, quiet())
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+			defer cancel()
+			_, _ = idempotency.WrapHTTP(c.handle, store, quiet())(ctx, post("/orders", `"k"`, `{}`))
+		})
+		<-c.started
+		go func() { time.Sleep(2 * time.Minute); close(c.block) }()
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute) // the function's timeout
+		defer cancel()
+		start := time.Now()
+		resp, err := h(ctx, post("/orders", `"k"`, `{}`))
+		took := time.Since(start)
+		wg.Wait()
+		if err != nil || resp.StatusCode != http.StatusConflict || took > 29*time.Second {
+			t.Errorf("duplicate = %d after %v, %v; want 409 within the gateway's 29 s", resp.StatusCode, took, err)
+		}
+	})
+}
