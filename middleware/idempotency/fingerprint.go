@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 )
 
 // fingerprintPrefix names the hash of a stored fingerprint.
@@ -33,4 +34,27 @@ func fingerprint(payload any) (string, error) {
 	}
 	sum := sha256.Sum256(canonical)
 	return fingerprintPrefix + base64.RawURLEncoding.EncodeToString(sum[:]), nil
+}
+
+// bodyPayload is what a fingerprint covers of a request or message body.
+type bodyPayload struct {
+	JSON  json.RawMessage `json:"body,omitempty"`  // a JSON body
+	Text  *string         `json:"text,omitempty"`  // any other UTF-8 body, also none
+	Bytes []byte          `json:"bytes,omitempty"` // any other body
+}
+
+// bodyOf is the fingerprinted form of body: as JSON when it is JSON (so
+// that its canonical form is hashed: keys in any order, any white
+// space), else as text, apart (the text abc is not the JSON string
+// "abc"), else as bytes (encoding/json would write every byte that is
+// not UTF-8 as U+FFFD).
+func bodyOf(body []byte) bodyPayload {
+	switch {
+	case json.Valid(body):
+		return bodyPayload{JSON: json.RawMessage(body)}
+	case utf8.Valid(body):
+		text := string(body)
+		return bodyPayload{Text: &text}
+	}
+	return bodyPayload{Bytes: body}
 }

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/herdlock/herdlock/middleware/httpmw"
@@ -230,10 +229,7 @@ func scopedKey(r httpRequest) (string, error) {
 const maxScopeBytes = 512
 
 // payload is what the fingerprint covers: the path, the query (its
-// parameters in any order) and the body, as JSON when it is JSON (so its
-// canonical form is hashed), else as text, apart (the text abc is not
-// the JSON string "abc"), else as bytes (encoding/json would write every
-// byte that is not UTF-8 as U+FFFD).
+// parameters in any order) and the body (see bodyOf).
 func (r httpRequest) payload() any {
 	body := []byte(r.body)
 	if r.base64 {
@@ -241,23 +237,11 @@ func (r httpRequest) payload() any {
 			body = b
 		}
 	}
-	p := struct {
+	return struct {
 		Path  string              `json:"path"`
 		Query map[string][]string `json:"query,omitempty"`
-		Body  json.RawMessage     `json:"body,omitempty"`  // a JSON body
-		Text  *string             `json:"text,omitempty"`  // any other UTF-8 body, also none
-		Bytes []byte              `json:"bytes,omitempty"` // any other body
-	}{Path: r.path, Query: r.query}
-	switch {
-	case json.Valid(body):
-		p.Body = json.RawMessage(body)
-	case utf8.Valid(body):
-		text := string(body)
-		p.Text = &text
-	default:
-		p.Bytes = body
-	}
-	return p
+		bodyPayload
+	}{Path: r.path, Query: r.query, bodyPayload: bodyOf(body)}
 }
 
 // pairedShapes reports whether a request of q's shape is answered with a

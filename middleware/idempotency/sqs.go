@@ -19,9 +19,9 @@ import (
 //	lambda.Start(sqsmw.Wrap(records, store, idempotency.MessageID))
 //
 // key takes each record's idempotency key: [MessageID], or a key from the
-// body (sqsmw.JSONBody). The fingerprint is of the record's body, never
-// of its receipt handle or receive count, which change with every
-// delivery. Each record of sqsmw's group runs through the idempotent
+// body (sqsmw.JSONBody). The fingerprint is of the record's body (a JSON
+// body in its canonical form, as [WrapHTTP]'s), never of its receipt
+// handle or receive count, which change with every delivery. Each record of sqsmw's group runs through the idempotent
 // operation: processed once per key and retention, a completed one
 // replayed (nothing done), one in progress elsewhere waited for; the
 // group's error joins its records' errors, and sqsmw reports the group's
@@ -40,7 +40,7 @@ func SQSHandler(h func(ctx context.Context, record events.SQSMessage) error, sto
 	op, err := New(Handlers[events.SQSMessage, struct{}]{
 		Handle:  func(ctx context.Context, r events.SQSMessage) (struct{}, error) { return struct{}{}, h(ctx, r) },
 		Key:     key,
-		Payload: func(r events.SQSMessage) any { return r.Body },
+		Payload: func(r events.SQSMessage) any { return bodyOf([]byte(r.Body)) },
 	}, store, opts...)
 	if err != nil {
 		return nil, err

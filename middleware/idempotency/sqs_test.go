@@ -130,3 +130,45 @@ func TestSQSPerRecord(t *testing.T) {
 		})
 	}
 }
+
+// A JSON body is fingerprinted in its canonical form, as WrapHTTP's: a
+// second message of one order whose producer wrote the same JSON with
+// its keys in another order, or other white space, is a duplicate (not
+// processed, not failed), while another JSON value, or the text of a JSON
+// string, is another payload: the record fails with ErrPayloadMismatch.
+func TestSQSBodyFingerprintIsCanonicalJSON(t *testing.T) {
+	bodyKey := sqsmw.JSONBody(func(b struct{ Order string }) (string, error) { return b.Order, nil })
+	tests := []struct {
+		name       string
+		second     string
+		wantFailed []string
+	}{
+		{"the same JSON, keys in another order", `{ "n": 1, "Order": "a" }`, nil},
+		{"another JSON value", `{"Order":"a","n":2}`, []string{"m2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				store := lockcore.NewMemoryStore()
+				p := &processLog{}
+				records, err := idempotency.SQSHandler(p.process, store, bodyKey, quiet())
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+				defer cancel()
+				first := delivery(1, [2]string{"m1", `{"Order":"a","n":1}`})
+				if err := records(ctx, "a", first.Records); err != nil {
+					t.Fatal(err)
+				}
+				err = records(ctx, "a", delivery(1, [2]string{"m2", tt.second}).Records)
+				if (err != nil) != (tt.wantFailed != nil) || (err != nil && !errors.Is(err, idempotency.ErrPayloadMismatch)) {
+					t.Errorf("second message = %v, want failed %v", err, tt.wantFailed)
+				}
+				if got := p.ids(); !slices.Equal(got, []string{"m1"}) {
+					t.Errorf("processed = %v, want [m1]", got)
+				}
+			})
+		})
+	}
+}
