@@ -603,3 +603,18 @@ func TestHTTPDuplicateWaitsWithinTheGatewayTimeout(t *testing.T) {
 		}
 	})
 }
+
+// With WithOptionalKey a request without the header runs on its own, but
+// a malformed header is not read as none (RFC 8941 lets a parser ignore a
+// field it cannot parse; here that would run a retry a second time): it
+// is 400.
+func TestHTTPOptionalKeyMalformedHeader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &createOrder{}
+		h := idempotency.WrapHTTP(c.handle, lockcore.NewMemoryStore(), quiet(), idempotency.WithOptionalKey())
+		resp, err := h(t.Context(), post("/orders", `"a", "b"`, `{}`))
+		if err != nil || resp.StatusCode != http.StatusBadRequest || c.runs.Load() != 0 {
+			t.Errorf("malformed header = %d, %v, %d runs; want 400 and no run", resp.StatusCode, err, c.runs.Load())
+		}
+	})
+}
