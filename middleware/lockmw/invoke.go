@@ -2,6 +2,7 @@ package lockmw
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -129,6 +130,14 @@ func (c *call) acquire(lock *lockcore.Lock) (lockcore.WaitResult, error) {
 // outlives the invocation.
 func (w *wrapper[TIn, TOut]) hold(c *call, lock *lockcore.Lock, in TIn) (out TOut, err error) {
 	lctx := lock.Context()
+	// The followers in the process wait for this hold as a waiter on the
+	// store would: when it ends before its release (lease lost, maximum
+	// hold), they try the lock themselves instead of waiting for Fetch.
+	defer context.AfterFunc(lctx, func() {
+		if !errors.Is(context.Cause(lctx), lockcore.ErrReleased) {
+			c.landFlight(false, publication{})
+		}
+	})()
 	acquiredAt := time.Now()
 	stop := c.landWhenHoldEnds(lctx)
 	defer stop()
