@@ -102,14 +102,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	p.res.onFreeze = p.onFreeze
 	drops := &dropCycle{}
 	for slot := range cfg.Workers {
-		px, err := newProxy(slot, cfg.Seed, capModel.URL(), rec, cfg.Faults, cfg.AttemptTimeout+100*time.Millisecond, cfg.Storm.DropScale, drops)
+		px, err := newProxy(slot, cfg.Seed, capModel.URL(), rec, cfg.Faults, cfg.hangFor(), cfg.Storm.DropScale, drops)
 		if err != nil {
 			return nil, err
 		}
 		defer px.close()
 		p.prox = append(p.prox, px)
 	}
-	if p.opProxy, err = newProxy(cfg.Workers, cfg.Seed, capModel.URL(), rec, cfg.Faults, cfg.AttemptTimeout+100*time.Millisecond, cfg.Storm.DropScale, drops); err != nil {
+	if p.opProxy, err = newProxy(cfg.Workers, cfg.Seed, capModel.URL(), rec, cfg.Faults, cfg.hangFor(), cfg.Storm.DropScale, drops); err != nil {
 		return nil, err
 	}
 	defer p.opProxy.close()
@@ -166,7 +166,7 @@ func (p *parent) template(origin int64) workerSpec {
 		Origin: origin, End: p.end, Keys: c.Keys, Epoch: c.Epoch,
 		Lease: c.Lease, Poll: c.Poll, MaxWait: c.MaxWait, MaxHold: c.MaxHold, MaxAttempts: c.MaxAttempts,
 		ClockAllowance: c.ClockAllowance, Drift: c.Drift,
-		AttemptTimeout: c.AttemptTimeout, Attempts: c.Attempts, MaxBackoff: c.MaxBackoff,
+		AttemptTimeout: c.AttemptTimeout, ClientTimeout: c.clientTimeout(), Attempts: c.Attempts, MaxBackoff: c.MaxBackoff,
 		WorkMedian: c.WorkMedian, LongWorkP: c.LongWorkP, LongWorkMin: c.LongWorkMin, LongWorkMax: c.LongWorkMax,
 		FreezeAfterReturnP: c.Faults.FreezeAfterReturnP, NearMaxHoldP: c.Storm.NearMaxHoldP}
 	for i, ph := range c.Phases {
