@@ -114,8 +114,8 @@ func TestChaosCI(t *testing.T) {
 		t.Errorf("the run exercised too little: %d cycles, %d liveness checks, %d herd rounds, linearizability checked %v, %d requests throttled at capacity",
 			rep.Cycles, rep.LivenessChecked, len(rep.Herd), rep.Lin.Checked, rep.CapacityThrottled)
 	}
-	if missing := rep.StormMissing(); len(missing) > 0 || rep.Episodes == 0 {
-		t.Errorf("the storm exercised too little: no %v; %d failure episodes", missing, rep.Episodes)
+	if missing := rep.StormMissing(); len(missing) > 0 || rep.Episodes == 0 || rep.NotAppliedChecked == 0 {
+		t.Errorf("the storm exercised too little: no %v; %d failure episodes; %d calls with a not-applied error", missing, rep.Episodes, rep.NotAppliedChecked)
 	}
 	// The workers' lockcore counters reach the report: every wait whose
 	// first acquire succeeded counts one success, so there are some, and

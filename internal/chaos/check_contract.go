@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore"
 )
 
 // The contract checks judge what each caller was told, and when, against
@@ -16,9 +18,9 @@ import (
 const (
 	// CheckReleasedFresh (9): a wait returns RELEASED only with a success
 	// it may take: published while it waited, or within the clock
-	// allowance (lockcore's burst window; the harness sets no fresh-success
-	// window) before it came, and never after a newer holder was granted
-	// the lock before it came.
+	// allowance before it came (lockcore's burst window for a wait that
+	// saw no holder; the harness sets no fresh-success window), and never
+	// one older than a holder it had seen.
 	CheckReleasedFresh Check = "9 RELEASED with a success it may take"
 	// CheckToldTime (10): a refusal that names a time is honest: the
 	// invocation that comes back at that time is admitted, not refused
@@ -168,8 +170,9 @@ func (c *contract) servedWell(op *StoreOp) bool {
 
 // disturbed says why worker w was not served as the timing checks assume
 // in [from, to] (a process fault, a request fault, an answer that was
-// lost, late, throttled or a 5xx), or "" when it was.
-func (c *contract) disturbed(w int, from, to int64) string {
+// lost, late, throttled or a 5xx; with gone, also an answer the worker
+// had given up on), or "" when it was.
+func (c *contract) disturbed(w int, from, to int64, gone bool) string {
 	fs := c.faults[w]
 	i := sort.Search(len(fs), func(i int) bool { return fs[i].T >= from-int64(10*time.Second) })
 	for _, f := range fs[i:] {
@@ -189,6 +192,9 @@ func (c *contract) disturbed(w int, from, to int64) string {
 	for _, op := range c.opsIn(w, from, to) {
 		if !op.Dup && !c.servedWell(op) {
 			return "answer " + op.Target + " " + answerDesc(op)
+		}
+		if !op.Dup && gone && op.Gone {
+			return "answer " + op.Target + " given up"
 		}
 	}
 	return ""
@@ -247,10 +253,10 @@ func (c *contract) releasedFresh() {
 			if g == nil {
 				continue // check 8: never published
 			}
-			for _, x := range gs {
-				if x.fence > e.Fence && x.ret < e.T {
-					a.violate(CheckReleasedFresh, "w%d: RELEASED on %s (+%v) with the success of fence %d, but fence %d was granted %v before the wait began",
-						e.Worker, e.Key, a.since(e.T), e.Fence, x.fence, time.Duration(e.T-x.ret).Round(time.Millisecond))
+			for _, op := range c.opsIn(e.Worker, e.T, e.T2) {
+				if it := op.Item; op.Key == e.Key && it != nil && !it.Rel && it.Fence > e.Fence && op.Answer > 0 && !op.Gone && op.Answer <= e.T2 {
+					a.violate(CheckReleasedFresh, "w%d: RELEASED on %s (+%v) with the success of fence %d after it had seen fence %d holding the lock (+%v)",
+						e.Worker, e.Key, a.since(e.T), e.Fence, it.Fence, a.since(op.Answer))
 					break
 				}
 			}
@@ -331,7 +337,7 @@ func (c *contract) toldRevision(e Event) string {
 // not judged.
 func (c *contract) twoValid() {
 	a := c.a
-	interval := max(500*time.Millisecond, a.cfg.Lease/3) // lockcore's renewal interval at the default floor
+	interval := max(lockcore.DefaultRenewFloor, a.cfg.Lease/3) // lockcore's renewal interval (the workers keep the floor)
 	for key, gs := range a.grants {
 		for i, old := range gs {
 			ov, ok := c.valid[old.rev]
@@ -390,7 +396,7 @@ func (c *contract) judgeOverlap(key string, old *grant, ov Event, nw *grant, nv 
 		}
 		return
 	}
-	if !sent && c.disturbed(ov.Worker, f.Call, due) == "" {
+	if !sent && c.disturbed(ov.Worker, f.Call, due, false) == "" {
 		a.violate(CheckTwoValid, "key %s: w%d (fence %d) force-released at +%v sent no renewal within %v, Valid() until +%v beside w%d (fence %d) for %v; cause %q",
 			key, ov.Worker, old.fence, a.since(f.Return), interval, a.since(ov.T2), nv.Worker, nw.fence, overlap, ov.Cause)
 	}
@@ -405,42 +411,62 @@ func (c *contract) servedWait() {
 				continue
 			}
 			deadline := e.T + int64(a.cfg.MaxWait)
-			s, margin := c.takeable(key, e, deadline)
+			s, by := c.takeable(key, e, deadline)
 			if s == nil {
 				continue
 			}
-			if c.disturbed(e.Worker, s.Return-c.gap(false)<<paceShift, deadline) != "" {
+			if c.disturbed(e.Worker, s.Return-c.gap(false)<<paceShift, deadline, false) != "" {
 				a.rep.ContractExcused++
 				continue
 			}
-			a.violate(CheckServedWait, "w%d on %s: FAILED with a wait timeout at +%v, though the store answered it within %v and fence %d's success was published at +%v (deadline +%v, margin %v)",
-				e.Worker, key, a.since(e.T2), a.cfg.clientTimeout(), c.grantOf[s.Intent.Rev].fence, a.since(s.Return), a.since(deadline), time.Duration(margin))
+			a.violate(CheckServedWait, "w%d on %s: FAILED with a wait timeout at +%v, though the store answered it within %v and fence %d's success was published at +%v, to be read by +%v (deadline +%v)",
+				e.Worker, key, a.since(e.T2), a.cfg.clientTimeout(), c.grantOf[s.Intent.Rev].fence, a.since(s.Return), a.since(by), a.since(deadline))
 		}
 	}
 }
 
-// takeable returns a success on key that wait e may take and that a waiter
-// at the fixed pace would have read: published from the clock allowance
-// before the wait began up to its deadline less the margin, and left on
-// the item for the margin (no newer grant within it). The margin is the
-// longest the fixed pace goes between reads of the lock item of a waiter
-// that is not throttled (check 12 judges only those) plus the longest
-// answer the contract counts (4× the attempt timeout) and the slack.
+// takeable returns a success on key that wait e may take, and by when a
+// waiter at the fixed pace whose timeouts follow the store's latency
+// would have read it, when that is before the wait's deadline and the
+// success stayed on the item until then (no newer grant before): it was
+// published from the clock allowance before the wait began. The reader
+// reads a poll interval (jittered) after the publication and has the
+// answer within the attempt timeout when the store answered the wait's
+// requests within it, else within 4× it; and once the wait's first
+// answer slower than the attempt timeout came, its timeouts may need to
+// double twice (the attempt timeout, then 2×, each followed by a poll
+// interval) before they allow 4×, as a lock that had not yet measured
+// the store's latency would. Check 12 judges only waits that were not
+// throttled, so the pace is never slowed.
 func (c *contract) takeable(key string, e Event, deadline int64) (*StoreOp, int64) {
 	a := c.a
-	margin := c.gap(false) + int64(a.cfg.clientTimeout()) + int64(contractSlack)
+	at := int64(a.cfg.AttemptTimeout)
+	var slowAt int64 // the first answer of the wait slower than the attempt timeout
+	for _, op := range c.opsIn(e.Worker, e.T, deadline) {
+		if op.Answer > 0 && op.Answer-arrival(op) > at {
+			slowAt = arrival(op)
+			break
+		}
+	}
 	gs := a.grants[key]
 	for _, g := range gs {
 		s := c.success[g.rev]
-		if s == nil || s.Return < e.T-int64(a.cfg.ClockAllowance) || s.Return > deadline-margin {
+		if s == nil || s.Return < e.T-int64(a.cfg.ClockAllowance) {
 			continue
 		}
-		if next := nextGrant(gsAfter(gs, g), g.rev); next != nil && next.ret <= s.Return+margin {
+		by := s.Return + c.gap(false) + at + int64(contractSlack)
+		if slowAt > 0 {
+			by = max(s.Return, slowAt+3*at+2*c.gap(false)) + c.gap(false) + int64(a.cfg.clientTimeout()) + int64(contractSlack)
+		}
+		if by > deadline {
+			continue
+		}
+		if next := nextGrant(gsAfter(gs, g), g.rev); next != nil && next.ret <= by {
 			continue // another holder took the lock before a reader was owed the success
 		}
-		return s, margin
+		return s, by
 	}
-	return nil, margin
+	return nil, 0
 }
 
 // gsAfter returns the grants of gs after g.
@@ -578,13 +604,24 @@ func (c *contract) judgeEnd(end holdEnd) {
 		if learned {
 			continue
 		}
-		if c.disturbed(e.Worker, end.at-c.gap(true)<<paceShift, due) != "" {
+		// Reads given up before their answer are check 12's (timeouts),
+		// not the pace's.
+		if c.disturbed(e.Worker, end.at-c.gap(true)<<paceShift, due, true) != "" {
 			a.rep.ContractExcused++
 			continue
 		}
-		a.violate(CheckEarlyEnd, "w%d on %s: the holder's %s at +%v (w%d, fence %d) was there to learn at +%v, the wait read nothing by +%v (it ended at +%v, %s)",
+		sent, cut := 0, 0
+		for _, op := range c.opsIn(e.Worker, end.at, due) {
+			if op.Key == end.key && !op.Dup {
+				sent++
+				if op.Gone {
+					cut++
+				}
+			}
+		}
+		a.violate(CheckEarlyEnd, "w%d on %s: the holder's %s at +%v (w%d, fence %d) was there to learn at +%v, the wait had no answer of the lock item by +%v (it ended at +%v, %s); it sent %d reads in that time, %d of them given up before their answer",
 			e.Worker, end.key, end.what, a.since(end.at), c.grantOf[end.rev].worker, c.grantOf[end.rev].fence,
-			a.since(end.learnAt), a.since(due), a.since(e.T2), e.Outcome)
+			a.since(end.learnAt), a.since(due), a.since(e.T2), e.Outcome, sent, cut)
 	}
 }
 
@@ -600,13 +637,15 @@ func (c *contract) notApplied() {
 	}
 	var answers []answer
 	for _, op := range a.rec.ops {
-		if op.Status == http.StatusBadRequest && notAppliedErrors[op.ErrType] && op.Answer > 0 {
+		// An announcement is a relay a wait may do without; only the
+		// lock item's answers count.
+		if op.Status == http.StatusBadRequest && notAppliedErrors[op.ErrType] && op.Answer > 0 && !strings.Contains(op.Key, "#") {
 			answers = append(answers, answer{op.Worker, op.Answer, op.ErrType + " to " + op.Target})
 		}
 	}
 	for _, f := range a.rec.faults {
-		if f.Kind == FaultAccessDenied {
-			answers = append(answers, answer{f.Worker, f.T, "AccessDeniedException to" + f.Detail})
+		if key, target, _ := strings.Cut(f.Detail, " "); f.Kind == FaultAccessDenied && !strings.Contains(key, "#") {
+			answers = append(answers, answer{f.Worker, f.T, "AccessDeniedException to " + target})
 		}
 	}
 	sort.Slice(answers, func(i, j int) bool { return answers[i].t < answers[j].t })

@@ -68,13 +68,16 @@ func TestCheckReleasedFresh(t *testing.T) {
 		name    string
 		waitMs  int64 // when the wait began; the success of fence 1 was published at 100 ms
 		newerMs int64 // when fence 2 was granted (0: never)
+		seen    bool  // the wait read fence 2 holding the lock
 		want    int
 	}{
-		{"published while it waited", 50, 0, 0},
-		{"published within the clock allowance before it came", 300, 0, 0},
-		// The flaw: a wait that takes an old success as its answer.
-		{"an old success", 3000, 0, 1},
-		{"a newer holder granted before it came", 300, 200, 1},
+		{"published while it waited", 50, 0, false, 0},
+		{"published within the clock allowance before it came", 300, 0, false, 0},
+		{"a newer holder granted before it came, never seen", 300, 200, false, 0},
+		// The flaws: a wait that takes an old success as its answer, or
+		// one older than the holder it watched.
+		{"an old success", 3000, 0, false, 1},
+		{"a newer holder seen, the older success returned", 300, 200, true, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,6 +86,9 @@ func TestCheckReleasedFresh(t *testing.T) {
 			h.succeed(0, "a", 1, 100)
 			if tt.newerMs > 0 {
 				h.grant(2, "b", 2, tt.newerMs)
+			}
+			if tt.seen {
+				h.poll(1, tt.waitMs+10, 2, View{Rev: "b", Fence: 2})
 			}
 			h.wait(1, tt.waitMs, tt.waitMs+50, "RELEASED", "", 1)
 			if got := h.contract(t, (*contract).releasedFresh, CheckReleasedFresh); got != tt.want {
@@ -177,15 +183,18 @@ func TestCheckServedWait(t *testing.T) {
 		successMs int64 // 0: none
 		newerMs   int64 // a newer grant (0: none)
 		slowPoll  bool  // one poll answered after more than 4× the attempt timeout
+		latency   int64 // of every other poll, ms
 		want      int
 	}{
-		{"no success published", 0, 0, false, 0},
-		{"published after the deadline less the margin", 4000, 0, false, 0},
-		{"a poll answered too late to count", 1000, 0, true, 0},
-		{"another holder took the lock at once", 1000, 1010, false, 0},
-		// The flaw: polls answered in time but cut short (a brownout
-		// slower than the attempt timeout), and the wait times out.
-		{"published early, answered in time", 1000, 0, false, 1},
+		{"no success published", 0, 0, false, 600, 0},
+		{"published too late for a slow store", 4000, 0, false, 600, 0},
+		{"a poll answered too late to count", 1000, 0, true, 600, 0},
+		{"another holder took the lock at once", 1000, 1010, false, 600, 0},
+		// The flaws: polls answered in time but cut short (a brownout
+		// slower than the attempt timeout), and the wait times out; a
+		// wait that misses a success on a fast store.
+		{"published early, answered in time", 1000, 0, false, 600, 1},
+		{"published late, answered at once", 4000, 0, false, 2, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -198,7 +207,7 @@ func TestCheckServedWait(t *testing.T) {
 				h.grant(2, "b", 2, tt.newerMs)
 			}
 			for ms := int64(150); ms < 5000; ms += 700 {
-				lat := int64(600)
+				lat := tt.latency
 				if tt.slowPoll && ms > 1000 && ms < 2000 {
 					lat = 1700
 				}
@@ -232,6 +241,13 @@ func TestCheckEarlyEnd(t *testing.T) {
 			h.poll(1, 100, 2, heldA)
 			h.op(1, hKey, "UpdateItem", acquire, 1900, 2, http.StatusOK, &View{Rev: "w1", Fence: 2})
 			h.wait(1, 50, 1910, "ACQUIRED", "", 2)
+		}, 0},
+		{"reads given up before their answer (a brownout, check 12's)", func(h *stormHistory) { h.succeed(0, "a", 1, 300) }, func(h *stormHistory) {
+			h.poll(1, 100, 2, heldA)
+			h.poll(1, 350, 600, releasedA)
+			h.rec.ops[len(h.rec.ops)-1].Gone = true
+			h.poll(1, 3000, 2, releasedA)
+			h.wait(1, 50, 3010, "RELEASED", "", 1)
 		}, 0},
 		// The flaw: a waiter asleep on a predicted schedule past an early
 		// end.
@@ -270,11 +286,14 @@ func TestCheckEarlyEnd(t *testing.T) {
 
 func TestCheckNotApplied(t *testing.T) {
 	denied := func(h *stormHistory) {
-		h.rec.faults = append(h.rec.faults, Fault{T: at(100), Worker: 1, Kind: FaultAccessDenied, Detail: " UpdateItem"})
+		h.rec.faults = append(h.rec.faults, Fault{T: at(100), Worker: 1, Kind: FaultAccessDenied, Detail: hKey + " UpdateItem"})
 	}
 	missing := func(h *stormHistory) {
 		h.rec.ops = append(h.rec.ops, StoreOp{Worker: 1, Target: "UpdateItem", Key: hKey, Arrive: at(99), Call: at(99), Return: at(100), Answer: at(100),
 			Status: http.StatusBadRequest, ErrType: "ResourceNotFoundException"})
+	}
+	announcement := func(h *stormHistory) {
+		h.rec.faults = append(h.rec.faults, Fault{T: at(100), Worker: 1, Kind: FaultAccessDenied, Detail: hKey + "#announce-3 PutItem"})
 	}
 	tests := []struct {
 		name   string
@@ -284,6 +303,7 @@ func TestCheckNotApplied(t *testing.T) {
 		want   int
 	}{
 		{"a wait that fails at once", denied, EvWait, 300, 0},
+		{"a wait whose announcement was denied", announcement, EvWait, 5000, 0},
 		{"a release that gives up at once", missing, EvRelease, 600, 0},
 		// The flaws: the not-applied write settled as an unknown outcome
 		// until the deadline, or retried until the release's budget.

@@ -167,7 +167,7 @@ type StormFaults struct {
 	LongRetryAfter time.Duration
 
 	// BrownoutStretch is a stretch of each storm phase, from a quarter of
-	// the way in, during which every answer of every worker's store
+	// the way in and after the first random brownout, during which every answer of every worker's store
 	// requests takes between 1× and 3× the attempt timeout (the random
 	// brownouts pause). 0: none.
 	BrownoutStretch time.Duration
@@ -238,15 +238,15 @@ type Config struct {
 
 // CIConfig returns the configuration of the CI-sized run: about 95 s of
 // phases (clean 5 s, A 18 s, B 13 s, herd 5 rounds, throttle 6 s, storm
-// 26 s with a brownout stretch of 8 s and a misconfiguration stretch of
-// 4 s), 8 workers, 3 contended keys, a hard maximum of 4 s (the harness:
+// 26 s with a brownout stretch of 7 s and a misconfiguration stretch of
+// 3 s), 8 workers, 3 contended keys, a hard maximum of 4 s (the harness:
 // docs/protocol.md, "How this is checked").
 func CIConfig(seed int64) Config {
 	c := baseConfig(seed)
 	c.Phases = []Phase{{Kind: Clean, Dur: 5 * time.Second}, {Kind: SmallSkew, Dur: 18 * time.Second},
 		{Kind: LargeSkew, Dur: 13 * time.Second}, {Kind: Herd}, {Kind: Throttled, Dur: 6 * time.Second},
 		{Kind: Storm, Dur: 26 * time.Second}}
-	c.Storm.BrownoutStretch, c.Storm.MisconfigStretch = 8*time.Second, 4*time.Second
+	c.Storm.BrownoutStretch, c.Storm.MisconfigStretch = 7*time.Second, 3*time.Second
 	// Holds into the hard maximum short enough, and frequent enough, that
 	// one survives the brownouts, the operator and the kills of a short
 	// storm.
@@ -379,7 +379,9 @@ func (c *Config) hangFor() time.Duration { return c.clientTimeout() + 100*time.M
 // in the phase.
 func (c *Config) stretches(ph Phase) (brown, misconfig interval) {
 	s := c.Storm
-	from := ph.Start + int64(ph.Dur/4)
+	// After the first random brownout, which comes within the first
+	// quarter and lasts at most BrownoutMax and its longest delay.
+	from := ph.Start + int64(ph.Dur/4) + int64(s.BrownoutMax+s.BrownoutDelayMax)
 	if s.BrownoutStretch > 0 && from+int64(s.BrownoutStretch) <= ph.End-int64(2*time.Second) {
 		brown = interval{from, from + int64(s.BrownoutStretch)}
 		from = brown.to + int64(2*time.Second)

@@ -242,7 +242,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.hang(w, r)
 		return
 	case d.denied:
-		fault(FaultAccessDenied, "")
+		fault(FaultAccessDenied, p.parseRequest(target, body, "").key) // Detail: the key and the operation
 		accessDenied(w, target)
 		return
 	case d.throttle > 0:

@@ -77,7 +77,8 @@ const (
 	// every write is answered with AccessDeniedException.
 	FaultMisconfig = "misconfig"
 	// FaultAccessDenied is one write answered with AccessDeniedException
-	// in a misconfiguration stretch (T is when the proxy answered).
+	// in a misconfiguration stretch (T is when the proxy answered; Detail
+	// is the item's key and the operation).
 	FaultAccessDenied = "access-denied"
 )
 

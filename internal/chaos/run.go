@@ -45,6 +45,7 @@ type parent struct {
 	rng     *rand.Rand
 	procs   []*proc
 	holding map[int]string // slot -> key held, from the workers' events
+	heldAt  map[int]int64  // slot -> Mono when its current hold was acquired
 	killed  map[string]bool
 	pending []action
 	stderr  []string // last stderr lines, for diagnostics
@@ -91,7 +92,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer capModel.close()
 
 	p := &parent{cfg: cfg, rec: rec, capacity: capModel, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0xc4a05)),
-		holding: map[int]string{}, killed: map[string]bool{}}
+		holding: map[int]string{}, heldAt: map[int]int64{}, killed: map[string]bool{}}
 	p.res, err = newResource(rec)
 	if err != nil {
 		return nil, err
@@ -269,6 +270,7 @@ func (p *parent) track(e Event) {
 	switch {
 	case e.Kind == EvWait && e.Outcome == "ACQUIRED":
 		p.holding[e.Worker] = e.Key
+		p.heldAt[e.Worker] = e.T2
 	case e.Kind == EvRelease, e.Kind == EvStart:
 		delete(p.holding, e.Worker)
 	}

@@ -131,13 +131,21 @@ func (p *parent) uniform(lo, hi time.Duration) time.Duration {
 }
 
 // pickAnyHolderLocked picks a worker that holds a lock, frozen or not, and
-// its key.
+// its key: one in the last lease before its hard maximum when there is
+// one (where a holder that stopped renewing would not see the release).
 func (p *parent) pickAnyHolderLocked() (int, string, bool) {
-	var slots []int
+	var slots, late []int
+	now := Mono()
 	for slot := range p.cfg.Workers {
 		if _, ok := p.holding[slot]; ok && p.procs[slot] != nil && !p.procs[slot].killed {
 			slots = append(slots, slot)
+			if age := time.Duration(now - p.heldAt[slot]); age >= p.cfg.MaxHold-p.cfg.Lease && age < p.cfg.MaxHold {
+				late = append(late, slot)
+			}
 		}
+	}
+	if len(late) > 0 {
+		slots = late
 	}
 	if len(slots) == 0 {
 		return 0, "", false
