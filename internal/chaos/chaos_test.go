@@ -252,9 +252,10 @@ func TestChaosSelfTest(t *testing.T) {
 				if c.phases[len(c.phases)-1].Kind == chaos.Storm {
 					cfg.LongWorkP, cfg.Storm.NearMaxHoldP = 0, 0
 				}
-				// The storm's stretches are for the contract checks, whose
-				// self-tests are check_contract_test.go's histories.
-				cfg.Storm.BrownoutStretch, cfg.Storm.MisconfigStretch, cfg.Storm.LongRetryAfter = 0, 0, 0
+				// The storm's stretches, comebacks and fresh successes are
+				// for the contract checks, whose self-tests are
+				// check_contract_test.go's histories.
+				cfg.Storm.BrownoutStretch, cfg.Storm.MisconfigStretch, cfg.Storm.LongRetryAfter, cfg.Storm.FreshSuccess = 0, 0, 0, 0
 				if c.operator > 0 {
 					cfg.Storm.OperatorEvery = c.operator
 				}

@@ -17,10 +17,10 @@ import (
 // history; these judge the callers' view of it.
 const (
 	// CheckReleasedFresh (9): a wait returns RELEASED only with a success
-	// it may take: published while it waited, or within the clock
-	// allowance before it came (lockcore's burst window for a wait that
-	// saw no holder; the harness sets no fresh-success window), and never
-	// one older than a holder it had seen.
+	// it may take: published while it waited, or within the fresh-success
+	// window (storm cycles, StormFaults.FreshSuccess) or the clock
+	// allowance (lockcore's burst window for a wait that saw no holder)
+	// before it came, and never one older than a holder it had seen.
 	CheckReleasedFresh Check = "9 RELEASED with a success it may take"
 	// CheckToldTime (10): a refusal that names a time is honest: the
 	// invocation that comes back at that time is admitted, not refused
@@ -60,7 +60,7 @@ var notAppliedErrors = map[string]bool{
 
 const (
 	// contractSlack absorbs the scheduling of a loaded machine and the
-	// sampling of Valid() in the timing checks 11 and 13.
+	// sampling of Valid() in the timing checks 11, 12 and 13.
 	contractSlack = 200 * time.Millisecond
 	// notAppliedBound is how soon a call must end after a not-applied
 	// error (check 14).
@@ -73,15 +73,17 @@ const (
 // contract holds the indexes the contract checks share.
 type contract struct {
 	a       *analysis
-	ops     map[int][]*StoreOp // per worker slot, by arrival at the proxy
-	faults  map[int][]Fault    // per worker slot, by T
-	valid   map[string]Event   // revision -> the hold's EvValid event
-	waits   map[string][]Event // key -> EvWait events, by T
-	success map[string]*StoreOp
+	ops     map[int][]*StoreOp  // per worker slot, by arrival at the proxy
+	faults  map[int][]Fault     // per worker slot, by T
+	valid   map[string]Event    // revision -> the hold's EvValid event
+	waits   map[string][]Event  // key -> EvWait events, by T
+	success map[string]*StoreOp // revision -> its first applied Success release
 	relOf   map[string]*StoreOp // revision -> its first applied release (a holder's or the operator's)
-	grantOf map[string]*grant
+	grantOf map[string]*grant   // revision -> its first grant
 }
 
+// arrival is when op reached the proxy (its forwarding, in histories
+// built without arrival times).
 func arrival(op *StoreOp) int64 {
 	if op.Arrive > 0 {
 		return op.Arrive
@@ -126,19 +128,22 @@ func newContract(a *analysis) *contract {
 	for _, f := range a.rec.faults {
 		c.faults[f.Worker] = append(c.faults[f.Worker], f)
 	}
-	for _, fs := range c.faults {
-		sort.SliceStable(fs, func(i, j int) bool { return fs[i].T < fs[j].T })
-	}
 	for _, e := range a.rec.events {
 		switch e.Kind {
 		case EvValid:
 			c.valid[e.Rev] = e
 		case EvWait:
 			c.waits[e.Key] = append(c.waits[e.Key], e)
+		case EvStall:
+			a.rep.Stalls++
+			c.faults[e.Worker] = append(c.faults[e.Worker], Fault{T: e.T, Until: e.T2, Worker: e.Worker, Kind: EvStall})
 		}
 	}
 	for _, ws := range c.waits {
 		sort.SliceStable(ws, func(i, j int) bool { return ws[i].T < ws[j].T })
+	}
+	for _, fs := range c.faults {
+		sort.SliceStable(fs, func(i, j int) bool { return fs[i].T < fs[j].T })
 	}
 	for _, gs := range a.grants {
 		for _, g := range gs {
@@ -185,7 +190,7 @@ func (c *contract) disturbed(w int, from, to int64, gone bool) string {
 		}
 		switch f.Kind {
 		case FaultKill, FaultFreeze, FaultFreezeReturned, FaultPartition, FaultPartitionDrop, FaultPartitionResp,
-			FaultDropBefore, FaultDropAfter, FaultThrottleCRC, FaultThrottleNoCRC, FaultAccessDenied:
+			FaultDropBefore, FaultDropAfter, FaultThrottleCRC, FaultThrottleNoCRC, FaultAccessDenied, EvStall:
 			return f.Kind
 		}
 	}
@@ -264,7 +269,7 @@ func (c *contract) releasedFresh() {
 			if rel == nil {
 				continue
 			}
-			window := int64(a.cfg.ClockAllowance) + a.pairSkew(rel.Call, e.T)
+			window := int64(a.freshWindow(e.T)) + a.pairSkew(rel.Call, e.T)
 			if rel.Return < e.T-window {
 				a.violate(CheckReleasedFresh, "w%d: RELEASED on %s (+%v) with a success published %v before the wait began (window %v)",
 					e.Worker, e.Key, a.since(e.T), time.Duration(e.T-rel.Return).Round(time.Millisecond), time.Duration(window).Round(time.Millisecond))
@@ -346,8 +351,8 @@ func (c *contract) twoValid() {
 			}
 			for _, nw := range gs[i+1:] {
 				nv, ok := c.valid[nw.rev]
-				if !ok || nv.T == 0 || nw.rev == old.rev || ov.T2 <= nv.T {
-					continue
+				if !ok || nv.T == 0 || nw.rev == old.rev || ov.T2 <= nv.T || nv.T2 <= ov.T {
+					continue // the sampled intervals do not meet
 				}
 				c.judgeOverlap(key, old, ov, nw, nv, interval)
 				break // the first newer holder decides; later ones add nothing
@@ -358,7 +363,7 @@ func (c *contract) twoValid() {
 
 func (c *contract) judgeOverlap(key string, old *grant, ov Event, nw *grant, nv Event, interval time.Duration) {
 	a := c.a
-	overlap := time.Duration(ov.T2 - nv.T).Round(time.Millisecond)
+	overlap := time.Duration(min(ov.T2, nv.T2) - max(ov.T, nv.T)).Round(time.Millisecond)
 	f, forced := a.forced[old.rev]
 	if !forced || f.Call > ov.T2 {
 		if a.phaseKind(nv.T).assertsMutex() && a.phaseKind(ov.T2).assertsMutex() && a.phaseKind(old.call).assertsMutex() {
@@ -367,8 +372,10 @@ func (c *contract) judgeOverlap(key string, old *grant, ov Event, nw *grant, nv 
 		}
 		return
 	}
-	// The renewal in flight when the force-release came may delay the next.
-	start := f.Return
+	// The holder renews a renewal interval after it learned it holds the
+	// lock (its acquire's answer may come after the force-release), or
+	// after the renewal in flight when the force-release came.
+	start := max(f.Return, ov.T)
 	for _, op := range c.opsIn(ov.Worker, f.Call-int64(c.a.cfg.clientTimeout()), f.Return) {
 		if in := op.Intent; in != nil && strings.HasPrefix(in.Op, "renew") && in.Rev == old.rev && op.Answer > start {
 			start = op.Answer
@@ -425,6 +432,16 @@ func (c *contract) servedWait() {
 	}
 }
 
+// freshWindow is how long before a wait that began at t a success it may
+// take can have been published: the storm cycles' fresh-success window,
+// or the clock allowance.
+func (a *analysis) freshWindow(t int64) time.Duration {
+	if a.phaseKind(t) == Storm {
+		return max(a.cfg.ClockAllowance, a.cfg.Storm.FreshSuccess)
+	}
+	return a.cfg.ClockAllowance
+}
+
 // takeable returns a success on key that wait e may take, and by when a
 // waiter at the fixed pace whose timeouts follow the store's latency
 // would have read it, when that is before the wait's deadline and the
@@ -451,7 +468,7 @@ func (c *contract) takeable(key string, e Event, deadline int64) (*StoreOp, int6
 	gs := a.grants[key]
 	for _, g := range gs {
 		s := c.success[g.rev]
-		if s == nil || s.Return < e.T-int64(a.cfg.ClockAllowance) {
+		if s == nil || s.Return < e.T-int64(a.freshWindow(e.T)) {
 			continue
 		}
 		by := s.Return + c.gap(false) + at + int64(contractSlack)
@@ -666,6 +683,10 @@ func (c *contract) notApplied() {
 				continue
 			}
 			judged[id] = true
+			if c.stalled(e.Worker, ans.t, e.T2) {
+				a.rep.ContractExcused++
+				continue
+			}
 			a.rep.NotAppliedChecked++
 			if took := time.Duration(e.T2 - ans.t); took > notAppliedBound {
 				a.violate(CheckNotApplied, "w%d: %s on %s got %s at +%v and ended %v later (%s%s)",
@@ -673,6 +694,17 @@ func (c *contract) notApplied() {
 			}
 		}
 	}
+}
+
+// stalled reports whether worker w's process was not scheduled for a
+// while in [from, to] (EvStall).
+func (c *contract) stalled(w int, from, to int64) bool {
+	for _, f := range c.faults[w] {
+		if f.Kind == EvStall && f.T <= to && f.Until >= from {
+			return true
+		}
+	}
+	return false
 }
 
 func errSuffix(err string) string {

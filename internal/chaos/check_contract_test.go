@@ -144,24 +144,26 @@ func TestCheckTwoValid(t *testing.T) {
 		name     string
 		forced   bool
 		renewLat int64 // the old holder's renewal at 1300 ms is answered (refused) after this; -1 lost, 0 none sent
-		lastMs   int64 // the old holder's last Valid() sample; the new one is Valid() from 1001 ms
+		firstMs  int64 // the old holder's first Valid() sample (its acquire's answer)
+		lastMs   int64 // the old holder's last Valid() sample; the new one is Valid() from 1001 to 3000 ms
 		want     int
 	}{
-		{"no overlap", false, 0, 900, 0},
-		{"force-released, the renewal refused, invalid at once", true, 10, 1400, 0},
-		{"force-released, the renewal lost", true, -1, 2500, 0},
+		{"no overlap", false, 0, 1, 900, 0},
+		{"force-released, the renewal refused, invalid at once", true, 10, 1, 1400, 0},
+		{"force-released, the renewal lost", true, -1, 1, 2500, 0},
+		{"its acquire answered after the new holder's hold", true, 0, 3100, 3500, 0},
 		// The flaws: two holders without a force-release; a holder that
 		// goes on after its refused renewal; a holder that stops renewing
 		// (near its hard maximum) and never learns.
-		{"overlap without a force-release", false, 0, 1200, 1},
-		{"force-released, Valid() after the refused renewal", true, 10, 2500, 1},
-		{"force-released, no renewal sent", true, 0, 2500, 1},
+		{"overlap without a force-release", false, 0, 1, 1200, 1},
+		{"force-released, Valid() after the refused renewal", true, 10, 1, 2500, 1},
+		{"force-released, no renewal sent", true, 0, 1, 2500, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newStormHistory()
 			h.grant(0, "a", 1, 0)
-			h.valid(0, "a", 1, 1, tt.lastMs)
+			h.valid(0, "a", 1, tt.firstMs, tt.lastMs)
 			if tt.forced {
 				h.forceRelease("a", 1, 950)
 			}
@@ -170,6 +172,7 @@ func TestCheckTwoValid(t *testing.T) {
 			}
 			h.grant(1, "b", 2, 1000)
 			h.valid(1, "b", 2, 1001, 3000)
+
 			if got := h.contract(t, (*contract).twoValid, CheckTwoValid); got != tt.want {
 				t.Errorf("violations = %d, want %d", got, tt.want)
 			}
@@ -304,6 +307,10 @@ func TestCheckNotApplied(t *testing.T) {
 	}{
 		{"a wait that fails at once", denied, EvWait, 300, 0},
 		{"a wait whose announcement was denied", announcement, EvWait, 5000, 0},
+		{"a wait whose process was not scheduled", func(h *stormHistory) {
+			denied(h)
+			h.rec.events = append(h.rec.events, Event{T: at(200), T2: at(1500), Worker: 1, Kind: EvStall})
+		}, EvWait, 2000, 0},
 		{"a release that gives up at once", missing, EvRelease, 600, 0},
 		// The flaws: the not-applied write settled as an unknown outcome
 		// until the deadline, or retried until the release's budget.

@@ -160,6 +160,13 @@ type StormFaults struct {
 	// maximum and its lease is capped there.
 	NearMaxHoldP float64
 
+	// FreshSuccess is the storm cycles' lockcore.WithFreshSuccess: a
+	// success published less than this ago is read, not redone, so it
+	// stays on the item for the waiters that watched its holder, as a
+	// response cache's does (check 12 judges the successes that stayed
+	// until a waiter was owed them). 0: none.
+	FreshSuccess time.Duration
+
 	// LongRetryAfter, when set, is the Retry-After of each storm phase's
 	// first failing stretch of the upstream, longer than the maximum
 	// wait: the waiters are refused with that not-before
@@ -343,7 +350,7 @@ func baseConfig(seed int64) Config {
 			UpstreamFailEvery: 8 * time.Second, UpstreamFailMin: time.Second, UpstreamFailMax: 4 * time.Second,
 			RetryAfterP: 0.5, RetryAfterMin: time.Second, RetryAfterMax: 2 * time.Second,
 			NearMaxHoldP: 0.015, DropScale: 2,
-			LongRetryAfter:  6 * time.Second,
+			LongRetryAfter: 6 * time.Second, FreshSuccess: 2500 * time.Millisecond,
 			BrownoutStretch: 20 * time.Second, MisconfigStretch: 8 * time.Second,
 		},
 		// About a third of what the workers ask of a contended item in

@@ -129,6 +129,11 @@ const (
 	// (before the call), Until the first that was false, Cause the
 	// context's cause then, Rev and Fence the hold's.
 	EvValid = "valid"
+	// EvStall is a stretch from T to T2 in which the worker process got
+	// no CPU (its lateness monitor woke that late): the machine, not the
+	// lock, held it up, and the contract's timing checks do not judge it
+	// there.
+	EvStall = "stall"
 	// EvOperator is an operator force-release made by the parent (Worker
 	// is the holder aimed at): Outcome released, refused, skipped or error.
 	EvOperator = "operator"

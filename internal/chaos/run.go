@@ -169,7 +169,7 @@ func (p *parent) template(origin int64) workerSpec {
 		ClockAllowance: c.ClockAllowance, Drift: c.Drift,
 		AttemptTimeout: c.AttemptTimeout, ClientTimeout: c.clientTimeout(), Attempts: c.Attempts, MaxBackoff: c.MaxBackoff,
 		WorkMedian: c.WorkMedian, LongWorkP: c.LongWorkP, LongWorkMin: c.LongWorkMin, LongWorkMax: c.LongWorkMax,
-		FreezeAfterReturnP: c.Faults.FreezeAfterReturnP, NearMaxHoldP: c.Storm.NearMaxHoldP}
+		FreezeAfterReturnP: c.Faults.FreezeAfterReturnP, NearMaxHoldP: c.Storm.NearMaxHoldP, FreshSuccess: c.Storm.FreshSuccess}
 	for i, ph := range c.Phases {
 		if ph.Kind != Herd {
 			continue

@@ -73,6 +73,7 @@ type workerSpec struct {
 	LongWorkMin, LongWorkMax time.Duration
 	FreezeAfterReturnP       float64
 	NearMaxHoldP             float64
+	FreshSuccess             time.Duration // storm cycles' lockcore.WithFreshSuccess
 }
 
 // herdRound is one herd round: every worker calls the lock on Key at true
@@ -160,6 +161,7 @@ func runWorker(spec workerSpec) error {
 		w.store = stubbornStore{Store: intentStore{inner: ds}, api: w.client, table: spec.Table}
 	}
 	w.emit(Event{T: Mono(), Kind: EvStart})
+	go w.watchStalls()
 	for guard := 0; Mono() < spec.End && guard < 1_000_000; guard++ {
 		idx := phaseIndex(spec.Phases, Mono())
 		if spec.Phases[idx].Kind == Herd {
@@ -347,12 +349,16 @@ func (w *worker) cycle(key string, kind cycleKind, back int64) int64 {
 			h = seedHolder{lk}
 		}
 	default:
-		lk, err := lockcore.New(w.store, lockcore.Params{LockID: key, LockGroup: lockGroup, OwnerName: "w" + strconv.Itoa(s.Slot), AccountID: 1, AppID: 1},
-			lockcore.WithLease(s.Lease), lockcore.WithPollInterval(s.Poll), lockcore.WithMaxWait(s.MaxWait),
+		opts := []lockcore.Option{lockcore.WithLease(s.Lease), lockcore.WithPollInterval(s.Poll), lockcore.WithMaxWait(s.MaxWait),
 			lockcore.WithMaxHold(s.MaxHold), lockcore.WithClockAllowance(s.ClockAllowance), lockcore.WithDrift(s.Drift),
 			lockcore.WithMaxAttempts(s.MaxAttempts), lockcore.WithAttemptTimeout(s.AttemptTimeout),
 			lockcore.WithClock(w.clock), lockcore.WithLogger(w.log), lockcore.WithTTL(0), lockcore.WithHotKeys(w.hot),
-			lockcore.WithMetrics(&w.metrics))
+			lockcore.WithMetrics(&w.metrics)}
+		if kind == cycleStorm && s.FreshSuccess > 0 {
+			opts = append(opts, lockcore.WithFreshSuccess(s.FreshSuccess))
+		}
+		lk, err := lockcore.New(w.store, lockcore.Params{LockID: key, LockGroup: lockGroup, OwnerName: "w" + strconv.Itoa(s.Slot), AccountID: 1, AppID: 1},
+			opts...)
 		if err != nil {
 			panic(err)
 		}

@@ -59,6 +59,29 @@ func (vw *validWatch) stop() {
 	<-vw.done
 }
 
+// Lateness the stall monitor reports: a wake-up of its ticker this much
+// later than due.
+const (
+	stallEvery = 20 * time.Millisecond
+	stallAfter = 100 * time.Millisecond
+)
+
+// watchStalls reports, as EvStall events, the stretches in which the
+// process was not scheduled: its ticker woke stallAfter or more late.
+// It runs for the life of the process.
+func (w *worker) watchStalls() {
+	tick := time.NewTicker(stallEvery)
+	defer tick.Stop()
+	last := Mono()
+	for range tick.C {
+		now := Mono()
+		if time.Duration(now-last) > stallEvery+stallAfter {
+			w.emit(Event{T: last, T2: now, Kind: EvStall})
+		}
+		last = now
+	}
+}
+
 // holdCause names the cause of a holder's context: "" while it is alive.
 func holdCause(ctx context.Context) string {
 	if ctx.Err() == nil {
