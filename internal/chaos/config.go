@@ -387,8 +387,9 @@ func (c *Config) hangFor() time.Duration { return c.clientTimeout() + 100*time.M
 func (c *Config) stretches(ph Phase) (brown, misconfig interval) {
 	s := c.Storm
 	// After the first random brownout, which comes within the first
-	// quarter and lasts at most BrownoutMax and its longest delay.
-	from := ph.Start + int64(ph.Dur/4) + int64(s.BrownoutMax+s.BrownoutDelayMax)
+	// quarter and lasts at most BrownoutMax and its longest delay, and a
+	// second more, so that stormLocked never holds that one back.
+	from := ph.Start + int64(ph.Dur/4) + int64(s.BrownoutMax+s.BrownoutDelayMax+time.Second)
 	if s.BrownoutStretch > 0 && from+int64(s.BrownoutStretch) <= ph.End-int64(2*time.Second) {
 		brown = interval{from, from + int64(s.BrownoutStretch)}
 		from = brown.to + int64(2*time.Second)
