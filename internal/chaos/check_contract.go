@@ -29,7 +29,8 @@ const (
 	// CheckTwoValid (11): two holders of a key are both Valid() only after
 	// an operator's force-release of the older one, and then only until
 	// its next renewal is answered, which it sends within a renewal
-	// interval of the force-release.
+	// interval of the force-release; and a force-released holder learns it
+	// there (its context does not end later with ErrMaxHoldReached).
 	CheckTwoValid Check = "11 two Valid() holders only after a force-release"
 	// CheckServedWait (12): while the store answers a waiter within 4× the
 	// attempt timeout, the waiter does not end FAILED with a wait timeout
@@ -357,6 +358,27 @@ func (c *contract) twoValid() {
 				c.judgeOverlap(key, old, ov, nw, nv, interval)
 				break // the first newer holder decides; later ones add nothing
 			}
+		}
+	}
+	c.forcedCause(interval)
+}
+
+// forcedCause is the part of check 11 that reads the holder's context: a
+// holder force-released while Valid() learns it at its next renewal, so
+// its context ends with ErrLeaseLost; one whose context ended with
+// ErrMaxHoldReached more than a renewal interval (and the slack) after the
+// force-release never learned (it had stopped renewing before its hard
+// maximum).
+func (c *contract) forcedCause(interval time.Duration) {
+	a := c.a
+	for rev, f := range a.forced {
+		v, ok := c.valid[rev]
+		if !ok || v.Cause != "max_hold" || v.T == 0 || f.Return > v.T2 {
+			continue
+		}
+		if learn := max(f.Return, v.T) + int64(interval) + int64(contractSlack); v.Until > learn {
+			a.violate(CheckTwoValid, "key %s: w%d (fence %d) force-released at +%v, Valid() until +%v, its context ended with ErrMaxHoldReached: it never learned of the release",
+				f.Intent.Key, v.Worker, v.Fence, a.since(f.Return), a.since(v.T2))
 		}
 	}
 }

@@ -180,6 +180,33 @@ func TestCheckTwoValid(t *testing.T) {
 	}
 }
 
+func TestCheckForcedCause(t *testing.T) {
+	tests := []struct {
+		name   string
+		cause  string // of the holder's context when Valid() turned false
+		lastMs int64  // its last Valid() sample; force-released at 950 ms
+		want   int
+	}{
+		{"the lease lost at its next renewal", "lease_lost", 1300, 0},
+		{"the hard maximum right after the force-release", "max_hold", 1200, 0},
+		// The flaw: a holder that stopped renewing near its hard maximum
+		// never sees the force-release and is told ErrMaxHoldReached.
+		{"the hard maximum long after the force-release", "max_hold", 2500, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newStormHistory()
+			h.grant(0, "a", 1, 0)
+			h.valid(0, "a", 1, 1, tt.lastMs)
+			h.rec.events[len(h.rec.events)-1].Cause = tt.cause
+			h.forceRelease("a", 1, 950)
+			if got := h.contract(t, (*contract).twoValid, CheckTwoValid); got != tt.want {
+				t.Errorf("violations = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestCheckServedWait(t *testing.T) {
 	tests := []struct {
 		name      string
