@@ -52,8 +52,7 @@ func (h *stormHistory) valid(w int, rev string, fence, ms, lastMs int64) {
 
 func (h *stormHistory) contract(t *testing.T, run func(*contract), c Check) int {
 	t.Helper()
-	var rep *Report
-	rep = h.check(t, func(a *analysis) { run(newContract(a)) })
+	rep := h.check(t, func(a *analysis) { run(newContract(a)) })
 	t.Logf("%s: %v", c, rep.Details[c])
 	return rep.Violations[c]
 }
