@@ -80,8 +80,19 @@ func run(t *testing.T, cfg chaos.Config) *chaos.Report {
 	return rep
 }
 
-// TestChaosCI is the CI-sized run: fixed seed, about 90 s of phases, the
-// storm's 20 s included, and every asserted check must pass.
+// assertContract makes TestChaosCI fail on the contract checks
+// (chaos.ContractChecks: what each caller was told) as it fails on the
+// safety checks. It is false until lockcore's fixes for brownouts,
+// misconfigured tables, force-releases near the maximum hold, predicted
+// schedules that hide early ends and late copies of a first write are
+// merged: the checks run and report, and the test logs their violations.
+// Flip it to true after the merge.
+const assertContract = false
+
+// TestChaosCI is the CI-sized run: fixed seed, about 95 s of phases, the
+// storm's 26 s (with its brownout and misconfiguration stretches)
+// included, and every asserted check must pass (the contract checks only
+// with assertContract).
 func TestChaosCI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the chaos run takes about 100 s")
@@ -92,16 +103,19 @@ func TestChaosCI(t *testing.T) {
 	cfg.WorkerCommand = workerCommand(t)
 	cfg.LogPath = logPath("ci")
 	rep := run(t, cfg)
-	if rep.Failed() {
+	if rep.SafetyFailed() || (assertContract && rep.Failed()) {
 		t.Errorf("chaos run with seed %d found violations (log %s); rerun with: go run ./internal/chaos/cmd/chaos -ci -seed %d",
 			seed, cfg.LogPath, seed)
+	}
+	if v := rep.ContractViolations(); len(v) > 0 && !assertContract {
+		t.Logf("contract checks found violations (not asserted until assertContract): %v", v)
 	}
 	if rep.Cycles == 0 || rep.LivenessChecked == 0 || len(rep.Herd) == 0 || !rep.Lin.Checked || rep.CapacityThrottled == 0 {
 		t.Errorf("the run exercised too little: %d cycles, %d liveness checks, %d herd rounds, linearizability checked %v, %d requests throttled at capacity",
 			rep.Cycles, rep.LivenessChecked, len(rep.Herd), rep.Lin.Checked, rep.CapacityThrottled)
 	}
-	if missing := rep.StormMissing(); len(missing) > 0 || rep.Episodes == 0 {
-		t.Errorf("the storm exercised too little: no %v; %d failure episodes", missing, rep.Episodes)
+	if missing := rep.StormMissing(); len(missing) > 0 || rep.Episodes == 0 || rep.NotAppliedChecked == 0 {
+		t.Errorf("the storm exercised too little: no %v; %d failure episodes; %d calls with a not-applied error", missing, rep.Episodes, rep.NotAppliedChecked)
 	}
 	// The workers' lockcore counters reach the report: every wait whose
 	// first acquire succeeded counts one success, so there are some, and
@@ -238,6 +252,10 @@ func TestChaosSelfTest(t *testing.T) {
 				if c.phases[len(c.phases)-1].Kind == chaos.Storm {
 					cfg.LongWorkP, cfg.Storm.NearMaxHoldP = 0, 0
 				}
+				// The storm's stretches, comebacks and fresh successes are
+				// for the contract checks, whose self-tests are
+				// check_contract_test.go's histories.
+				cfg.Storm.BrownoutStretch, cfg.Storm.MisconfigStretch, cfg.Storm.LongRetryAfter, cfg.Storm.FreshSuccess = 0, 0, 0, 0
 				if c.operator > 0 {
 					cfg.Storm.OperatorEvery = c.operator
 				}

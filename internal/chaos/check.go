@@ -23,8 +23,10 @@ const (
 	CheckPublished Check = "8 released results published"
 )
 
-// Checks lists the checks in order.
-var Checks = []Check{CheckFences, CheckMutex, CheckLiveness, CheckHerd, CheckLinear, CheckEpisode, CheckOperator, CheckPublished}
+// Checks lists the checks in order: the safety checks, then the contract
+// checks (ContractChecks, check_contract.go).
+var Checks = append([]Check{CheckFences, CheckMutex, CheckLiveness, CheckHerd, CheckLinear, CheckEpisode, CheckOperator, CheckPublished},
+	ContractChecks...)
 
 // grant is one applied acquisition at the store.
 type grant struct {
@@ -65,7 +67,7 @@ func (a *analysis) phaseKind(t int64) PhaseKind {
 	return a.cfg.Phases[phaseIndex(a.cfg.Phases, t)].Kind
 }
 
-// check runs checks 1 to 8 on a run's records; wallBase is the host's wall
+// check runs checks 1 to 14 on a run's records; wallBase is the host's wall
 // clock less Mono.
 func check(cfg *Config, rec *recorder, killedHerd map[string]bool, wallBase int64) *Report {
 	rec.mu.Lock()
@@ -84,6 +86,7 @@ func check(cfg *Config, rec *recorder, killedHerd map[string]bool, wallBase int6
 	a.checkOperator()
 	if cfg.Variant != VariantSeed {
 		a.checkPublished()
+		a.checkContract() // lockcore's contract; the seed's protocol has another
 	}
 	a.tallyStorm()
 	if cfg.Variant != VariantSeed {
@@ -325,11 +328,12 @@ func (a *analysis) checkLiveness() {
 			faulted[f.Worker] = append(faulted[f.Worker], interval{f.T, f.Until})
 		case FaultPartition:
 			faulted[f.Worker] = append(faulted[f.Worker], interval{f.T, f.Until})
-		case FaultBrownout:
-			// Every request of the stretch is late: the stretch, and its
-			// longest delay, extend the deadline of a wait it overlaps.
+		case FaultBrownout, FaultBrownoutStretch, FaultMisconfig:
+			// Every request of the stretch is late (or, misconfigured, no
+			// write applies): the stretch, and its longest delay, extend
+			// the deadline of a wait it overlaps.
 			brown = append(brown, interval{f.T, f.Until})
-		case FaultBrownoutDelay, FaultOperator, FaultUpstream:
+		case FaultBrownoutDelay, FaultOperator, FaultUpstream, FaultAccessDenied:
 			// Covered by the brownout's stretch; not a fault of a waiter.
 		default:
 			mode, _, _ := strings.Cut(f.Detail, " ")
@@ -337,7 +341,7 @@ func (a *analysis) checkLiveness() {
 			if dd, err := time.ParseDuration(mode); err == nil {
 				d = int64(dd)
 			} else if mode == "hang" || mode == "stall" {
-				d = int64(a.cfg.AttemptTimeout + 100*time.Millisecond)
+				d = int64(a.cfg.hangFor())
 			}
 			if d > 0 {
 				costs[f.Worker] = append(costs[f.Worker], cost{f.T, d})

@@ -159,6 +159,30 @@ type StormFaults struct {
 	// U(MaxHold-Lease, MaxHold+Lease/2): its renewals run up to the hard
 	// maximum and its lease is capped there.
 	NearMaxHoldP float64
+
+	// FreshSuccess is the storm cycles' lockcore.WithFreshSuccess: a
+	// success published less than this ago is read, not redone, so it
+	// stays on the item for the waiters that watched its holder, as a
+	// response cache's does (check 12 judges the successes that stayed
+	// until a waiter was owed them). 0: none.
+	FreshSuccess time.Duration
+
+	// LongRetryAfter, when set, is the Retry-After of each storm phase's
+	// first failing stretch of the upstream, longer than the maximum
+	// wait: the waiters are refused with that not-before
+	// (HolderFailedError) and come back at it, as callers told a time do.
+	LongRetryAfter time.Duration
+
+	// BrownoutStretch is a stretch of each storm phase, from a quarter of
+	// the way in and after the first random brownout, during which every answer of every worker's store
+	// requests takes between 1× and 3× the attempt timeout (the random
+	// brownouts pause). 0: none.
+	BrownoutStretch time.Duration
+	// MisconfigStretch is a stretch of each storm phase, 2 s after the
+	// brownout stretch, during which the workers' role may not write the
+	// table: every write is answered with AccessDeniedException, as
+	// DynamoDB answers it (the operator's role still may). 0: none.
+	MisconfigStretch time.Duration
 }
 
 // Config is one harness run. The zero value is not usable: start from
@@ -182,7 +206,9 @@ type Config struct {
 	ClockAllowance time.Duration
 	Drift          float64
 
-	AttemptTimeout time.Duration // SDK per-attempt timeout
+	// AttemptTimeout is the workers' lockcore.WithAttemptTimeout; their
+	// SDK clients allow 4× it per attempt (see clientTimeout).
+	AttemptTimeout time.Duration
 	Attempts       int           // SDK attempts
 	MaxBackoff     time.Duration // SDK retry backoff cap
 
@@ -217,15 +243,17 @@ type Config struct {
 	Progress io.Writer
 }
 
-// CIConfig returns the configuration of the CI-sized run: about 90 s of
-// phases (clean 5 s, A 20 s, B 15 s, herd 5 rounds, throttle 6 s, storm
-// 20 s), 8 workers, 3 contended keys, a hard maximum of 4 s (the harness:
+// CIConfig returns the configuration of the CI-sized run: about 95 s of
+// phases (clean 5 s, A 18 s, B 13 s, herd 5 rounds, throttle 6 s, storm
+// 26 s with a brownout stretch of 7 s and a misconfiguration stretch of
+// 3 s), 8 workers, 3 contended keys, a hard maximum of 4 s (the harness:
 // docs/protocol.md, "How this is checked").
 func CIConfig(seed int64) Config {
 	c := baseConfig(seed)
-	c.Phases = []Phase{{Kind: Clean, Dur: 5 * time.Second}, {Kind: SmallSkew, Dur: 20 * time.Second},
-		{Kind: LargeSkew, Dur: 15 * time.Second}, {Kind: Herd}, {Kind: Throttled, Dur: 6 * time.Second},
-		{Kind: Storm, Dur: 20 * time.Second}}
+	c.Phases = []Phase{{Kind: Clean, Dur: 5 * time.Second}, {Kind: SmallSkew, Dur: 18 * time.Second},
+		{Kind: LargeSkew, Dur: 13 * time.Second}, {Kind: Herd}, {Kind: Throttled, Dur: 6 * time.Second},
+		{Kind: Storm, Dur: 26 * time.Second}}
+	c.Storm.BrownoutStretch, c.Storm.MisconfigStretch = 7*time.Second, 3*time.Second
 	// Holds into the hard maximum short enough, and frequent enough, that
 	// one survives the brownouts, the operator and the kills of a short
 	// storm.
@@ -322,6 +350,8 @@ func baseConfig(seed int64) Config {
 			UpstreamFailEvery: 8 * time.Second, UpstreamFailMin: time.Second, UpstreamFailMax: 4 * time.Second,
 			RetryAfterP: 0.5, RetryAfterMin: time.Second, RetryAfterMax: 2 * time.Second,
 			NearMaxHoldP: 0.015, DropScale: 2,
+			LongRetryAfter: 6 * time.Second, FreshSuccess: 2500 * time.Millisecond,
+			BrownoutStretch: 20 * time.Second, MisconfigStretch: 8 * time.Second,
 		},
 		// About a third of what the workers ask of a contended item in
 		// the clean phase: the item stays at its capacity.
@@ -339,6 +369,35 @@ func baseConfig(seed int64) Config {
 // wait to let the last round finish.
 func (c *Config) herdDur() time.Duration {
 	return time.Duration(c.HerdRounds)*c.HerdGap + time.Second
+}
+
+// clientTimeout is the workers' SDK per-attempt timeout: four times the
+// lock's attempt timeout, the longest answer the contract checks still
+// call an answer, so that the lock's own timeouts decide what a slow
+// store costs, not the client's.
+func (c *Config) clientTimeout() time.Duration { return 4 * c.AttemptTimeout }
+
+// hangFor is how long the proxy holds a request it hangs: past the
+// client's attempt timeout.
+func (c *Config) hangFor() time.Duration { return c.clientTimeout() + 100*time.Millisecond }
+
+// stretches returns the brownout and misconfiguration stretches of storm
+// phase ph (Mono nanoseconds), each zero when it is off or does not fit
+// in the phase.
+func (c *Config) stretches(ph Phase) (brown, misconfig interval) {
+	s := c.Storm
+	// After the first random brownout, which comes within the first
+	// quarter and lasts at most BrownoutMax and its longest delay, and a
+	// second more, so that stormLocked never holds that one back.
+	from := ph.Start + int64(ph.Dur/4) + int64(s.BrownoutMax+s.BrownoutDelayMax+time.Second)
+	if s.BrownoutStretch > 0 && from+int64(s.BrownoutStretch) <= ph.End-int64(2*time.Second) {
+		brown = interval{from, from + int64(s.BrownoutStretch)}
+		from = brown.to + int64(2*time.Second)
+	}
+	if s.MisconfigStretch > 0 && from+int64(s.MisconfigStretch) <= ph.End-int64(2*time.Second) {
+		misconfig = interval{from, from + int64(s.MisconfigStretch)}
+	}
+	return brown, misconfig
 }
 
 // LivenessBound is the longest a waiter may take to hold a lock after the

@@ -20,18 +20,25 @@
 //     the fault proxies and Dynoxide, which throttles each item at its
 //     capacity in throttle and storm phases ([Throttled], [Storm]);
 //   - storm.go and operator.go: the storm's brownouts, failing upstream
-//     and operator force-releases; storm_coverage.go counts each storm
-//     fault kind that happened ([Report].StormFaults);
+//     and operator force-releases, and its two stretches: a brownout of
+//     every answer between 1× and 3× the attempt timeout, and a
+//     misconfiguration that answers every worker's write with
+//     AccessDeniedException; storm_coverage.go counts each storm fault
+//     kind that happened ([Report].StormFaults);
 //   - worker.go and worker_storm.go: the worker process ([WorkerMain]),
 //     which the parent starts by re-executing a binary with [WorkerEnv]
 //     set; its wait and release events carry the counters its Locks
 //     recorded, summed in [Report].LockMetrics (late copies, leases
-//     lost, take-overs, announcement reads);
+//     lost, take-overs, announcement reads); worker_valid.go samples each
+//     hold's Valid() and records its interval and its context's cause;
 //   - resource.go: the fenced resource, the counted upstream and the freeze
 //     requests, served by the parent;
 //   - run.go: the parent ([Run]): phases, process faults, collection;
-//   - check.go, linear.go, check_episode.go and check_operator.go: the
-//     checks; report.go: the summary table.
+//   - check.go, linear.go, check_episode.go, check_operator.go and
+//     check_published.go: the safety checks (1 to 8), on the store's
+//     history; check_contract.go: the contract checks (9 to 14,
+//     [ContractChecks]), on what each caller was told and when;
+//     report.go: the summary table.
 //
 // The package is test-only infrastructure; nothing in herdlock's public
 // packages imports it.

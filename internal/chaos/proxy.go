@@ -51,6 +51,10 @@ type proxy struct {
 	partUntil int64 // Mono; partitioned while Mono() < partUntil
 	partResp  bool  // partition drops responses only
 	brownout  brownout
+	// denyWrites: the worker's role may not write the table (a storm's
+	// misconfiguration stretch); every write is answered with
+	// AccessDeniedException, as DynamoDB answers it, and not forwarded.
+	denyWrites bool
 
 	ln  net.Listener
 	srv *http.Server
@@ -119,6 +123,13 @@ func (p *proxy) brownOut(b brownout) {
 	p.mu.Unlock()
 }
 
+// denyWritesFor answers every write with AccessDeniedException while on.
+func (p *proxy) denyWritesFor(on bool) {
+	p.mu.Lock()
+	p.denyWrites = on
+	p.mu.Unlock()
+}
+
 // dropCycle hands out the modes of drops, shared by all proxies.
 type dropCycle struct{ before, after atomic.Uint64 }
 
@@ -135,6 +146,7 @@ type decision struct {
 	partResp    bool
 	brownBefore time.Duration // brownout delays, on top of the others
 	brownAfter  time.Duration
+	denied      bool // a write the role may not make: AccessDeniedException
 }
 
 func (p *proxy) uniform(lo, hi time.Duration) time.Duration {
@@ -153,6 +165,10 @@ func (p *proxy) decide(write bool) decision {
 			d.partDrop = true
 			return d
 		}
+	}
+	if write && p.denyWrites {
+		d.denied = true
+		return d
 	}
 	if b := p.brownout; now < b.until {
 		if p.rng.IntN(2) == 0 {
@@ -204,6 +220,7 @@ var dropBeforeModes = [...]string{"", "500", "reset", "hang"}
 var dropAfterModes = [...]string{"", "reset", "stall", "500"}
 
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	arrive := Mono()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return
@@ -223,6 +240,10 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case d.partDrop:
 		fault(FaultPartitionDrop, "")
 		p.hang(w, r)
+		return
+	case d.denied:
+		fault(FaultAccessDenied, p.parseRequest(target, body, "").key) // Detail: the key and the operation
+		accessDenied(w, target)
 		return
 	case d.throttle > 0:
 		kind := FaultThrottleCRC
@@ -258,11 +279,17 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	in := p.parseRequest(target, body, r.Header.Get(IntentHeader))
-	resp := p.forward(r, body, in, id, false)
+	in.arrive = arrive
+	resp, op := p.forward(r, body, in, id, false)
 	if d.duplicate {
 		fault(FaultDuplicate, "")
-		p.forward(r, body, in, id, true)
+		_, dup := p.forward(r, body, in, id, true)
+		dup.Lost = true // nobody reads the copy's answer
+		p.rec.op(dup)
 	}
+	// The operation is recorded once the worker has its answer, or none.
+	op.Lost = true
+	defer func() { p.rec.op(op) }()
 	switch {
 	case resp == nil:
 		reset(w)
@@ -297,8 +324,22 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Add(k, v)
 		}
 	}
+	op.Lost, op.Answer, op.Gone = false, Mono(), r.Context().Err() != nil
 	w.WriteHeader(resp.status)
 	w.Write(resp.body)
+}
+
+// accessDenied answers a write as DynamoDB answers one that the caller's
+// role may not make: HTTP 400, AccessDeniedException, with x-amz-crc32.
+func accessDenied(w http.ResponseWriter, target string) {
+	body := []byte(`{"__type":"com.amazonaws.dynamodb.v20120810#AccessDeniedException",` +
+		`"message":"User: arn:aws:sts::123456789012:assumed-role/chaos-worker/chaos is not authorized to perform: dynamodb:` + target +
+		` on resource: arn:aws:dynamodb:us-east-1:123456789012:table/` + table + ` because no identity-based policy allows the dynamodb:` + target + ` action"}`)
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.Header().Set("x-amzn-RequestId", "chaos-access-denied")
+	w.Header().Set("x-amz-crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10))
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write(body)
 }
 
 // hang holds the request until the client gives up or hangFor passes, then
@@ -357,6 +398,7 @@ type reqInfo struct {
 	putRev  string
 	expr    string
 	condRev string
+	arrive  int64 // Mono when the request reached the proxy
 }
 
 func (p *proxy) parseRequest(target string, body []byte, intentHdr string) reqInfo {
@@ -393,15 +435,19 @@ func (p *proxy) parseRequest(target string, body []byte, intentHdr string) reqIn
 	return in
 }
 
-// forward sends the request to Dynoxide and records the operation. The
-// request goes out even when the client has given up, as a delayed packet
-// would. It returns nil when Dynoxide did not answer.
-func (p *proxy) forward(r *http.Request, body []byte, in reqInfo, id int64, dup bool) *response {
+// forward sends the request to Dynoxide and returns the operation, for
+// the caller to record. The request goes out even when the client has
+// given up, as a delayed packet would. Its response is nil when Dynoxide
+// did not answer.
+func (p *proxy) forward(r *http.Request, body []byte, in reqInfo, id int64, dup bool) (*response, StoreOp) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	op := StoreOp{ID: id, Worker: p.slot, Target: in.target, Key: in.key, Intent: in.intent, PutRev: in.putRev,
+		Expr: in.expr, CondRev: in.condRev, Dup: dup, Arrive: in.arrive}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.upstream+r.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
-		return nil
+		op.ErrType = "transport: " + err.Error()
+		return nil, op
 	}
 	for k, vs := range r.Header {
 		if k == IntentHeader {
@@ -409,8 +455,6 @@ func (p *proxy) forward(r *http.Request, body []byte, in reqInfo, id int64, dup 
 		}
 		req.Header[k] = vs
 	}
-	op := StoreOp{ID: id, Worker: p.slot, Target: in.target, Key: in.key, Intent: in.intent, PutRev: in.putRev,
-		Expr: in.expr, CondRev: in.condRev, Dup: dup}
 	op.Call = Mono()
 	resp, err := p.client.Do(req)
 	var out *response
@@ -443,6 +487,5 @@ func (p *proxy) forward(r *http.Request, body []byte, in reqInfo, id int64, dup 
 	} else if err != nil && !errors.Is(err, context.Canceled) {
 		op.ErrType = "transport: " + err.Error()
 	}
-	p.rec.op(op)
-	return out
+	return out, op
 }

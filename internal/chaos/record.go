@@ -26,6 +26,16 @@ type StoreOp struct {
 	Expr    string  `json:"expr,omitempty"`    // UpdateItem: the update expression (seed protocol)
 	CondRev string  `json:"condRev,omitempty"` // UpdateItem: the :rev value (seed protocol)
 	Dup     bool    `json:"dup,omitempty"`     // the second copy of a duplicated request
+	// Arrive is Mono when the request reached the proxy, before any delay;
+	// Answer is Mono when the proxy sent the worker the server's answer
+	// (after the delays after forwarding), 0 when it sent none (Lost: a
+	// reset, a hang, a 500 of its own, or the second copy of a duplicate).
+	// Gone: the worker had given up on the request by then (its context
+	// ended), so the answer told it nothing.
+	Arrive int64 `json:"arrive,omitempty"`
+	Answer int64 `json:"answer,omitempty"`
+	Lost   bool  `json:"lost,omitempty"`
+	Gone   bool  `json:"gone,omitempty"`
 }
 
 // Fault is one injected fault.
@@ -59,6 +69,17 @@ const (
 	FaultBrownoutDelay = "brownout-delay" // one request delayed by a brownout
 	FaultOperator      = "operator-release"
 	FaultUpstream      = "upstream-failing" // a stretch of the failing upstream: T to Until
+	// FaultBrownoutStretch is a storm's long brownout (Worker -1): every
+	// answer between 1× and 3× the attempt timeout from T to Until.
+	FaultBrownoutStretch = "brownout-stretch"
+	// FaultMisconfig is a storm's misconfiguration stretch (Worker -1):
+	// from T to Until the workers' role may not write the table, and
+	// every write is answered with AccessDeniedException.
+	FaultMisconfig = "misconfig"
+	// FaultAccessDenied is one write answered with AccessDeniedException
+	// in a misconfiguration stretch (T is when the proxy answered; Detail
+	// is the item's key and the operation).
+	FaultAccessDenied = "access-denied"
 )
 
 // Event is something a worker did, stamped with Mono by the worker.
@@ -78,6 +99,19 @@ type Event struct {
 	Announced bool   `json:"ann,omitempty"`
 	Present   bool   `json:"present,omitempty"`
 	Err       string `json:"err,omitempty"`
+	// Cause classifies a wait's error (waitTimeout, holderFailed,
+	// storeError, noTimeLeft, other) and, on an EvValid event, the cause
+	// of the holder's context when Valid() turned false.
+	Cause string `json:"cause,omitempty"`
+	// NotBeforeMs is the time a FAILED wait was told it may try again
+	// (HolderFailedError.NotBefore, Unix milliseconds), 0 when none.
+	NotBeforeMs int64 `json:"nb,omitempty"`
+	// BackMs is set on the wait of an invocation that came back at the
+	// not-before it was told (Unix milliseconds): the time it was told.
+	BackMs int64 `json:"back,omitempty"`
+	// Until is, on an EvValid event, the first sample at which Valid()
+	// was false (0: the hold's release came first, Valid() still true).
+	Until int64 `json:"until,omitempty"`
 	// Metrics are the lockcore counters (unit Count, non-zero sums) the
 	// worker's Locks recorded since its previous wait or release event:
 	// on a wait, the wait's; on a release, the hold's and the release's.
@@ -90,6 +124,16 @@ const (
 	EvRelease = "release" // Release: T start, T2 end, Outcome = result, Err
 	EvRead    = "read"    // after RELEASED: whether the data was there
 	EvStart   = "start"   // the worker process started
+	// EvValid is a hold's Valid() as sampled by its worker: T the first
+	// sample that was true (after the call), T2 the last that was true
+	// (before the call), Until the first that was false, Cause the
+	// context's cause then, Rev and Fence the hold's.
+	EvValid = "valid"
+	// EvStall is a stretch from T to T2 in which the worker process got
+	// no CPU (its lateness monitor woke that late): the machine, not the
+	// lock, held it up, and the contract's timing checks do not judge it
+	// there.
+	EvStall = "stall"
 	// EvOperator is an operator force-release made by the parent (Worker
 	// is the holder aimed at): Outcome released, refused, skipped or error.
 	EvOperator = "operator"

@@ -79,6 +79,19 @@ type Report struct {
 
 	Lin LinResult
 
+	// Comebacks counts the waits of invocations that came back at the
+	// not-before they were told (check 10 judges them).
+	Comebacks int
+	// ContractExcused counts the waits and calls checks 12 to 14 did not judge
+	// because their worker was not served as the contract assumes
+	// (a process or request fault, an answer lost, late or throttled).
+	ContractExcused int
+	// NotAppliedChecked counts the calls check 14 timed.
+	NotAppliedChecked int
+	// Stalls counts the stretches in which a worker process was not
+	// scheduled for 100 ms or more (a loaded machine; EvStall).
+	Stalls int
+
 	Violations map[Check]int // asserted violations
 	Details    map[Check][]string
 	// StormFaults counts what happened inside storm phases, by storm
@@ -99,6 +112,28 @@ func (r *Report) Failed() bool {
 		}
 	}
 	return false
+}
+
+// SafetyFailed reports whether a check other than the contract checks
+// ([ContractChecks]) found a violation.
+func (r *Report) SafetyFailed() bool {
+	for c, n := range r.Violations {
+		if n > 0 && !slices.Contains(ContractChecks, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// ContractViolations returns the contract checks' violations.
+func (r *Report) ContractViolations() map[Check]int {
+	m := map[Check]int{}
+	for _, c := range ContractChecks {
+		if n := r.Violations[c]; n > 0 {
+			m[c] = n
+		}
+	}
+	return m
 }
 
 func percentile(ds []time.Duration, p float64) time.Duration {
@@ -186,6 +221,8 @@ func (r *Report) Print(w io.Writer) {
 		r.Operator["released"], r.Operator["refused"], r.Operator["skipped"], r.Operator["error"])
 	fmt.Fprintf(tw, "upstream\t%d calls outside herd rounds, %d failed; %d failure episodes, at most %d attempts in a row without a not-before (maximum %d); %d not-befores timed (%d hold-backs)\n",
 		r.UpstreamCalls, r.UpstreamFailed, r.Episodes, r.EpisodeMaxBlock, r.MaxAttempts, r.NotBeforeChecked, r.HoldBacks)
+	fmt.Fprintf(tw, "contract\t%d comebacks at a told not-before; %d waits or calls not judged (not served as assumed); %d calls with a not-applied error timed; %d worker stalls of 100 ms or more\n",
+		r.Comebacks, r.ContractExcused, r.NotAppliedChecked, r.Stalls)
 	fmt.Fprintf(tw, "violations (asserted)\t\n")
 	for _, c := range Checks {
 		fmt.Fprintf(tw, "  %s\t%d\n", c, r.Violations[c])

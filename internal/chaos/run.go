@@ -45,6 +45,7 @@ type parent struct {
 	rng     *rand.Rand
 	procs   []*proc
 	holding map[int]string // slot -> key held, from the workers' events
+	heldAt  map[int]int64  // slot -> Mono when its current hold was acquired
 	killed  map[string]bool
 	pending []action
 	stderr  []string // last stderr lines, for diagnostics
@@ -91,7 +92,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer capModel.close()
 
 	p := &parent{cfg: cfg, rec: rec, capacity: capModel, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0xc4a05)),
-		holding: map[int]string{}, killed: map[string]bool{}}
+		holding: map[int]string{}, heldAt: map[int]int64{}, killed: map[string]bool{}}
 	p.res, err = newResource(rec)
 	if err != nil {
 		return nil, err
@@ -102,14 +103,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	p.res.onFreeze = p.onFreeze
 	drops := &dropCycle{}
 	for slot := range cfg.Workers {
-		px, err := newProxy(slot, cfg.Seed, capModel.URL(), rec, cfg.Faults, cfg.AttemptTimeout+100*time.Millisecond, cfg.Storm.DropScale, drops)
+		px, err := newProxy(slot, cfg.Seed, capModel.URL(), rec, cfg.Faults, cfg.hangFor(), cfg.Storm.DropScale, drops)
 		if err != nil {
 			return nil, err
 		}
 		defer px.close()
 		p.prox = append(p.prox, px)
 	}
-	if p.opProxy, err = newProxy(cfg.Workers, cfg.Seed, capModel.URL(), rec, cfg.Faults, cfg.AttemptTimeout+100*time.Millisecond, cfg.Storm.DropScale, drops); err != nil {
+	if p.opProxy, err = newProxy(cfg.Workers, cfg.Seed, capModel.URL(), rec, cfg.Faults, cfg.hangFor(), cfg.Storm.DropScale, drops); err != nil {
 		return nil, err
 	}
 	defer p.opProxy.close()
@@ -166,9 +167,9 @@ func (p *parent) template(origin int64) workerSpec {
 		Origin: origin, End: p.end, Keys: c.Keys, Epoch: c.Epoch,
 		Lease: c.Lease, Poll: c.Poll, MaxWait: c.MaxWait, MaxHold: c.MaxHold, MaxAttempts: c.MaxAttempts,
 		ClockAllowance: c.ClockAllowance, Drift: c.Drift,
-		AttemptTimeout: c.AttemptTimeout, Attempts: c.Attempts, MaxBackoff: c.MaxBackoff,
+		AttemptTimeout: c.AttemptTimeout, ClientTimeout: c.clientTimeout(), Attempts: c.Attempts, MaxBackoff: c.MaxBackoff,
 		WorkMedian: c.WorkMedian, LongWorkP: c.LongWorkP, LongWorkMin: c.LongWorkMin, LongWorkMax: c.LongWorkMax,
-		FreezeAfterReturnP: c.Faults.FreezeAfterReturnP, NearMaxHoldP: c.Storm.NearMaxHoldP}
+		FreezeAfterReturnP: c.Faults.FreezeAfterReturnP, NearMaxHoldP: c.Storm.NearMaxHoldP, FreshSuccess: c.Storm.FreshSuccess}
 	for i, ph := range c.Phases {
 		if ph.Kind != Herd {
 			continue
@@ -269,6 +270,7 @@ func (p *parent) track(e Event) {
 	switch {
 	case e.Kind == EvWait && e.Outcome == "ACQUIRED":
 		p.holding[e.Worker] = e.Key
+		p.heldAt[e.Worker] = e.T2
 	case e.Kind == EvRelease, e.Kind == EvStart:
 		delete(p.holding, e.Worker)
 	}

@@ -27,9 +27,19 @@ const (
 	stormSkewThreshold = 10 * time.Millisecond
 )
 
+// Storm fault kinds of the storm's two stretches.
+const (
+	// StormBrownoutStretch is the long brownout (StormFaults.BrownoutStretch).
+	StormBrownoutStretch = "brownout-stretch"
+	// StormAccessDenied is a write answered AccessDeniedException in the
+	// misconfiguration stretch (StormFaults.MisconfigStretch).
+	StormAccessDenied = "access-denied"
+)
+
 // StormKinds lists the storm fault kinds in report order.
 var StormKinds = []string{StormCapacity, StormFiveXXBefore, StormFiveXXAfter, StormLostResponse, StormReset, StormBrownout,
-	StormKill, StormFreeze, StormSkew, StormOperator, StormRetryAfter, StormNoRetryAfter, StormNearMaxHold}
+	StormKill, StormFreeze, StormSkew, StormOperator, StormRetryAfter, StormNoRetryAfter, StormNearMaxHold,
+	StormBrownoutStretch, StormAccessDenied}
 
 // tallyStorm counts, per storm fault kind, what happened inside storm
 // phases.
@@ -52,6 +62,10 @@ func (a *analysis) tallyStorm() {
 			c[StormReset]++
 		case f.Kind == FaultBrownout:
 			c[StormBrownout]++
+		case f.Kind == FaultBrownoutStretch:
+			c[StormBrownoutStretch]++
+		case f.Kind == FaultAccessDenied:
+			c[StormAccessDenied]++
 		case f.Kind == FaultKill:
 			c[StormKill]++
 		case f.Kind == FaultFreeze || f.Kind == FaultFreezeReturned:

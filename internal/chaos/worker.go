@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -63,6 +64,7 @@ type workerSpec struct {
 	MaxAttempts                                   int
 	Drift                                         float64
 	AttemptTimeout                                time.Duration
+	ClientTimeout                                 time.Duration // the SDK's per-attempt timeout
 	Attempts                                      int
 	MaxBackoff                                    time.Duration
 
@@ -71,6 +73,7 @@ type workerSpec struct {
 	LongWorkMin, LongWorkMax time.Duration
 	FreezeAfterReturnP       float64
 	NearMaxHoldP             float64
+	FreshSuccess             time.Duration // storm cycles' lockcore.WithFreshSuccess
 }
 
 // herdRound is one herd round: every worker calls the lock on Key at true
@@ -143,7 +146,7 @@ func runWorker(spec workerSpec) error {
 		log:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		hot:   lockcore.NewHotKeys(lockcore.DefaultHotKeys),
 	}
-	w.client = lockClient(spec.Proxy, spec.AttemptTimeout, spec.Attempts, spec.MaxBackoff)
+	w.client = lockClient(spec.Proxy, spec.ClientTimeout, spec.Attempts, spec.MaxBackoff)
 	ds, err := lockcore.NewDynamoStore(w.client, spec.Table)
 	if err != nil {
 		return err
@@ -158,6 +161,7 @@ func runWorker(spec workerSpec) error {
 		w.store = stubbornStore{Store: intentStore{inner: ds}, api: w.client, table: spec.Table}
 	}
 	w.emit(Event{T: Mono(), Kind: EvStart})
+	go w.watchStalls()
 	for guard := 0; Mono() < spec.End && guard < 1_000_000; guard++ {
 		idx := phaseIndex(spec.Phases, Mono())
 		if spec.Phases[idx].Kind == Herd {
@@ -174,9 +178,29 @@ func runWorker(spec workerSpec) error {
 		if spec.Phases[idx].Kind == Storm {
 			kind = cycleStorm
 		}
-		w.cycle(w.pickKey(idx), kind)
+		key := w.pickKey(idx)
+		told := w.cycle(key, kind, 0)
+		if told > 0 {
+			w.comeBack(key, kind, told, idx)
+		}
 	}
 	return nil
+}
+
+// comeBack is the invocation that a refusal naming a time (told, Unix
+// milliseconds) sent away: it sleeps until its clock reads told and calls
+// the lock on key again, as a client honouring a Retry-After does. Only
+// within the phase, with time left for the wait.
+func (w *worker) comeBack(key string, kind cycleKind, told int64, phase int) {
+	d := time.Until(time.UnixMilli(told)) - w.clock.offset(Mono())
+	if d < 0 || d > 15*time.Second || Mono()+int64(d)+int64(w.spec.MaxWait) > w.spec.Phases[phase].End {
+		return
+	}
+	time.Sleep(d) // the client's own back-off: the time it was told
+	for !w.clock.Now().After(time.UnixMilli(told)) {
+		time.Sleep(time.Millisecond) // the skewed clock's reading, not the host's
+	}
+	w.cycle(key, kind, told)
 }
 
 func (w *worker) emit(e Event) {
@@ -220,7 +244,7 @@ func (w *worker) herdPhase(idx int) {
 		if d := time.Duration(r.At - Mono()); d > 0 {
 			time.Sleep(d) // workload scheduling: start the round together with the others
 		}
-		w.cycle(r.Key, cycleHerd)
+		w.cycle(r.Key, cycleHerd, 0)
 	}
 	if d := time.Duration(w.spec.Phases[idx].End - Mono()); d > 0 {
 		time.Sleep(d)
@@ -298,13 +322,15 @@ const lockGroup = "chaos"
 
 // cycle is one invocation: try to acquire key or wait for its release; as
 // holder, write to the resource (fetching upstream first in herd rounds),
-// work, write again and release; as a released waiter, read the data.
-func (w *worker) cycle(key string, kind cycleKind) {
+// work, write again and release; as a released waiter, read the data. back
+// is the not-before the invocation came back at (0: a first call). It
+// returns the not-before a refusal named (Unix milliseconds), or 0.
+func (w *worker) cycle(key string, kind cycleKind, back int64) int64 {
 	s := w.spec
 	ctx, cancel := context.WithTimeout(context.Background(), s.MaxWait+s.MaxHold+5*time.Second)
 	defer cancel()
 	pk := storeKey(key)
-	ev := Event{T: Mono(), Kind: EvWait, Key: pk}
+	ev := Event{T: Mono(), Kind: EvWait, Key: pk, BackMs: back}
 	var h holder
 	switch s.Variant {
 	case VariantSeed:
@@ -323,12 +349,16 @@ func (w *worker) cycle(key string, kind cycleKind) {
 			h = seedHolder{lk}
 		}
 	default:
-		lk, err := lockcore.New(w.store, lockcore.Params{LockID: key, LockGroup: lockGroup, OwnerName: "w" + strconv.Itoa(s.Slot), AccountID: 1, AppID: 1},
-			lockcore.WithLease(s.Lease), lockcore.WithPollInterval(s.Poll), lockcore.WithMaxWait(s.MaxWait),
+		opts := []lockcore.Option{lockcore.WithLease(s.Lease), lockcore.WithPollInterval(s.Poll), lockcore.WithMaxWait(s.MaxWait),
 			lockcore.WithMaxHold(s.MaxHold), lockcore.WithClockAllowance(s.ClockAllowance), lockcore.WithDrift(s.Drift),
-			lockcore.WithMaxAttempts(s.MaxAttempts),
+			lockcore.WithMaxAttempts(s.MaxAttempts), lockcore.WithAttemptTimeout(s.AttemptTimeout),
 			lockcore.WithClock(w.clock), lockcore.WithLogger(w.log), lockcore.WithTTL(0), lockcore.WithHotKeys(w.hot),
-			lockcore.WithMetrics(&w.metrics))
+			lockcore.WithMetrics(&w.metrics)}
+		if kind == cycleStorm && s.FreshSuccess > 0 {
+			opts = append(opts, lockcore.WithFreshSuccess(s.FreshSuccess))
+		}
+		lk, err := lockcore.New(w.store, lockcore.Params{LockID: key, LockGroup: lockGroup, OwnerName: "w" + strconv.Itoa(s.Slot), AccountID: 1, AppID: 1},
+			opts...)
 		if err != nil {
 			panic(err)
 		}
@@ -341,6 +371,11 @@ func (w *worker) cycle(key string, kind cycleKind) {
 		}
 		if err != nil {
 			ev.Err = err.Error()
+			ev.Cause = waitCause(err)
+		}
+		var hf *lockcore.HolderFailedError
+		if errors.As(err, &hf) {
+			ev.NotBeforeMs = hf.NotBefore.UnixMilli()
 		}
 		if res.Outcome == lockcore.Acquired {
 			h = coreHolder{Lock: lk, rev: lk.Revision(), store: w.store, stubborn: s.Variant == VariantStubborn}
@@ -352,17 +387,46 @@ func (w *worker) cycle(key string, kind cycleKind) {
 	}
 	w.emit(ev)
 	switch {
-	case h != nil && kind == cycleStorm:
-		w.holdStorm(ctx, pk, h)
 	case h != nil:
-		w.hold(ctx, pk, h, kind == cycleHerd)
+		vw := w.watchValid(pk, h)
+		if kind == cycleStorm {
+			w.holdStorm(ctx, pk, h, vw)
+		} else {
+			w.hold(ctx, pk, h, kind == cycleHerd, vw)
+		}
 	case ev.Outcome == "RELEASED":
 		present := w.readData(pk)
 		w.emit(Event{T: Mono(), Kind: EvRead, Key: pk, Present: present})
 	}
+	return ev.NotBeforeMs
 }
 
-func (w *worker) hold(ctx context.Context, key string, h holder, herd bool) {
+// waitCause classifies the error of a wait (see Event.Cause).
+func waitCause(err error) string {
+	var ae *lockcore.AcquireError
+	switch {
+	case errors.Is(err, lockcore.ErrWaitTimeout):
+		return causeWaitTimeout
+	case errors.Is(err, lockcore.ErrHolderFailed):
+		return causeHolderFailed
+	case errors.As(err, &ae) && ae.Reason == lockcore.ReasonNoTimeLeft:
+		return causeNoTimeLeft
+	case errors.As(err, &ae):
+		return causeStoreError
+	}
+	return causeOther
+}
+
+// Event.Cause values of waits.
+const (
+	causeWaitTimeout  = "waitTimeout"
+	causeHolderFailed = "holderFailed"
+	causeStoreError   = "storeError"
+	causeNoTimeLeft   = "noTimeLeft"
+	causeOther        = "other"
+)
+
+func (w *worker) hold(ctx context.Context, key string, h holder, herd bool, vw *validWatch) {
 	fence, rev := h.Fence(), h.Revision()
 	wrote := false
 	if herd {
@@ -373,7 +437,7 @@ func (w *worker) hold(ctx context.Context, key string, h holder, herd bool) {
 			if retryAfter > 0 {
 				o.notBefore = w.clock.Now().Add(retryAfter)
 			}
-			w.release(ctx, key, h, fence, rev, o)
+			w.release(ctx, key, h, fence, rev, o, vw)
 			return
 		}
 		wrote = w.act(key, h, fence, rev)
@@ -388,12 +452,13 @@ func (w *worker) hold(ctx context.Context, key string, h holder, herd bool) {
 			w.post("/freeze", nil)
 		}
 	}
-	w.release(ctx, key, h, fence, rev, outcome{success: wrote && h.Valid(), reason: "invalid"})
+	w.release(ctx, key, h, fence, rev, outcome{success: wrote && h.Valid(), reason: "invalid"}, vw)
 }
 
 // release releases h, which holds fence and rev, with o and emits the
-// release event.
-func (w *worker) release(ctx context.Context, key string, h holder, fence int64, rev string, o outcome) {
+// release event, after the hold's Valid() watch.
+func (w *worker) release(ctx context.Context, key string, h holder, fence int64, rev string, o outcome, vw *validWatch) {
+	vw.stop()
 	t := Mono()
 	err := h.release(ctx, o)
 	ev := Event{T: t, T2: Mono(), Kind: EvRelease, Key: key, Fence: fence, Rev: rev, Outcome: "failure"}

@@ -13,7 +13,7 @@ import (
 // in the parent's failing stretches, and on a failure release as one, with
 // the upstream's Retry-After as the not-before; else write, work (now and
 // then up to the hard maximum), write again and release.
-func (w *worker) holdStorm(ctx context.Context, key string, h holder) {
+func (w *worker) holdStorm(ctx context.Context, key string, h holder, vw *validWatch) {
 	fence, rev := h.Fence(), h.Revision()
 	status, retryAfter := w.fetch(key, rev)
 	if status != http.StatusOK {
@@ -21,7 +21,7 @@ func (w *worker) holdStorm(ctx context.Context, key string, h holder) {
 		if retryAfter > 0 {
 			o.notBefore = w.clock.Now().Add(retryAfter)
 		}
-		w.release(ctx, key, h, fence, rev, o)
+		w.release(ctx, key, h, fence, rev, o, vw)
 		return
 	}
 	wrote := w.act(key, h, fence, rev)
@@ -30,7 +30,7 @@ func (w *worker) holdStorm(ctx context.Context, key string, h holder) {
 	if w.rng.Float64() < w.spec.FreezeAfterReturnP {
 		w.post("/freeze", nil) // return without releasing, and be frozen
 	}
-	w.release(ctx, key, h, fence, rev, outcome{success: wrote && h.Valid(), reason: "invalid"})
+	w.release(ctx, key, h, fence, rev, outcome{success: wrote && h.Valid(), reason: "invalid"}, vw)
 }
 
 // fetch calls the counted upstream for key as the holder of rev and

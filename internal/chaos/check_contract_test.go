@@ -1,0 +1,357 @@
+package chaos
+
+import (
+	"net/http"
+	"testing"
+)
+
+// The contract checks' self-tests: each check runs on hand-built histories
+// of one key in a storm phase (stormHistory), a history that keeps the
+// contract and broken ones that do not, as a lock with that flaw would
+// write them.
+
+// op records worker w's request on key that reached the proxy at ms and
+// was answered lat ms later (lat < 0: never answered), with status and
+// the item of the answer.
+func (h *stormHistory) op(w int, key, target string, in *Intent, ms, lat int64, status int, item *View) {
+	o := StoreOp{Worker: w, Target: target, Key: key, Intent: in, Arrive: at(ms), Call: at(ms), Return: at(ms + max(lat, 0)),
+		Status: status, Item: item}
+	if lat >= 0 {
+		o.Answer = at(ms + lat)
+	} else {
+		o.Lost = true
+	}
+	if status == http.StatusBadRequest {
+		o.ErrType = ccf
+	}
+	h.rec.ops = append(h.rec.ops, o)
+}
+
+// poll records worker w's read of the lock item at ms, answered after lat
+// ms, that showed item.
+func (h *stormHistory) poll(w int, ms, lat int64, item View) {
+	h.op(w, hKey, "GetItem", &Intent{Op: "get", Key: hKey}, ms, lat, http.StatusOK, &item)
+}
+
+// succeed records rev's applied Success release at ms.
+func (h *stormHistory) succeed(w int, rev string, fence, ms int64) {
+	h.rec.ops = append(h.rec.ops, StoreOp{Worker: w, Target: "UpdateItem", Key: hKey, Call: at(ms), Return: at(ms + 1), Answer: at(ms + 1),
+		Status: http.StatusOK, Intent: &Intent{Op: "release", Key: hKey, Rev: rev, NowMs: wall(ms), Result: "success"},
+		Item: &View{Rev: rev, Fence: fence, Rel: true, Result: "success", RelAt: wall(ms), ResFence: fence}})
+}
+
+// wait records worker w's wait on the key from ms to endMs.
+func (h *stormHistory) wait(w int, ms, endMs int64, outcome, cause string, fence int64) {
+	h.rec.events = append(h.rec.events, Event{T: at(ms), T2: at(endMs), Worker: w, Kind: EvWait, Key: hKey, Outcome: outcome, Cause: cause, Fence: fence})
+}
+
+// valid records the Valid() samples of rev's hold: true from ms to lastMs.
+func (h *stormHistory) valid(w int, rev string, fence, ms, lastMs int64) {
+	h.rec.events = append(h.rec.events, Event{T: at(ms), T2: at(lastMs), Until: at(lastMs + 10), Worker: w, Kind: EvValid, Key: hKey, Rev: rev, Fence: fence})
+}
+
+func (h *stormHistory) contract(t *testing.T, run func(*contract), c Check) int {
+	t.Helper()
+	rep := h.check(t, func(a *analysis) { run(newContract(a)) })
+	t.Logf("%s: %v", c, rep.Details[c])
+	return rep.Violations[c]
+}
+
+var (
+	heldA     = View{Rev: "a", Fence: 1}
+	releasedA = View{Rev: "a", Fence: 1, Rel: true, Result: "success", ResFence: 1}
+)
+
+func TestCheckReleasedFresh(t *testing.T) {
+	tests := []struct {
+		name    string
+		waitMs  int64 // when the wait began; the success of fence 1 was published at 100 ms
+		newerMs int64 // when fence 2 was granted (0: never)
+		seen    bool  // the wait read fence 2 holding the lock
+		want    int
+	}{
+		{"published while it waited", 50, 0, false, 0},
+		{"published within the clock allowance before it came", 300, 0, false, 0},
+		{"a newer holder granted before it came, never seen", 300, 200, false, 0},
+		// The flaws: a wait that takes an old success as its answer, or
+		// one older than the holder it watched.
+		{"an old success", 3000, 0, false, 1},
+		{"a newer holder seen, the older success returned", 300, 200, true, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newStormHistory()
+			h.grant(0, "a", 1, 0)
+			h.succeed(0, "a", 1, 100)
+			if tt.newerMs > 0 {
+				h.grant(2, "b", 2, tt.newerMs)
+			}
+			if tt.seen {
+				h.poll(1, tt.waitMs+10, 2, View{Rev: "b", Fence: 2})
+			}
+			h.wait(1, tt.waitMs, tt.waitMs+50, "RELEASED", "", 1)
+			if got := h.contract(t, (*contract).releasedFresh, CheckReleasedFresh); got != tt.want {
+				t.Errorf("violations = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckToldTime(t *testing.T) {
+	told := wall(6020) // the not-before of a's failure
+	tests := []struct {
+		name string
+		back func(h *stormHistory)
+		want int
+	}{
+		{"admitted at the time it was told", func(h *stormHistory) {
+			h.poll(1, 6030, 2, View{Rev: "a", Fence: 1, Rel: true, Result: "failure", NotBefore: told})
+			h.grant(1, "b", 2, 6040)
+			h.rec.events[len(h.rec.events)-1].BackMs = told
+		}, 0},
+		// The flaws: a lock that names a time earlier than the one its
+		// failure holds the key back to.
+		{"refused again with the same not-before", func(h *stormHistory) {
+			h.rec.events = append(h.rec.events, Event{T: at(6030), T2: at(6040), Worker: 1, Kind: EvWait, Key: hKey, Outcome: "FAILED",
+				Cause: causeHolderFailed, NotBeforeMs: told, BackMs: told})
+		}, 1},
+		{"the failure holds it back past the time told", func(h *stormHistory) {
+			h.poll(1, 6030, 2, View{Rev: "a", Fence: 1, Rel: true, Result: "failure", NotBefore: wall(9000)})
+			h.rec.events = append(h.rec.events, Event{T: at(6030), T2: at(6040), Worker: 1, Kind: EvWait, Key: hKey, Outcome: "FAILED",
+				Cause: causeHolderFailed, NotBeforeMs: wall(9000), BackMs: told})
+		}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newStormHistory()
+			h.grant(0, "a", 1, 0)
+			h.fail(0, "a", 1, 20, 1500, 6000, "upstream_429")
+			h.poll(1, 110, 2, View{Rev: "a", Fence: 1, Rel: true, Result: "failure", NotBefore: told})
+			h.rec.events = append(h.rec.events, Event{T: at(100), T2: at(120), Worker: 1, Kind: EvWait, Key: hKey, Outcome: "FAILED",
+				Cause: causeHolderFailed, NotBeforeMs: told})
+			tt.back(h)
+			if got := h.contract(t, (*contract).toldTime, CheckToldTime); got != tt.want {
+				t.Errorf("violations = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckTwoValid(t *testing.T) {
+	renew := &Intent{Op: "renew", Key: hKey, Rev: "a"}
+	tests := []struct {
+		name     string
+		forced   bool
+		renewLat int64 // the old holder's renewal at 1300 ms is answered (refused) after this; -1 lost, 0 none sent
+		firstMs  int64 // the old holder's first Valid() sample (its acquire's answer)
+		lastMs   int64 // the old holder's last Valid() sample; the new one is Valid() from 1001 to 3000 ms
+		want     int
+	}{
+		{"no overlap", false, 0, 1, 900, 0},
+		{"force-released, the renewal refused, invalid at once", true, 10, 1, 1400, 0},
+		{"force-released, the renewal lost", true, -1, 1, 2500, 0},
+		{"its acquire answered after the new holder's hold", true, 0, 3100, 3500, 0},
+		// The flaws: two holders without a force-release; a holder that
+		// goes on after its refused renewal; a holder that stops renewing
+		// (near its hard maximum) and never learns.
+		{"overlap without a force-release", false, 0, 1, 1200, 1},
+		{"force-released, Valid() after the refused renewal", true, 10, 1, 2500, 1},
+		{"force-released, no renewal sent", true, 0, 1, 2500, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newStormHistory()
+			h.grant(0, "a", 1, 0)
+			h.valid(0, "a", 1, tt.firstMs, tt.lastMs)
+			if tt.forced {
+				h.forceRelease("a", 1, 950)
+			}
+			if tt.renewLat != 0 {
+				h.op(0, hKey, "UpdateItem", renew, 1300, tt.renewLat, http.StatusBadRequest, &View{Rev: "a", Fence: 1, Rel: true})
+			}
+			h.grant(1, "b", 2, 1000)
+			h.valid(1, "b", 2, 1001, 3000)
+
+			if got := h.contract(t, (*contract).twoValid, CheckTwoValid); got != tt.want {
+				t.Errorf("violations = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckForcedCause(t *testing.T) {
+	tests := []struct {
+		name   string
+		cause  string // of the holder's context when Valid() turned false
+		lastMs int64  // its last Valid() sample; force-released at 950 ms
+		want   int
+	}{
+		{"the lease lost at its next renewal", "lease_lost", 1300, 0},
+		{"the hard maximum right after the force-release", "max_hold", 1200, 0},
+		// The flaw: a holder that stopped renewing near its hard maximum
+		// never sees the force-release and is told ErrMaxHoldReached.
+		{"the hard maximum long after the force-release", "max_hold", 2500, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newStormHistory()
+			h.grant(0, "a", 1, 0)
+			h.valid(0, "a", 1, 1, tt.lastMs)
+			h.rec.events[len(h.rec.events)-1].Cause = tt.cause
+			h.forceRelease("a", 1, 950)
+			if got := h.contract(t, (*contract).twoValid, CheckTwoValid); got != tt.want {
+				t.Errorf("violations = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckServedWait(t *testing.T) {
+	tests := []struct {
+		name      string
+		successMs int64 // 0: none
+		newerMs   int64 // a newer grant (0: none)
+		slowPoll  bool  // one poll answered after more than 4× the attempt timeout
+		latency   int64 // of every other poll, ms
+		want      int
+	}{
+		{"no success published", 0, 0, false, 600, 0},
+		{"published too late for a slow store", 4000, 0, false, 600, 0},
+		{"a poll answered too late to count", 1000, 0, true, 600, 0},
+		{"another holder took the lock at once", 1000, 1010, false, 600, 0},
+		// The flaws: polls answered in time but cut short (a brownout
+		// slower than the attempt timeout), and the wait times out; a
+		// wait that misses a success on a fast store.
+		{"published early, answered in time", 1000, 0, false, 600, 1},
+		{"published late, answered at once", 4000, 0, false, 2, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newStormHistory()
+			h.grant(0, "a", 1, 0)
+			if tt.successMs > 0 {
+				h.succeed(0, "a", 1, tt.successMs)
+			}
+			if tt.newerMs > 0 {
+				h.grant(2, "b", 2, tt.newerMs)
+			}
+			for ms := int64(150); ms < 5000; ms += 700 {
+				lat := tt.latency
+				if tt.slowPoll && ms > 1000 && ms < 2000 {
+					lat = 1700
+				}
+				h.poll(1, ms, lat, heldA)
+			}
+			h.wait(1, 100, 5100, "FAILED", causeWaitTimeout, 0)
+			if got := h.contract(t, (*contract).servedWait, CheckServedWait); got != tt.want {
+				t.Errorf("violations = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckEarlyEnd(t *testing.T) {
+	acquire := &Intent{Op: "acquire", Key: hKey, Rev: "w1"}
+	tests := []struct {
+		name  string
+		end   func(h *stormHistory)
+		reads func(h *stormHistory)
+		want  int
+	}{
+		{"a success read at the fixed pace", func(h *stormHistory) { h.succeed(0, "a", 1, 300) }, func(h *stormHistory) {
+			h.poll(1, 100, 2, heldA)
+			h.poll(1, 300, 2, heldA)
+			h.poll(1, 500, 2, releasedA)
+			h.wait(1, 50, 510, "RELEASED", "", 1)
+		}, 0},
+		{"a crash taken over at the fixed pace", func(h *stormHistory) {
+			h.rec.faults = append(h.rec.faults, Fault{T: at(400), Worker: 0, Kind: FaultKill})
+		}, func(h *stormHistory) {
+			h.poll(1, 100, 2, heldA)
+			h.op(1, hKey, "UpdateItem", acquire, 1900, 2, http.StatusOK, &View{Rev: "w1", Fence: 2})
+			h.wait(1, 50, 1910, "ACQUIRED", "", 2)
+		}, 0},
+		{"reads given up before their answer (a brownout, check 12's)", func(h *stormHistory) { h.succeed(0, "a", 1, 300) }, func(h *stormHistory) {
+			h.poll(1, 100, 2, heldA)
+			h.poll(1, 350, 600, releasedA)
+			h.rec.ops[len(h.rec.ops)-1].Gone = true
+			h.poll(1, 3000, 2, releasedA)
+			h.wait(1, 50, 3010, "RELEASED", "", 1)
+		}, 0},
+		// The flaw: a waiter asleep on a predicted schedule past an early
+		// end.
+		{"a success slept through", func(h *stormHistory) { h.succeed(0, "a", 1, 300) }, func(h *stormHistory) {
+			h.poll(1, 100, 2, heldA)
+			h.poll(1, 3000, 2, releasedA)
+			h.wait(1, 50, 3010, "RELEASED", "", 1)
+		}, 1},
+		{"a failure slept through", func(h *stormHistory) { h.fail(0, "a", 1, 300, 1500, 0, "upstream_503") }, func(h *stormHistory) {
+			h.poll(1, 100, 2, heldA)
+			h.poll(1, 3000, 2, View{Rev: "a", Fence: 1, Rel: true, Result: "failure"})
+			h.op(1, hKey, "UpdateItem", acquire, 3005, 2, http.StatusOK, &View{Rev: "w1", Fence: 2})
+			h.wait(1, 50, 3010, "ACQUIRED", "", 2)
+		}, 1},
+		{"a crash slept through", func(h *stormHistory) {
+			h.rec.faults = append(h.rec.faults, Fault{T: at(400), Worker: 0, Kind: FaultKill})
+		}, func(h *stormHistory) {
+			h.poll(1, 100, 2, heldA)
+			h.poll(1, 4900, 2, heldA)
+			h.op(1, hKey, "UpdateItem", acquire, 5000, 2, http.StatusOK, &View{Rev: "w1", Fence: 2})
+			h.wait(1, 50, 5010, "ACQUIRED", "", 2)
+		}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newStormHistory()
+			h.grant(0, "a", 1, 0)
+			tt.end(h)
+			tt.reads(h)
+			if got := h.contract(t, (*contract).earlyEnd, CheckEarlyEnd); got != tt.want {
+				t.Errorf("violations = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckNotApplied(t *testing.T) {
+	denied := func(h *stormHistory) {
+		h.rec.faults = append(h.rec.faults, Fault{T: at(100), Worker: 1, Kind: FaultAccessDenied, Detail: hKey + " UpdateItem"})
+	}
+	missing := func(h *stormHistory) {
+		h.rec.ops = append(h.rec.ops, StoreOp{Worker: 1, Target: "UpdateItem", Key: hKey, Arrive: at(99), Call: at(99), Return: at(100), Answer: at(100),
+			Status: http.StatusBadRequest, ErrType: "ResourceNotFoundException"})
+	}
+	announcement := func(h *stormHistory) {
+		h.rec.faults = append(h.rec.faults, Fault{T: at(100), Worker: 1, Kind: FaultAccessDenied, Detail: hKey + "#announce-3 PutItem"})
+	}
+	tests := []struct {
+		name   string
+		answer func(h *stormHistory)
+		kind   string
+		endMs  int64
+		want   int
+	}{
+		{"a wait that fails at once", denied, EvWait, 300, 0},
+		{"a wait whose announcement was denied", announcement, EvWait, 5000, 0},
+		{"a wait whose process was not scheduled", func(h *stormHistory) {
+			denied(h)
+			h.rec.events = append(h.rec.events, Event{T: at(200), T2: at(1500), Worker: 1, Kind: EvStall})
+		}, EvWait, 2000, 0},
+		{"a release that gives up at once", missing, EvRelease, 600, 0},
+		// The flaws: the not-applied write settled as an unknown outcome
+		// until the deadline, or retried until the release's budget.
+		{"a wait that settles until its deadline", denied, EvWait, 5000, 1},
+		{"a wait on a missing table", missing, EvWait, 5000, 1},
+		{"a release that retries", denied, EvRelease, 3000, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newStormHistory()
+			tt.answer(h)
+			h.rec.events = append(h.rec.events, Event{T: at(0), T2: at(tt.endMs), Worker: 1, Kind: tt.kind, Key: hKey, Outcome: "FAILED"})
+			if got := h.contract(t, (*contract).notApplied, CheckNotApplied); got != tt.want {
+				t.Errorf("violations = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
