@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/internal/answer"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -38,15 +39,21 @@ type group struct {
 func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record events.SQSMessage) (string, error),
 	opts ...Option) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	o := buildOptions(opts)
-	var fetch func(context.Context, group) (struct{}, error)
+	var fetch func(context.Context, group) (answer.Answer, error)
 	if h != nil {
-		fetch = func(ctx context.Context, g group) (struct{}, error) { return struct{}{}, h(ctx, g.key, g.records) }
+		fetch = func(ctx context.Context, g group) (answer.Answer, error) {
+			return answer.Done, h(ctx, g.key, g.records)
+		}
 	}
 	lockOpts := append([]lockmw.Option{lockmw.WithPanicAsError(true)}, o.lockOpts...)
+	// The answer is the fronts' shared format (a bare success), so that an
+	// HTTP front on the same lock group reads this front's success, and
+	// this front any success of theirs.
 	b := &batcher{
-		o:      o,
-		key:    key,
-		invoke: lockmw.Wrap(fetch, store, func(_ context.Context, g group) (string, error) { return g.key, nil }, lockOpts...),
+		o:   o,
+		key: key,
+		invoke: lockmw.WrapHandlers(lockmw.Handlers[group, answer.Answer]{Fetch: fetch, Codec: answer.Codec{}}, store,
+			func(_ context.Context, g group) (string, error) { return g.key, nil }, lockOpts...),
 	}
 	return b.handle
 }
@@ -55,7 +62,7 @@ func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record 
 type batcher struct {
 	o      options
 	key    func(context.Context, events.SQSMessage) (string, error)
-	invoke func(context.Context, group) (struct{}, error)
+	invoke func(context.Context, group) (answer.Answer, error)
 }
 
 // recordKey is the lock id of r, checked.
