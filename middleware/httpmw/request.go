@@ -54,13 +54,16 @@ func (v view) param(name string) (string, bool) {
 	return s, ok
 }
 
-// queryValue returns the first value of the query parameter name.
+// queryValue returns the first value of the query parameter name: from
+// the multi-value map when the event has one (a REST API's single-value
+// map holds the last value of a repeated parameter), else the single
+// value (payload 2.0 joins a repeated parameter's values with commas).
 func (v view) queryValue(name string) (string, bool) {
-	s, ok := v.query[name]
-	if !ok {
-		if vs := v.mvQuery[name]; len(vs) > 0 {
-			s, ok = vs[0], true
-		}
+	s, ok := "", false
+	if vs := v.mvQuery[name]; len(vs) > 0 {
+		s, ok = vs[0], true
+	} else {
+		s, ok = v.query[name]
 	}
 	if ok && v.rawQuery {
 		u, err := url.QueryUnescape(s)
@@ -73,20 +76,20 @@ func (v view) queryValue(name string) (string, bool) {
 }
 
 // header returns the first value of the header name, matched without
-// regard to case. Payload format 2.0 carries the Cookie header in its own
+// regard to case, from the multi-value map first, as queryValue. Payload format 2.0 carries the Cookie header in its own
 // field, split at "; ": it is joined again.
 func (v view) header(name string) (string, bool) {
 	if len(v.cookies) > 0 && strings.EqualFold(name, "cookie") {
 		return strings.Join(v.cookies, "; "), true
 	}
-	for k, s := range v.headers {
-		if strings.EqualFold(k, name) {
-			return s, true
-		}
-	}
 	for k, vs := range v.mvHeaders {
 		if strings.EqualFold(k, name) && len(vs) > 0 {
 			return vs[0], true
+		}
+	}
+	for k, s := range v.headers {
+		if strings.EqualFold(k, name) {
+			return s, true
 		}
 	}
 	return "", false
