@@ -42,12 +42,10 @@ type conformanceRow struct {
 	check   func(t *testing.T, s shape, answers []got, calls int)
 }
 
-func every(shape) bool         { return true }
-func gateway(s shape) bool     { return s.name == "REST" || s.name == "HTTPAPI" }
-func payload20(s shape) bool   { return s.name == "HTTPAPI" || s.name == "FunctionURL" }
-func albShape(s shape) bool    { return strings.HasPrefix(s.name, "ALB") }
-func multiValue(s shape) bool  { return s.name == "REST" || s.name == "ALBMultiValue" }
-func singleValue(s shape) bool { return !multiValue(s) }
+func every(shape) bool       { return true }
+func gateway(s shape) bool   { return s.name == "REST" || s.name == "HTTPAPI" }
+func payload20(s shape) bool { return s.name == "HTTPAPI" || s.name == "FunctionURL" }
+func albShape(s shape) bool  { return strings.HasPrefix(s.name, "ALB") }
 
 // byMethod answers a preflight OPTIONS with 204 and any other method with
 // 200 and the rate, as a CORS-enabled route does.
