@@ -2,9 +2,12 @@ package httpmw
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+
+	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
 // sharesAnswers reports whether a request of method may be answered from
@@ -25,7 +28,7 @@ func (c *core[Req, T]) runOwn(ctx context.Context, req Req) (r reply) {
 		return problemReply(http.StatusInternalServerError, CodeConfig, nil)
 	}
 	if _, err := c.key(ctx, req); err != nil {
-		return c.failure(err)
+		return c.failure(fmt.Errorf("%w: %w", lockmw.ErrKey, err)) // as lockmw does
 	}
 	defer func() {
 		if v := recover(); v != nil {

@@ -36,8 +36,9 @@ func (a Answer) HasHTTP() bool { return a.Status != 0 }
 // class's length (1 byte) and the method, the status (2 bytes, 0 for
 // Done), the time (8 bytes, Unix nanoseconds), the media type's length (2
 // bytes) and the media type, then the body, all big-endian. The body is
-// stored as it is. Version 1, httpmw's format before this one (no method,
-// a GET's answer), is still read.
+// stored as it is. The formats before this one are still read, for the
+// fresh-success window of a deployment: httpmw's version 1 (no method, a
+// GET's answer) and sqsmw's "{}" (Done).
 type Codec struct{}
 
 const (
@@ -70,8 +71,11 @@ func (Codec) Encode(a Answer) ([]byte, error) {
 
 // Decode implements lockmw.Codec.
 func (Codec) Decode(data []byte) (Answer, error) {
-	if len(data) > 0 && data[0] == versionV1 {
+	switch {
+	case len(data) > 0 && data[0] == versionV1:
 		return decodeV1(data)
+	case string(data) == "{}":
+		return Done, nil // sqsmw's first format: the JSON of struct{}
 	}
 	if len(data) < 2 || data[0] != version {
 		return Answer{}, ErrMalformed
