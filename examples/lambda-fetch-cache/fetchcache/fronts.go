@@ -25,14 +25,12 @@ const (
 	SourceSQS         = "sqs"          // an SQS batch of {"pair": ...} bodies
 )
 
-// Lock group suffixes of the front doors. Each front publishes its own
-// kind of answer in the lock item (a Response, an HTTP answer, nothing for
-// a queue), so each coalesces in its own lock group; the cache table is
-// shared by all.
-const (
-	GroupSuffixHTTP  = "-http"
-	GroupSuffixQueue = "-queue"
-)
+// GroupSuffixFronts is the lock group suffix of the HTTP fronts and the
+// queue front: they publish one answer format (httpmw's and sqsmw's), so
+// they share one lock group and a refresh and a GET of the same pair
+// coalesce. The direct front publishes a Response and keeps the group
+// itself; the cache table is shared by all.
+const GroupSuffixFronts = "-fronts"
 
 // Classify names the event source of an event by its shape: Records of
 // "aws:sqs", a requestContext.http of a function URL domain or of an HTTP
@@ -122,7 +120,7 @@ func NewFronts(direct func(context.Context, Request) (Response, error), store lo
 	}
 	httpOpts := []httpmw.Option{
 		httpmw.WithFreshness(fresh),
-		httpmw.WithLockmw(append([]lockmw.Option{lockmw.WithLockGroup(group + GroupSuffixHTTP)}, opts...)...),
+		httpmw.WithLockmw(append([]lockmw.Option{lockmw.WithLockGroup(group + GroupSuffixFronts)}, opts...)...),
 	}
 	f := Fronts{
 		Direct:      direct,
@@ -131,7 +129,7 @@ func NewFronts(direct func(context.Context, Request) (Response, error), store lo
 	}
 	if cache != nil {
 		f.Queue = sqsmw.Wrap(a.refresh, store, sqsmw.JSONBody(func(r Request) (string, error) { return Key(context.Background(), r) }),
-			sqsmw.WithLockmw(append([]lockmw.Option{lockmw.WithLockGroup(group + GroupSuffixQueue),
+			sqsmw.WithLockmw(append([]lockmw.Option{lockmw.WithLockGroup(group + GroupSuffixFronts),
 				lockmw.WithLockOptions(lockcore.WithFreshSuccess(fresh))}, opts...)...))
 	}
 	return f, nil
