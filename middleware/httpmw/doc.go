@@ -31,7 +31,8 @@
 // helps, up to lockmw.WithMaxAnswerBytes (64 KiB by default); a larger one
 // needs lockmw.WithAnswerStore (given with [WithLockmw]) to go by
 // reference, else the key's other requests are answered 500 no_answer and
-// the holder's log line says why at Error level.
+// the holder's log line says why at Error level (503 with Retry-After when
+// the answer store fails for a moment: a throttle, a 5xx, a timeout).
 //
 // Outcomes map to HTTP as clients and caches read them:
 //

@@ -1,7 +1,9 @@
 package httpmw
 
 import (
+	"context"
 	"errors"
+	"net"
 	"net/http"
 
 	"github.com/aws/smithy-go"
@@ -50,6 +52,10 @@ func (c *core[Req, T]) failure(err error) reply {
 	switch {
 	case errors.Is(err, lockmw.ErrLockFailed):
 		return c.lockFailure(err)
+	case errors.Is(err, lockmw.ErrNoAnswer) && passingStoreError(err):
+		// The answer store failed to give the answer back, as a store
+		// may for a moment.
+		return problemReply(http.StatusServiceUnavailable, CodeNoAnswer, retryAfter(retryAfterFor(0)))
 	case errors.Is(err, lockmw.ErrNoAnswer):
 		// The holder published success without an answer this
 		// configuration carries: retrying soon meets the same.
@@ -115,6 +121,21 @@ var transientClientCodes = map[string]bool{
 	"ThrottlingException": true, "ProvisionedThroughputExceededException": true, "RequestLimitExceeded": true,
 	"LimitExceededException": true, "TransactionConflictException": true, "TransactionInProgressException": true,
 	"RequestTimeout": true, "RequestTimeoutException": true, "ExpiredTokenException": true,
+}
+
+// passingStoreError reports whether err is a store's failure that a retry
+// may not meet: an AWS API error other than a permanent one, or a
+// timeout.
+func passingStoreError(err error) bool {
+	var ae smithy.APIError
+	var ne net.Error
+	switch {
+	case errors.As(err, &ae):
+		return !permanentStoreError(err)
+	case errors.As(err, &ne):
+		return ne.Timeout()
+	}
+	return errors.Is(err, context.DeadlineExceeded)
 }
 
 // permanentStoreError reports whether err is an AWS API error that a
