@@ -31,8 +31,9 @@ type core[Req Request, T any] struct {
 	// own answers a request that no other request's answer may answer
 	// (see methods.go): the seam where an idempotency layer takes the
 	// requests that carry an idempotency key.
-	own func(context.Context, Req) reply
-	now func() time.Time
+	own       func(context.Context, Req) reply
+	now       func() time.Time
+	configErr error // the configuration error lockmw found, if any
 }
 
 // newCore wraps h with lockmw, the answers published inline in the fronts'
@@ -42,10 +43,16 @@ func newCore[Req Request, T any](h func(context.Context, Req) (Response[T], erro
 	key func(context.Context, Req) (string, error), gateway bool, opts []Option) *core[Req, T] {
 	c := &core[Req, T]{o: buildOptions(opts), h: h, key: checkedKey(key), now: time.Now}
 	c.own = c.runOwn
-	c.invoke = lockmw.WrapHandlers(lockmw.Handlers[Req, answer.Answer]{
-		Fetch: c.fetch(),
-		Codec: answer.Codec{},
-	}, store, c.key, c.o.lockmwOptions(gateway)...)
+	hs := lockmw.Handlers[Req, answer.Answer]{Fetch: c.fetch(), Codec: answer.Codec{}}
+	lockOpts := c.o.lockmwOptions(gateway)
+	invoke, err := lockmw.NewHandlers(hs, store, c.key, lockOpts...)
+	if err != nil {
+		// Every request, of any method, is answered 500; lockmw logs the
+		// error once.
+		c.configErr = err
+		invoke = lockmw.WrapHandlers(hs, store, c.key, lockOpts...)
+	}
+	c.invoke = invoke
 	return c
 }
 

@@ -78,3 +78,21 @@ func TestHandlers5xxIsNotShared(t *testing.T) {
 		})
 	}
 }
+
+// TestBadConfigurationIs500OnEveryMethod: a configuration lockmw refuses
+// (here no store) is 500 for a request that would run without the lock
+// too, not only for a GET.
+func TestBadConfigurationIs500OnEveryMethod(t *testing.T) {
+	for _, method := range []string{"GET", "POST", "OPTIONS"} {
+		for _, s := range shapes {
+			t.Run(method+"/"+s.name, func(t *testing.T) {
+				c := &counting{h: okHandler}
+				g := request(t, s.wrap(c.handle, nil, quiet()), withMethod(t, sample(t, s, samplePair), method), 10*time.Second)
+				if p := problem(t, g); g.Status != 500 || p.Code != httpmw.CodeConfig {
+					t.Errorf("status %d code %q, want 500 %q", g.Status, p.Code, httpmw.CodeConfig)
+				}
+				wantCalls(t, c.count(), 0)
+			})
+		}
+	}
+}

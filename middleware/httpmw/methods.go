@@ -24,8 +24,9 @@ func sharesAnswers(method string) bool {
 // done by a front without an HTTP answer. The key is still checked (a
 // request without one is answered 400). Nothing is published.
 func (c *core[Req, T]) runOwn(ctx context.Context, req Req) (r reply) {
-	if c.h == nil || c.key == nil {
-		return problemReply(http.StatusInternalServerError, CodeConfig, nil)
+	if c.configErr != nil {
+		_, _ = c.invoke(ctx, req) // lockmw's handler of a bad configuration logs it once
+		return c.failure(c.configErr)
 	}
 	if _, err := c.key(ctx, req); err != nil {
 		return c.failure(fmt.Errorf("%w: %w", lockmw.ErrKey, err)) // as lockmw does
