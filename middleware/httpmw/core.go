@@ -85,9 +85,10 @@ func (c *core[Req, T]) answerFor(ctx context.Context, req Req, method string) re
 }
 
 // fetch runs h while holding the lock and makes the answer it publishes.
-// A bad request is not an attempt (lockmw.ErrBadInput), and a 5xx answer
-// is a failure, not shared: the holder's client gets it, the key's other
-// requests the failure.
+// A bad request is not an attempt (lockmw.ErrBadInput), a 5xx answer is
+// a failure, not shared: the holder's client gets it, the key's other
+// requests the failure; an answer to the request's own preconditions or
+// range is its client's only, and frees the lock as a bad request does.
 func (c *core[Req, T]) fetch() func(context.Context, Req) (answer.Answer, error) {
 	if c.h == nil {
 		return nil // lockmw reports the missing handler as a configuration error
@@ -106,6 +107,9 @@ func (c *core[Req, T]) fetch() func(context.Context, Req) (answer.Answer, error)
 		}
 		if a.Status >= 500 {
 			return answer.Answer{}, &statusError{a: a}
+		}
+		if ownRequestOnly(a.Status) {
+			return answer.Answer{}, &unsharedError{a: a}
 		}
 		return a, nil
 	}
@@ -177,6 +181,29 @@ type encodeError struct{ code, msg string }
 
 func (e *encodeError) Error() string       { return "httpmw: " + e.msg }
 func (e *encodeError) FailureCode() string { return e.code }
+
+// ownRequestOnly reports whether status answers the request's own
+// preconditions or Range, so that no request without them may get it:
+// 304 and 412 (RFC 9110 §15.4.5, §15.5.13), 206 and 416 (§15.3.7,
+// §15.5.17; RFC 9111 §3.4).
+func ownRequestOnly(status int) bool {
+	switch status {
+	case http.StatusNotModified, http.StatusPreconditionFailed, http.StatusPartialContent, http.StatusRequestedRangeNotSatisfiable:
+		return true
+	}
+	return false
+}
+
+// unsharedError is the holder's error when its handler's answer is its
+// request's own (see ownRequestOnly): the answer goes to the holder's
+// client, and the lock is freed without an attempt counted or a failure
+// published (lockmw.ErrBadInput), so that a waiter runs its own handler.
+type unsharedError struct{ a answer.Answer }
+
+func (e *unsharedError) Error() string {
+	return "httpmw: the handler answered " + strconv.Itoa(e.a.Status) + " to the request's own preconditions or range; not shared"
+}
+func (e *unsharedError) Unwrap() error { return lockmw.ErrBadInput }
 
 // statusError is the holder's error when its handler answered a 5xx: the
 // answer goes to the holder's client, and the lock is released as failure

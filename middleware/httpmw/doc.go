@@ -38,7 +38,10 @@
 //
 //   - success: the handler's status and body; with [WithFreshness] a 200
 //     also carries Cache-Control: max-age for what is left of the window;
-//     a 204 or 304 carries neither body nor Content-Type;
+//     a 204 or 304 carries neither body nor Content-Type. A 304, 412, 206
+//     or 416 answers the request's own preconditions or Range (RFC 9110
+//     §13.1, §14.2): it goes to that client only, and the lock is freed
+//     as after a bad request, so a waiter runs its own handler;
 //   - the holders of the burst failed (lockcore.ErrHolderFailed) with a
 //     throttle reason (see [WithThrottleReason]): 429 with Retry-After;
 //   - any other shared failure, a wait that ran out, a store that failed

@@ -27,9 +27,12 @@ const (
 func (c *core[Req, T]) failure(err error) reply {
 	now := c.now()
 	var se *statusError
+	var ue *unsharedError
 	switch {
 	case errors.As(err, &se):
 		return plainReply(se.a) // the holder's own 5xx, for its client only
+	case errors.As(err, &ue):
+		return plainReply(ue.a) // the answer to the holder's own preconditions or range
 	case errors.Is(err, lockmw.ErrConfig), errors.Is(err, lockmw.ErrNoAccount):
 		return problemReply(http.StatusInternalServerError, CodeConfig, nil)
 	case errors.Is(err, lockmw.ErrHandlerPanicked):
