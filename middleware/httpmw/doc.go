@@ -63,8 +63,9 @@
 //   - the handler's own 5xx Response: sent to its client as it is, and
 //     released as the key's failure (reason "status_503" and so on), not
 //     shared as a success;
-//   - a panic of the handler: 500 with the code "internal"; the lock is
-//     released as failure and the panic goes no further.
+//   - a panic of the handler, the key function or the codec: 500 with the
+//     code "internal"; a lock held is released as failure and the panic
+//     goes no further, whatever the method.
 //
 // Retry-After is whole seconds (RFC 9110 §10.2.3): the time until the
 // shared failure's not-before, rounded up, or 1 s when there is none,

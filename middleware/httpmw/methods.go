@@ -24,6 +24,13 @@ func sharesAnswers(method string) bool {
 // done by a front without an HTTP answer. The key is still checked (a
 // request without one is answered 400). Nothing is published.
 func (c *core[Req, T]) runOwn(ctx context.Context, req Req) (r reply) {
+	defer func() { // the key function's panic, the handler's or the codec's
+		if v := recover(); v != nil {
+			slog.Default().ErrorContext(ctx, "httpmw: panic in a request that runs without the lock; answered 500",
+				slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+			r = problemReply(http.StatusInternalServerError, CodeInternal, nil)
+		}
+	}()
 	if c.configErr != nil {
 		_, _ = c.invoke(ctx, req) // lockmw's handler of a bad configuration logs it once
 		return c.failure(c.configErr)
@@ -31,13 +38,6 @@ func (c *core[Req, T]) runOwn(ctx context.Context, req Req) (r reply) {
 	if _, err := c.key(ctx, req); err != nil {
 		return c.failure(fmt.Errorf("%w: %w", lockmw.ErrKey, err)) // as lockmw does
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			slog.Default().ErrorContext(ctx, "httpmw: handler panicked; answered 500",
-				slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
-			r = problemReply(http.StatusInternalServerError, CodeInternal, nil)
-		}
-	}()
 	resp, err := c.h(ctx, req)
 	if err != nil {
 		return c.failure(err)
