@@ -75,13 +75,14 @@ func WithLockmw(opts ...lockmw.Option) Option {
 // WithIntegrationTimeout sets the integration timeout of the API Gateway
 // REST or HTTP API in front of [WrapREST] and [WrapHTTPAPI]: a request
 // that waits for the key's holder answers (503 with Retry-After) 2 s
-// before it, so that the client gets that answer and not API Gateway's
-// own 504 (it sets lockcore.WithMaxWait(d - 2s), which options given with
-// [WithLockmw] may override). The holder's handler is not cut short: its
-// answer still serves the key's later requests. Default
-// [DefaultIntegrationTimeout]; a d of 2 s or less leaves the wait as the
-// lock's options set it. Function URLs and ALB targets have no limit below
-// the function's timeout: [WrapFunctionURL] and [WrapALB] ignore it.
+// before it (at half of it when d is 4 s or less), so that the client
+// gets that answer and not API Gateway's own 504 (it sets
+// lockcore.WithMaxWait, which options given with [WithLockmw] may
+// override). The holder's handler is not cut short: its answer still
+// serves the key's later requests. Default [DefaultIntegrationTimeout]; a
+// d of 0 or less leaves the wait as the lock's options set it. Function
+// URLs and ALB targets have no limit below the function's timeout:
+// [WrapFunctionURL] and [WrapALB] ignore it.
 func WithIntegrationTimeout(d time.Duration) Option {
 	return func(o *options) { o.integration = d }
 }
@@ -113,8 +114,8 @@ func (o *options) lockmwOptions(gateway bool) []lockmw.Option {
 	if o.fresh > 0 {
 		opts = append(opts, lockmw.WithLockOptions(lockcore.WithFreshSuccess(o.fresh)))
 	}
-	if gateway && o.integration > waitMargin {
-		opts = append(opts, lockmw.WithLockOptions(lockcore.WithMaxWait(o.integration-waitMargin)))
+	if gateway && o.integration > 0 {
+		opts = append(opts, lockmw.WithLockOptions(lockcore.WithMaxWait(o.integration-min(waitMargin, o.integration/2))))
 	}
 	return append(opts, o.lockOpts...)
 }

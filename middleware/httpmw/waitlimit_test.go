@@ -16,7 +16,9 @@ import (
 // quotas"), a request waiting for a 28 s holder in a 60 s function answers
 // 503 with Retry-After before 29 s, not API Gateway's bare 504. Function
 // URLs and ALB targets have no limit below the function's: there it waits
-// for the holder's answer. WithIntegrationTimeout moves the limit.
+// for the holder's answer. WithIntegrationTimeout moves the limit, also
+// below 2 s (API Gateway's least is 50 ms): the waiter then answers at
+// half of it.
 func TestWaitersAnswerBeforeTheFrontsLimit(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -27,6 +29,9 @@ func TestWaitersAnswerBeforeTheFrontsLimit(t *testing.T) {
 	}{
 		{"API Gateway's default", gateway, nil, 503, 27 * time.Second},
 		{"API Gateway's limit set to 10 s", gateway, []httpmw.Option{httpmw.WithIntegrationTimeout(10 * time.Second)}, 503, 8 * time.Second},
+		{"API Gateway's limit set to 2 s", gateway, []httpmw.Option{httpmw.WithIntegrationTimeout(2 * time.Second)}, 503, time.Second},
+		{"API Gateway's limit set to 500 ms", gateway, []httpmw.Option{httpmw.WithIntegrationTimeout(500 * time.Millisecond)}, 503, 250 * time.Millisecond},
+		{"API Gateway's limit raised to 60 s", gateway, []httpmw.Option{httpmw.WithIntegrationTimeout(time.Minute)}, 200, 28 * time.Second},
 		{"no limit below the function's", func(s shape) bool { return !gateway(s) }, nil, 200, 28 * time.Second},
 	}
 	for _, tt := range tests {
