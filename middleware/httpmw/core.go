@@ -57,10 +57,15 @@ func newCore[Req Request, T any](h func(context.Context, Req) (Response[T], erro
 }
 
 // serve answers one request: a GET or HEAD through the lock, any other
-// method on its own; a HEAD's answer without its body.
+// method on its own; a HEAD's answer without its body; Vary naming the
+// header fields the key was taken from.
 func (c *core[Req, T]) serve(ctx context.Context, req Req) reply {
 	method := viewOf(req).method
+	ctx, vary := withVary(ctx)
 	r := c.answerFor(ctx, req, method)
+	if v := vary.header(); v != "" {
+		r.header["Vary"] = v // the key, and so the answer, depends on these fields
+	}
 	if method == http.MethodHead {
 		r.body = nil // RFC 9110 §9.3.2: the header fields of the GET, no content
 	}

@@ -25,7 +25,9 @@
 // its context (lockmw.FromContext reports false). A request that finds the
 // key's success published by a front without an HTTP answer (an sqsmw
 // refresher on the same lock group: the fronts publish one format) runs
-// its own handler the same way.
+// its own handler the same way. A key taken by [Header] makes every
+// answer name that header in Vary (RFC 9110 §12.5.5): the answer depends
+// on it, and a cache in front must not give one key's answer to another.
 //
 // An answer is published inline in the lock item, compressed when that
 // helps, up to lockmw.WithMaxAnswerBytes (64 KiB by default); a larger one

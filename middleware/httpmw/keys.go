@@ -40,10 +40,14 @@ func Query[Req Request](name string) func(context.Context, Req) (string, error) 
 // value of the header name, matched without regard to case (payload
 // format 2.0 carries the Cookie header in its cookies field, which Header
 // joins again with "; "). A missing or
-// blank header is an error matching [ErrBadRequest]. The function is safe
-// for concurrent use.
+// blank header is an error matching [ErrBadRequest]. The adapters' answers
+// of a key it took name the header in Vary (RFC 9110 §12.5.5), so that a
+// cache in front keeps one answer per value; a key function of your own
+// that reads a header gets no Vary. The function is safe for concurrent
+// use.
 func Header[Req Request](name string) func(context.Context, Req) (string, error) {
-	return func(_ context.Context, req Req) (string, error) {
+	return func(ctx context.Context, req Req) (string, error) {
+		varyOn(ctx, name)
 		s, _ := viewOf(req).header(name)
 		return nonBlank(s, "header", name)
 	}
