@@ -90,8 +90,8 @@ func (c *core[Req, T]) answerFor(ctx context.Context, req Req, method string) re
 }
 
 // fetch runs h while holding the lock and makes the answer it publishes.
-// A bad request is not an attempt (lockmw.ErrBadInput), a 5xx answer is
-// a failure, not shared: the holder's client gets it, the key's other
+// A bad request is not an attempt (lockmw.ErrBadInput), a 5xx or 429
+// answer is a failure, not shared: the holder's client gets it, the key's other
 // requests the failure; an answer to the request's own preconditions or
 // range is its client's only, and frees the lock as a bad request does.
 func (c *core[Req, T]) fetch() func(context.Context, Req) (answer.Answer, error) {
@@ -110,7 +110,7 @@ func (c *core[Req, T]) fetch() func(context.Context, Req) (answer.Answer, error)
 		if err != nil {
 			return answer.Answer{}, err
 		}
-		if a.Status >= 500 {
+		if a.Status >= 500 || a.Status == http.StatusTooManyRequests {
 			return answer.Answer{}, &statusError{a: a}
 		}
 		if ownRequestOnly(a.Status) {
@@ -210,12 +210,19 @@ func (e *unsharedError) Error() string {
 }
 func (e *unsharedError) Unwrap() error { return lockmw.ErrBadInput }
 
-// statusError is the holder's error when its handler answered a 5xx: the
-// answer goes to the holder's client, and the lock is released as failure
-// with the reason "status_" and the status.
+// statusError is the holder's error when its handler answered a 5xx or a
+// 429, which no cache may store (RFC 6585 §4): the answer goes to the
+// holder's client, and the lock is released as failure with the reason
+// "status_" and the status, or "too_many_requests" for a 429, a throttle
+// (see [IsThrottleReason]) that the waiters answer 429.
 type statusError struct{ a answer.Answer }
 
 func (e *statusError) Error() string {
 	return "httpmw: the handler answered " + strconv.Itoa(e.a.Status)
 }
-func (e *statusError) FailureCode() string { return "status_" + strconv.Itoa(e.a.Status) }
+func (e *statusError) FailureCode() string {
+	if e.a.Status == http.StatusTooManyRequests {
+		return "too_many_requests"
+	}
+	return "status_" + strconv.Itoa(e.a.Status)
+}

@@ -62,9 +62,10 @@
 //     the error carries lockmw's retry hints (lockmw.RetryAfterer,
 //     lockmw.FailureCoder), so that the holder tells its client what the
 //     waiters tell theirs;
-//   - the handler's own 5xx Response: sent to its client as it is, and
-//     released as the key's failure (reason "status_503" and so on), not
-//     shared as a success;
+//   - the handler's own 5xx or 429 Response: sent to its client as it
+//     is, and released as the key's failure (reason "status_503" and so
+//     on; "too_many_requests" for a 429, which the waiters answer 429),
+//     not shared as a success (RFC 6585 §4: no cache stores a 429);
 //   - a panic of the handler, the key function or the codec: 500 with the
 //     code "internal"; a lock held is released as failure and the panic
 //     goes no further, whatever the method.

@@ -96,3 +96,63 @@ func TestBadConfigurationIs500OnEveryMethod(t *testing.T) {
 		}
 	}
 }
+
+// TestHandlers429IsNotShared: a handler's own 429 Response is the
+// holder's, not an answer to share: a 429 must not be stored by a cache
+// (RFC 6585 §4), and the fresh-success window is one. The holder's client
+// gets it and the lock is released as the key's failure: a waiter of the
+// burst makes its own attempt while the failure episode has attempts
+// left, and is told the key is throttled, 429 with Retry-After (RFC 9110
+// §10.2.3), once it has none and the hold-back is longer than it can
+// wait.
+func TestHandlers429IsNotShared(t *testing.T) {
+	tests := []struct {
+		name       string
+		attempts   int
+		wantWaiter int
+		wantCalls  int
+	}{
+		{"attempts left", lockcore.DefaultMaxAttempts, 200, 2},
+		{"no attempt left", 1, 429, 1},
+	}
+	for _, tt := range tests {
+		for _, s := range shapes {
+			t.Run(tt.name+"/"+s.name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					release := make(chan struct{})
+					var once sync.Once
+					c := &counting{h: func(ctx context.Context, pair string) (httpmw.Response[rate], error) {
+						throttled := false
+						once.Do(func() { throttled = true; <-release })
+						if throttled {
+							return httpmw.Response[rate]{Status: http.StatusTooManyRequests, Body: rate{Pair: "slow down"}}, nil
+						}
+						return okHandler(ctx, pair)
+					}}
+					serve := s.wrap(c.handle, lockcore.NewMemoryStore(), quiet(lockcore.WithMaxAttempts(tt.attempts), lockcore.WithFailureWindow(time.Minute)),
+						httpmw.WithFreshness(time.Minute))
+					var holder, waiter got
+					var wg sync.WaitGroup
+					wg.Go(func() { holder = request(t, serve, sample(t, s, samplePair), 10*time.Second) })
+					synctest.Wait() // the holder is in its handler
+					wg.Go(func() { waiter = request(t, serve, sample(t, s, samplePair), 10*time.Second) })
+					synctest.Wait() // the waiter waits for the lock
+					close(release)
+					wg.Wait()
+					next := request(t, serve, sample(t, s, samplePair), 10*time.Second)
+					if holder.Status != 429 || string(holder.Body) != `{"pair":"slow down","bid":0}` {
+						t.Errorf("holder: %d %s, want its handler's own 429", holder.Status, holder.Body)
+					}
+					if waiter.Status != tt.wantWaiter || next.Status != tt.wantWaiter {
+						t.Errorf("waiter %d %s, next request %d %s; want %d", waiter.Status, waiter.Body, next.Status, next.Body, tt.wantWaiter)
+					}
+					if tt.wantWaiter == 429 && (waiter.header("Retry-After") == "" || waiter.header("Cache-Control") != "no-store") {
+						t.Errorf("waiter's 429: Retry-After %q Cache-Control %q, want Retry-After and no-store",
+							waiter.header("Retry-After"), waiter.header("Cache-Control"))
+					}
+					wantCalls(t, c.count(), tt.wantCalls)
+				})
+			})
+		}
+	}
+}
