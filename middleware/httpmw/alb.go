@@ -24,8 +24,7 @@ func WrapALB[T any](h func(context.Context, events.ALBTargetGroupRequest) (Respo
 ) func(context.Context, events.ALBTargetGroupRequest) (events.ALBTargetGroupResponse, error) {
 	c := newCore(h, store, key, false, opts)
 	return func(ctx context.Context, req events.ALBTargetGroupRequest) (events.ALBTargetGroupResponse, error) {
-		r := c.serve(ctx, req)
-		body, b64 := encodeBody(r.header["Content-Type"], r.body)
+		r, body, b64 := fitted(c.serve(ctx, req), albResponseLimit)
 		resp := events.ALBTargetGroupResponse{
 			StatusCode:        r.status,
 			StatusDescription: strconv.Itoa(r.status) + " " + http.StatusText(r.status),

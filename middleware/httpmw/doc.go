@@ -35,6 +35,9 @@
 // reference, else the key's other requests are answered 500 no_answer and
 // the holder's log line says why at Error level (503 with Retry-After when
 // the answer store fails for a moment: a throttle, a 5xx, a timeout).
+// An answer whose response is over what the front sends (6 MB for a
+// synchronous invocation, 1 MB for an ALB target) is answered 500
+// no_answer, to the holder too, not left to the front's own 502.
 //
 // Outcomes map to HTTP as clients and caches read them:
 //

@@ -19,8 +19,7 @@ func WrapFunctionURL[T any](h func(context.Context, events.LambdaFunctionURLRequ
 ) func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
 	c := newCore(h, store, key, false, opts)
 	return func(ctx context.Context, req events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
-		r := c.serve(ctx, req)
-		body, b64 := encodeBody(r.header["Content-Type"], r.body)
+		r, body, b64 := fitted(c.serve(ctx, req), invokeResponseLimit)
 		return events.LambdaFunctionURLResponse{StatusCode: r.status, Headers: r.header, Body: body, IsBase64Encoded: b64}, nil
 	}
 }

@@ -23,8 +23,7 @@ func WrapREST[T any](h func(context.Context, events.APIGatewayProxyRequest) (Res
 ) func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
 	c := newCore(h, store, key, true, opts)
 	return func(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
-		r := c.serve(ctx, req)
-		body, b64 := encodeBody(r.header["Content-Type"], r.body)
+		r, body, b64 := fitted(c.serve(ctx, req), invokeResponseLimit)
 		return events.APIGatewayProxyResponse{StatusCode: r.status, Headers: r.header, Body: body, IsBase64Encoded: b64}, nil
 	}
 }
