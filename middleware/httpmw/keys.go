@@ -3,6 +3,8 @@ package httpmw
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -43,14 +45,30 @@ func Query[Req Request](name string) func(context.Context, Req) (string, error) 
 // blank header is an error matching [ErrBadRequest]. The adapters' answers
 // of a key it took name the header in Vary (RFC 9110 §12.5.5), so that a
 // cache in front keeps one answer per value; a key function of your own
-// that reads a header gets no Vary. The function is safe for concurrent
-// use.
+// that reads a header gets no Vary. From a header that carries
+// credentials (Authorization, Proxy-Authorization, Cookie), which gives
+// each user an answer of their own, the id is "sha256:" and the hex
+// SHA-256 of the value, so that the credential never reaches the log
+// lines or the lock table. The function is safe for concurrent use.
 func Header[Req Request](name string) func(context.Context, Req) (string, error) {
+	credential := credentialField(name)
 	return func(ctx context.Context, req Req) (string, error) {
 		varyOn(ctx, name)
 		s, _ := viewOf(req).header(name)
-		return nonBlank(s, "header", name)
+		id, err := nonBlank(s, "header", name)
+		if err == nil && credential {
+			sum := sha256.Sum256([]byte(id))
+			id = "sha256:" + hex.EncodeToString(sum[:])
+		}
+		return id, err
 	}
+}
+
+// credentialField reports whether the header field name carries a
+// client's credentials (RFC 9110 §11.6.2, §11.7.2; RFC 6265 §5.4).
+func credentialField(name string) bool {
+	return strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Proxy-Authorization") ||
+		strings.EqualFold(name, "Cookie")
 }
 
 // JSONBody returns a key function that decodes the request body (from
