@@ -28,6 +28,11 @@
 // its own handler the same way. A key taken by [Header] makes every
 // answer name that header in Vary (RFC 9110 §12.5.5): the answer depends
 // on it, and a cache in front must not give one key's answer to another.
+// Requests of one key share answers whoever sends them: an answer that
+// depends on the client (its Authorization, its cookies) needs a key that
+// tells clients apart ([Header] on that field), or the client checked
+// before the handler (an API Gateway authorizer), else one client's answer
+// reaches another.
 //
 // An answer is published inline in the lock item, compressed when that
 // helps, up to lockmw.WithMaxAnswerBytes (64 KiB by default); a larger one

@@ -39,10 +39,12 @@ func Query[Req Request](name string) func(context.Context, Req) (string, error) 
 }
 
 // Header returns a key function that takes the lock id from the first
-// value of the header name, matched without regard to case (payload
-// format 2.0 carries the Cookie header in its cookies field, which Header
-// joins again with "; "). A missing or
-// blank header is an error matching [ErrBadRequest]. The adapters' answers
+// value of the header name, matched without regard to case, from
+// multiValueHeaders when the event has them (REST, ALB with multi-value
+// headers on); payload format 2.0 joins a repeated header's values with
+// commas, and that joined value is the id, as with [Query] (it carries
+// the Cookie header in its cookies field, which Header joins again with
+// "; "). A missing or blank header is an error matching [ErrBadRequest]. The adapters' answers
 // of a key it took name the header in Vary (RFC 9110 §12.5.5), so that a
 // cache in front keeps one answer per value; a key function of your own
 // that reads a header gets no Vary. From a header that carries

@@ -51,6 +51,12 @@ var reading = []readingRow{
 		want: "GBPUSD",
 	},
 	{
+		rule:    "payload 2.0 joins a repeated header's values with commas, in headers: " + docHTTPAPI + "; " + docFuncURL,
+		applies: payload20, key: "header",
+		edit: func(m map[string]any) { setField(m, "headers", "x-herdlock-pair", "GBPUSD,JPYUSD") },
+		want: "GBPUSD,JPYUSD",
+	},
+	{
 		rule:    "a repeated query parameter's first value is in multiValueQueryStringParameters; queryStringParameters holds the last: " + docREST,
 		applies: func(s shape) bool { return s.name == "REST" }, key: "query",
 		edit: func(m map[string]any) {
