@@ -146,10 +146,11 @@ func httpFetch[Req httpmw.Request](fetch, unlocked func(context.Context, Request
 		if err != nil {
 			return httpmw.Response[Response]{}, err
 		}
+		run := fetch
 		if _, held := lockmw.FromContext(ctx); !held {
-			fetch = unlocked
+			run = unlocked // this request's choice only
 		}
-		r, err := fetch(ctx, Request{Pair: pair})
+		r, err := run(ctx, Request{Pair: pair})
 		if err != nil {
 			return httpmw.Response[Response]{}, err
 		}
