@@ -36,9 +36,10 @@ func (a Answer) HasHTTP() bool { return a.Status != 0 }
 // class's length (1 byte) and the method, the status (2 bytes, 0 for
 // Done), the time (8 bytes, Unix nanoseconds), the media type's length (2
 // bytes) and the media type, then the body, all big-endian. The body is
-// stored as it is. The formats before this one are still read, for the
-// fresh-success window of a deployment: httpmw's version 1 (no method, a
-// GET's answer) and sqsmw's "{}" (Done).
+// stored as it is. The formats before this one are read and, where they
+// carry the answer, written, for a rolling deployment's two releases on
+// one lock group: httpmw's version 1 (no method, a GET's answer) and
+// sqsmw's "{}" (Done).
 type Codec struct{}
 
 const (
@@ -50,10 +51,19 @@ const (
 // ErrMalformed is the error of an answer that is not in this format.
 var ErrMalformed = errors.New("answer: malformed answer")
 
-// Encode implements lockmw.Codec.
+// Encode implements lockmw.Codec. It writes what the previous release's
+// readers read, so that they answer from this release's items during a
+// rolling deployment: a bare success as sqsmw's "{}", a GET's answer in
+// httpmw's version 1; version 2 only for another method class.
 func (Codec) Encode(a Answer) ([]byte, error) {
 	if len(a.Method) > 0xff || len(a.ContentType) > 0xffff || a.Status < 0 || a.Status > 0xffff {
 		return nil, ErrMalformed
+	}
+	switch {
+	case !a.HasHTTP() && a.Method == "" && a.ContentType == "" && len(a.Body) == 0:
+		return []byte("{}"), nil
+	case a.Method == "GET" && a.Status >= 100 && a.Status <= 599:
+		return encodeV1(a), nil
 	}
 	b := make([]byte, 0, 2+len(a.Method)+12+len(a.ContentType)+len(a.Body))
 	b = append(b, version, byte(len(a.Method)))
@@ -101,13 +111,31 @@ func (Codec) Decode(data []byte) (Answer, error) {
 	return a, nil
 }
 
+// encodeV1 writes httpmw's first format: a GET's answer.
+func encodeV1(a Answer) []byte {
+	b := make([]byte, 0, headerV1+len(a.ContentType)+len(a.Body))
+	b = append(b, versionV1)
+	b = binary.BigEndian.AppendUint16(b, uint16(a.Status))
+	var at int64
+	if !a.At.IsZero() {
+		at = a.At.UnixNano()
+	}
+	b = binary.BigEndian.AppendUint64(b, uint64(at))
+	b = binary.BigEndian.AppendUint16(b, uint16(len(a.ContentType)))
+	b = append(b, a.ContentType...)
+	return append(b, a.Body...)
+}
+
 // decodeV1 reads httpmw's first format: a GET's answer.
 func decodeV1(data []byte) (Answer, error) {
 	if len(data) < headerV1 {
 		return Answer{}, ErrMalformed
 	}
 	status := int(binary.BigEndian.Uint16(data[1:3]))
-	at := time.Unix(0, int64(binary.BigEndian.Uint64(data[3:11])))
+	var at time.Time
+	if ns := int64(binary.BigEndian.Uint64(data[3:11])); ns != 0 {
+		at = time.Unix(0, ns)
+	}
 	n := int(binary.BigEndian.Uint16(data[11:13]))
 	if len(data) < headerV1+n || status < 100 || status > 599 {
 		return Answer{}, ErrMalformed
