@@ -58,13 +58,19 @@ func newCore[Req Request, T any](h func(context.Context, Req) (Response[T], erro
 
 // serve answers one request: a GET or HEAD through the lock, any other
 // method on its own; a HEAD's answer without its body; Vary naming the
-// header fields the key was taken from.
+// header fields the key was taken from; no-store for a GET with content.
 func (c *core[Req, T]) serve(ctx context.Context, req Req) reply {
-	method := viewOf(req).method
+	v := viewOf(req)
+	method := v.method
 	ctx, vary := withVary(ctx)
 	r := c.answerFor(ctx, req, method)
-	if v := vary.header(); v != "" {
-		r.header["Vary"] = v // the key, and so the answer, depends on these fields
+	if names := vary.header(); names != "" {
+		r.header["Vary"] = names // the key, and so the answer, depends on these fields
+	}
+	if sharesAnswers(method) && v.body != "" {
+		// The answer may depend on the content, which no cache keys a GET
+		// on (RFC 9111 §4.1; RFC 9110 §9.3.1).
+		r.header["Cache-Control"] = "no-store"
 	}
 	if method == http.MethodHead {
 		r.body = nil // RFC 9110 §9.3.2: the header fields of the GET, no content

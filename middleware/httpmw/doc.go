@@ -27,7 +27,9 @@
 // refresher on the same lock group: the fronts publish one format) runs
 // its own handler the same way. A key taken by [Header] makes every
 // answer name that header in Vary (RFC 9110 §12.5.5): the answer depends
-// on it, and a cache in front must not give one key's answer to another.
+// on it, and a cache in front must not give one key's answer to another;
+// a GET or HEAD with content (a key in the body, [JSONBody]) is answered
+// with Cache-Control: no-store, since no cache keys on content.
 // Requests of one key share answers whoever sends them: an answer that
 // depends on the client (its Authorization, its cookies) needs a key that
 // tells clients apart ([Header] on that field), or the client checked

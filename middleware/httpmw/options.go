@@ -45,7 +45,9 @@ func WithCodec(c Codec) Option {
 // request arriving less than d after the holder's success is answered
 // from the lock item, and every 200 answer carries Cache-Control:
 // max-age=N, N being the whole seconds left of d since the holder's
-// handler returned (no header when less than a second is left). Default:
+// handler returned (no header when less than a second is left), or
+// no-store when the request has content (a key in a GET's body), which no
+// cache keys an answer on. Default:
 // no Cache-Control, and lockmw's own fresh-success window
 // (lockmw.DefaultFreshSuccess). A d of 0 or less turns both off. Options
 // given with [WithLockmw] come after it, so a lockcore.WithFreshSuccess

@@ -50,3 +50,48 @@ func TestHeaderKeyAnswersVary(t *testing.T) {
 		})
 	}
 }
+
+// TestBodyKeyAnswersNoStore: a GET whose key is in its content (a
+// function URL's {"pair": ...} body) has an answer that depends on what no
+// cache keys on: a cache keys a GET's answer by the target URI (RFC 9111
+// §4.1; RFC 9110 §9.3.1 gives a GET's content no semantics), so two
+// requests for different pairs to one URI would get one answer. Its
+// answers say Cache-Control: no-store instead of max-age; the same GET
+// without content, keyed by its query, keeps max-age.
+func TestBodyKeyAnswersNoStore(t *testing.T) {
+	tests := []struct {
+		name             string
+		query            map[string]string
+		body             string
+		wantCacheControl string
+	}{
+		{"key in the body", nil, `{"pair":"GBPUSD"}`, "no-store"},
+		{"key in the query", map[string]string{"pair": "GBPUSD"}, "", "max-age=60"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				key := func(ctx context.Context, r events.LambdaFunctionURLRequest) (string, error) {
+					if id, err := httpmw.Query[events.LambdaFunctionURLRequest]("pair")(ctx, r); err == nil {
+						return id, nil
+					}
+					return httpmw.JSONBody[events.LambdaFunctionURLRequest](pairOfOrder)(ctx, r)
+				}
+				h := func(context.Context, events.LambdaFunctionURLRequest) (httpmw.Response[rate], error) {
+					return httpmw.OK(rate{Pair: "GBPUSD", Bid: 1.2}), nil
+				}
+				serve := httpmw.WrapFunctionURL(h, lockcore.NewMemoryStore(), key, quiet(), httpmw.WithFreshness(time.Minute))
+				ctx, cancel := invocation(10 * time.Second)
+				defer cancel()
+				req := events.LambdaFunctionURLRequest{QueryStringParameters: tt.query, Body: tt.body}
+				req.RequestContext.HTTP.Method = http.MethodGet
+				for i := range 2 { // the holder, a fresh answer
+					resp, _ := serve(ctx, req)
+					if resp.StatusCode != 200 || resp.Headers["Cache-Control"] != tt.wantCacheControl {
+						t.Errorf("answer %d: %d Cache-Control %q, want 200 %q", i, resp.StatusCode, resp.Headers["Cache-Control"], tt.wantCacheControl)
+					}
+				}
+			})
+		})
+	}
+}
