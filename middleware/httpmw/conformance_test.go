@@ -185,6 +185,20 @@ var conformance = []conformanceRow{
 		},
 	},
 	{
+		rule:    "RFC 9110 §15.3.6: a 205 has no content (and no media type), on every shape",
+		applies: every, h: func(context.Context, string) (httpmw.Response[rate], error) {
+			return httpmw.Response[rate]{Status: http.StatusResetContent, Body: rate{Pair: "x"}}, nil
+		},
+		steps: []step{{method: "GET"}, {method: "POST"}},
+		check: func(t *testing.T, _ shape, a []got, _ int) {
+			for i, g := range a {
+				if g.Status != 205 || len(g.Body) != 0 || g.header("Content-Type") != "" || g.Base64 {
+					t.Errorf("answer %d: %d %q Content-Type %q base64 %t, want 205 without content", i, g.Status, g.Body, g.header("Content-Type"), g.Base64)
+				}
+			}
+		},
+	},
+	{
 		rule:    "RFC 9110 §15.5.1, RFC 9457 §3.1: a bad request is 400 application/problem+json with type, title, status",
 		applies: every, h: failing(fmt.Errorf("%w: amount is not a number", httpmw.ErrBadRequest)),
 		steps: []step{{method: "GET"}, {method: "POST"}},

@@ -157,10 +157,10 @@ func (c *core[Req, T]) success(a answer.Answer) reply {
 }
 
 // plainReply is the reply of an answer: its status, media type and body;
-// a 204 or 304 has neither body nor media type (RFC 9110 §15.3.5,
-// §15.4.5).
+// a 204, 205 or 304 has neither body nor media type (RFC 9110 §15.3.5,
+// §15.3.6, §15.4.5).
 func plainReply(a answer.Answer) reply {
-	if a.Status == http.StatusNoContent || a.Status == http.StatusNotModified {
+	if a.Status == http.StatusNoContent || a.Status == http.StatusResetContent || a.Status == http.StatusNotModified {
 		return reply{status: a.Status, header: map[string]string{}}
 	}
 	return reply{status: a.Status, header: map[string]string{"Content-Type": a.ContentType}, body: a.Body}

@@ -50,7 +50,7 @@
 //
 //   - success: the handler's status and body; with [WithFreshness] a 200
 //     also carries Cache-Control: max-age for what is left of the window;
-//     a 204 or 304 carries neither body nor Content-Type. A 304, 412, 206
+//     a 204, 205 or 304 carries neither body nor Content-Type. A 304, 412, 206
 //     or 416 answers the request's own preconditions or Range (RFC 9110
 //     §13.1, §14.2): it goes to that client only, and the lock is freed
 //     as after a bad request, so a waiter runs its own handler;
