@@ -16,7 +16,8 @@ import (
 )
 
 // TestCredentialKeyNeverReachesLogsOrTheLockTable: a key taken from a
-// header that carries credentials (Authorization, Cookie), the way to give
+// header that carries credentials (Authorization, Cookie, API Gateway's
+// x-api-key), the way to give
 // each user an answer of their own, keeps users apart (one user's answer
 // never answers another) and the credential itself out of the log lines
 // and the lock table's items, which the operator's tools list: the lock id
@@ -29,6 +30,7 @@ func TestCredentialKeyNeverReachesLogsOrTheLockTable(t *testing.T) {
 	}{
 		{"Authorization", token},
 		{"Cookie", "session=s3cr3tSession; theme=dark"},
+		{"X-Api-Key", "s3cr3tApiKey0123456789"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.header, func(t *testing.T) {
