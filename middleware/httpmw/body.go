@@ -55,8 +55,11 @@ func fitted(r reply, limit int) (reply, string, bool) {
 	if len(body) <= (limit-responseOverhead)/6 {
 		return r, body, b64
 	}
-	if quoted, err := json.Marshal(body); err == nil && len(quoted)+responseOverhead <= limit {
-		return r, body, b64
+	// Escaping only adds bytes: a body over the limit is not measured.
+	if len(body)+responseOverhead <= limit {
+		if quoted, err := json.Marshal(body); err == nil && len(quoted)+responseOverhead <= limit {
+			return r, body, b64
+		}
 	}
 	slog.Default().Error("httpmw: the answer is over the front's response limit; answered 500",
 		slog.Int("bodyBytes", len(body)), slog.Int("limit", limit))
