@@ -26,11 +26,14 @@ func TestAnswerOverTheFrontsResponseLimitIs500(t *testing.T) {
 		name    string
 		size    int
 		applies func(shape) bool
+		opts    []httpmw.Option
 		status  int
 	}{
-		{"7 MB", 7 << 20, every, 500},
-		{"2 MB behind an ALB", 2 << 20, albShape, 500},
-		{"2 MB behind API Gateway or a function URL", 2 << 20, func(s shape) bool { return !albShape(s) }, 200},
+		{"7 MB", 7 << 20, every, nil, 500},
+		{"4 MB of text that JSON escapes to 8 MB", 4 << 20, func(s shape) bool { return !albShape(s) },
+			[]httpmw.Option{httpmw.WithCodec(quotesCodec{})}, 500},
+		{"2 MB behind an ALB", 2 << 20, albShape, nil, 500},
+		{"2 MB behind API Gateway or a function URL", 2 << 20, func(s shape) bool { return !albShape(s) }, nil, 200},
 	}
 	for _, tt := range tests {
 		for _, s := range shapes {
@@ -41,7 +44,7 @@ func TestAnswerOverTheFrontsResponseLimitIs500(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					big := strings.Repeat("a", tt.size) // compresses well below the inline maximum
 					h := func(context.Context, string) (httpmw.Response[rate], error) { return httpmw.OK(rate{Pair: big}), nil }
-					serve := s.wrap(h, lockcore.NewMemoryStore(), quiet(), httpmw.WithFreshness(time.Minute))
+					serve := s.wrap(h, lockcore.NewMemoryStore(), append([]httpmw.Option{quiet(), httpmw.WithFreshness(time.Minute)}, tt.opts...)...)
 					for i := range 2 { // the holder, then a request answered from the fresh window
 						g := request(t, serve, sample(t, s, samplePair), 10*time.Second)
 						if g.Status != tt.status {
@@ -59,4 +62,13 @@ func TestAnswerOverTheFrontsResponseLimitIs500(t *testing.T) {
 			})
 		}
 	}
+}
+
+// quotesCodec encodes a rate as plain text of as many double quotes as its
+// pair has bytes: a body that JSON escaping doubles.
+type quotesCodec struct{}
+
+func (quotesCodec) ContentType() string { return "text/plain" }
+func (quotesCodec) Encode(v any) ([]byte, error) {
+	return []byte(strings.Repeat(`"`, len(v.(rate).Pair))), nil
 }
