@@ -3,6 +3,8 @@ package httpmw
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -22,8 +24,11 @@ func PathParam[Req Request](name string) func(context.Context, Req) (string, err
 }
 
 // Query returns a key function that takes the lock id from the first value
-// of the query string parameter name; for ALB targets it is URL-decoded
-// first (ALB passes it as the client sent it). A missing, blank or
+// of the query string parameter name (from multiValueQueryStringParameters
+// when the event has them; payload format 2.0 joins a repeated
+// parameter's values with commas, and that joined value is the id); for
+// ALB targets it is URL-decoded first (ALB passes it as the client sent
+// it). A missing, blank or
 // undecodable parameter is an error matching [ErrBadRequest]. The
 // function is safe for concurrent use.
 func Query[Req Request](name string) func(context.Context, Req) (string, error) {
@@ -34,14 +39,40 @@ func Query[Req Request](name string) func(context.Context, Req) (string, error) 
 }
 
 // Header returns a key function that takes the lock id from the first
-// value of the header name, matched without regard to case. A missing or
-// blank header is an error matching [ErrBadRequest]. The function is safe
-// for concurrent use.
+// value of the header name, matched without regard to case, from
+// multiValueHeaders when the event has them (REST, ALB with multi-value
+// headers on); payload format 2.0 joins a repeated header's values with
+// commas, and that joined value is the id, as with [Query] (it carries the
+// Cookie header in its cookies field, which Header joins again with "; ").
+// A missing or blank header is an error matching [ErrBadRequest]. The
+// adapters' answers of a key it took name the header in Vary (RFC 9110
+// §12.5.5), so that a cache in front keeps one answer per value; a key
+// function of your own that reads a header gets no Vary. From a header
+// that carries credentials (Authorization, Proxy-Authorization, Cookie,
+// X-Api-Key), which gives each user an answer of their own, the id is
+// "sha256:" and the hex SHA-256 of the value, so that the credential never
+// reaches the log lines or the lock table. The function is safe for
+// concurrent use.
 func Header[Req Request](name string) func(context.Context, Req) (string, error) {
-	return func(_ context.Context, req Req) (string, error) {
+	credential := credentialField(name)
+	return func(ctx context.Context, req Req) (string, error) {
+		varyOn(ctx, name)
 		s, _ := viewOf(req).header(name)
-		return nonBlank(s, "header", name)
+		id, err := nonBlank(s, "header", name)
+		if err == nil && credential {
+			sum := sha256.Sum256([]byte(id))
+			id = "sha256:" + hex.EncodeToString(sum[:])
+		}
+		return id, err
 	}
+}
+
+// credentialField reports whether the header field name carries a
+// client's credentials (RFC 9110 §11.6.2, §11.7.2; RFC 6265 §5.4; API
+// Gateway's API keys in x-api-key).
+func credentialField(name string) bool {
+	return strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Proxy-Authorization") ||
+		strings.EqualFold(name, "Cookie") || strings.EqualFold(name, "X-Api-Key")
 }
 
 // JSONBody returns a key function that decodes the request body (from

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/internal/answer"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -49,9 +50,9 @@ type group struct {
 func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record events.SQSMessage) (string, error),
 	opts ...Option) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	o := buildOptions(opts)
-	var fetch func(context.Context, group) (struct{}, error)
+	var fetch func(context.Context, group) (answer.Answer, error)
 	if h != nil {
-		fetch = func(ctx context.Context, g group) (struct{}, error) {
+		fetch = func(ctx context.Context, g group) (answer.Answer, error) {
 			if !g.holdUntil.IsZero() {
 				// The hold ends then (lockcore cancels it a little
 				// earlier, by its drift allowance); the handler's
@@ -60,7 +61,7 @@ func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record 
 				ctx, cancel = context.WithDeadlineCause(ctx, g.holdUntil, lockcore.ErrMaxHoldReached)
 				defer cancel()
 			}
-			return struct{}{}, h(ctx, g.key, g.records)
+			return answer.Done, h(ctx, g.key, g.records)
 		}
 	}
 	// The batch margin is each key's safety margin: a key's context ends
@@ -69,22 +70,33 @@ func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record 
 	lockOpts := append([]lockmw.Option{lockmw.WithPanicAsError(true),
 		lockmw.WithLockOptions(lockcore.WithMaxHold(maxShare))}, o.lockOpts...)
 	lockOpts = append(lockOpts, lockmw.WithSafetyMargin(o.margin))
-	invoke := lockmw.WrapHandlers(lockmw.Handlers[group, struct{}]{Fetch: fetch, OnReleased: done},
+	// The answer is the fronts' shared format (a bare success), so that an
+	// HTTP front on the same lock group reads this front's success, and
+	// this front any success of theirs.
+	inner := lockmw.WrapHandlers(lockmw.Handlers[group, answer.Answer]{Fetch: fetch, Codec: answer.Codec{}},
 		store, func(_ context.Context, g group) (string, error) { return g.key, nil }, lockOpts...)
 	b := &batcher{
 		o:      o,
 		key:    key,
 		log:    lockmw.LoggerOf(lockOpts...),
-		invoke: invoke,
+		invoke: doneOnSuccess(inner),
 	}
 	return b.handle
 }
 
-// done is the read handler of a turn that another holder's success
-// answered: its records are done, whatever that holder published with it
-// (a holder with a read handler of its own publishes no inline answer). A
-// turn's own success publishes none either.
-func done(context.Context, group) (struct{}, error) { return struct{}{}, nil }
+// doneOnSuccess makes a turn that another holder's success answered done,
+// whatever that holder published with it: a holder with a read handler of
+// its own publishes no inline answer, and lockmw tells its waiters so with
+// ErrNoAnswer, which for a queue's records is a success all the same.
+func doneOnSuccess(invoke func(context.Context, group) (answer.Answer, error)) func(context.Context, group) (answer.Answer, error) {
+	return func(ctx context.Context, g group) (answer.Answer, error) {
+		a, err := invoke(ctx, g)
+		if errors.Is(err, lockmw.ErrNoAnswer) {
+			return answer.Done, nil
+		}
+		return a, err
+	}
+}
 
 // maxShare is the longest share of a batch's time, Lambda's longest
 // timeout: sqsmw's default maximum hold, so that a key holds for its whole
@@ -102,7 +114,7 @@ type batcher struct {
 	log *slog.Logger
 
 	nilKeyOnce sync.Once // the nil key function is logged once
-	invoke     func(context.Context, group) (struct{}, error)
+	invoke     func(context.Context, group) (answer.Answer, error)
 }
 
 // recordKey is the lock id of r, checked.
