@@ -42,9 +42,11 @@ const (
 	// minDensePoll is the shortest interval between the added reads.
 	minDensePoll = 5 * time.Millisecond
 	// spreadOfMean bounds the deviation that places the added reads, as a
-	// fraction of the mean: a young history's deviation is still mostly
-	// its starting guess (firstHoldDev), which keeps it from being taken
-	// for steady but says little about where the next end falls.
+	// fraction of the mean (a sixteenth: they then cover the guess to about
+	// a sixth of the mean after it; a later end is seen at the ordinary
+	// pace). A young history's deviation is still mostly its starting
+	// guess (firstHoldDev), which keeps it from being taken for steady but
+	// says little about where the next end falls.
 	spreadOfMean = 0.0625
 )
 
