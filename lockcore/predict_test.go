@@ -355,3 +355,43 @@ func TestHoldHistoryFollowsHolds(t *testing.T) {
 		}
 	})
 }
+
+// A guess that comes too early costs no time: when a holder of a steady key
+// (holds of 300 ms) ends later than the reads added around the guessed end
+// (here 80 ms after the guess, where the added reads stop about 55 ms after
+// it), its waiters still return as soon as at the fixed pace, whose reads
+// the added ones must not push back. Judged on the median lag from the
+// release to the waiters' return over the late episodes, against the same
+// episodes at the fixed pace (the history hidden).
+func TestPredictiveWaitLateEndCostsNoTime(t *testing.T) {
+	const steady, late = 300 * time.Millisecond, 380 * time.Millisecond
+	hold := func(i int) time.Duration {
+		if i >= 4 && i%2 == 1 {
+			return late
+		}
+		return steady
+	}
+	lateLags := func(blind bool) []time.Duration {
+		var lags []time.Duration
+		synctest.Test(t, func(t *testing.T) {
+			eps := handoff(t, 12, 20, blind, hold)
+			for i, ep := range eps {
+				if hold(i) != late {
+					continue
+				}
+				for _, w := range ep {
+					lags = append(lags, w.lag)
+				}
+			}
+		})
+		slices.Sort(lags)
+		return lags
+	}
+	pred, fixed := lateLags(false), lateLags(true)
+	pm, fm := pred[len(pred)/2], fixed[len(fixed)/2]
+	if pm > fm+25*time.Millisecond || pred[len(pred)-1] > longestPoll {
+		t.Errorf("late ends: median lag %v predictive, %v at the fixed pace, last %v; want the median no more than 25ms above the fixed pace's, the last within %v",
+			pm, fm, pred[len(pred)-1], longestPoll)
+	}
+	t.Logf("late ends: median lag %v predictive (last %v), %v at the fixed pace (last %v)", pm, pred[len(pred)-1], fm, fixed[len(fixed)-1])
+}

@@ -223,6 +223,7 @@ type waiter struct {
 	pred    prediction // when the holder of revision predRev should be done (see predict.go)
 	predRev string     // "" when there is no prediction
 	dense   int        // reads of the prediction's schedule already scheduled or dropped (see predicted)
+	floorAt time.Time  // monotonic: the ordinary pace's next read, which reads added by a prediction do not move (see next)
 
 	// Announcements (see announce.go), once the store throttled this wait.
 	startMs  int64 // wall clock when the wait began
@@ -483,19 +484,24 @@ func (w *waiter) staleAfter() time.Duration {
 
 func (w *waiter) lapsedByWallClock(it Item) bool { return w.l.lapsed(it) }
 
-// next returns when to read next, after a read at now: after the ordinary
-// interval, or sooner on the schedule predicted for the holder (see
-// predict.go) while it lasts and the store is not throttling us.
+// next returns when to read next, after a read at now: at the ordinary
+// pace, or sooner on the schedule predicted for the holder (see
+// predict.go) while it lasts and the store is not throttling us. The pace
+// goes on from its own reads: a read the schedule added does not push the
+// pace's next read back (it would, for an end after the added reads, make
+// the waiter learn of it later than at the fixed pace).
 func (w *waiter) next(now time.Time) time.Time {
 	if w.crowded() {
 		// Most polls read the announcement shard: its own pace rules.
 		return now.Add(w.intervalAt(w.annPace))
 	}
-	floor := now.Add(w.interval())
-	if w.predRev == "" || w.pace > 0 {
-		return floor
+	if w.predRev == "" || !now.Before(w.floorAt) {
+		w.floorAt = now.Add(w.interval()) // the read at now was the pace's
 	}
-	return w.predicted(now, floor)
+	if w.predRev == "" || w.pace > 0 {
+		return w.floorAt
+	}
+	return w.predicted(now, w.floorAt)
 }
 
 // interval is the next sleep: the poll interval, doubled for each
