@@ -395,3 +395,74 @@ func TestPredictiveWaitLateEndCostsNoTime(t *testing.T) {
 	}
 	t.Logf("late ends: median lag %v predictive (last %v), %v at the fixed pace (last %v)", pm, pred[len(pred)-1], fm, fixed[len(fixed)-1])
 }
+
+// throttlingStore is a paceStore whose reads are throttled from from to
+// until, as an item's read bucket that its herd emptied throttles them.
+type throttlingStore struct {
+	*paceStore
+	from, until time.Time
+}
+
+func (s *throttlingStore) Get(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+	if now := time.Now(); !now.Before(s.from) && now.Before(s.until) {
+		s.mu.Lock()
+		s.reads = append(s.reads, now)
+		s.mu.Unlock()
+		return lockcore.Item{}, false, errThrottle
+	}
+	return s.paceStore.Get(ctx, k)
+}
+
+// A read the prediction added that the store throttles does not slow the
+// pace: the item throttles every read from the guessed end (300 ms into a
+// 600 ms hold of a key whose holds were 300 ms) for 200 ms, which takes the
+// added reads and one read of the pace, and the waiters (without
+// announcements, so that they keep polling the item) return after the
+// release as soon as at the fixed pace (the history hidden), whose one
+// throttled read doubles one interval. When an added read counted as a
+// throttled read of the pace, the pace's throttled read after it
+// quadrupled the interval.
+func TestPredictiveWaitThrottledAddedReadsKeepThePace(t *testing.T) {
+	const waiters, hold = 20, 600 * time.Millisecond
+	lags := func(blind bool) []time.Duration {
+		var lags []time.Duration
+		synctest.Test(t, func(t *testing.T) {
+			mem := lockcore.NewMemoryStore()
+			steadyHistory(t, mem, 300*time.Millisecond)
+			holder := newLock(t, mem, "holder")
+			mustAcquire(t, holder)
+			acquired := time.Now()
+			done := make([]time.Time, waiters)
+			var wg sync.WaitGroup
+			for w := range waiters {
+				s := &throttlingStore{paceStore: &paceStore{MemoryStore: mem, blind: blind},
+					from: acquired.Add(300 * time.Millisecond), until: acquired.Add(500 * time.Millisecond)}
+				wg.Go(func() {
+					time.Sleep(10 * time.Millisecond)
+					l := newLock(t, s, "waiter", lockcore.WithAnnouncements(0))
+					res, err := l.TryAcquireElseWaitForRelease(context.Background())
+					if err != nil || res.Outcome != lockcore.Released {
+						t.Errorf("waiter %d: TryAcquireElseWaitForRelease() = %+v, %v, want Released", w, res, err)
+					}
+					done[w] = time.Now()
+				})
+			}
+			time.Sleep(hold)
+			mustRelease(t, holder, lockcore.Success, "ref")
+			released := time.Now()
+			wg.Wait()
+			for _, at := range done {
+				lags = append(lags, at.Sub(released))
+			}
+		})
+		slices.Sort(lags)
+		return lags
+	}
+	pred, fixed := lags(false), lags(true)
+	pm, fm := pred[len(pred)/2], fixed[len(fixed)/2]
+	if pm > fm+25*time.Millisecond || pred[len(pred)-1] > 2*longestPoll {
+		t.Errorf("after throttled reads: median lag %v predictive, %v at the fixed pace, last %v; want the median no more than 25ms above the fixed pace's, the last within %v",
+			pm, fm, pred[len(pred)-1], 2*longestPoll)
+	}
+	t.Logf("after throttled reads: median lag %v predictive (last %v), %v at the fixed pace (last %v)", pm, pred[len(pred)-1], fm, fixed[len(fixed)-1])
+}

@@ -526,8 +526,11 @@ func releasedResult(it Item) WaitResult {
 
 // poll reads the item once, within one attempt timeout, and keeps the
 // pace: a throttled read stretches the next interval, a served one resets
-// it.
+// it. A throttled read that the prediction added (one before the pace's
+// next read) ends the added reads for this holder instead: the herd has no
+// room for them, and the pace's own reads go on as at the fixed pace.
 func (w *waiter) poll() (Item, bool, error) {
+	added := w.predRev != "" && time.Now().Before(w.floorAt)
 	ctx, cancel := context.WithTimeout(w.callCtx, w.l.o.attemptTimeout)
 	defer cancel()
 	it, found, err := w.l.store.Get(ctx, w.l.key)
@@ -537,7 +540,11 @@ func (w *waiter) poll() (Item, bool, error) {
 		w.pace = 0
 	case isThrottled(err):
 		w.throttles++
-		w.pace++
+		if added {
+			w.dense = denseReads + 1
+		} else {
+			w.pace++
+		}
 		w.l.count(MetricLockThrottled, 1)
 	}
 	if err != nil {
