@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"testing"
 	"testing/synctest"
 
@@ -111,15 +112,27 @@ func ciHerdAt(t *testing.T, c capacity.Config, mode HotMode, sc HotScenario) Hot
 // pace's requests. At lockcore's fixed pace (the history hidden, see Blind)
 // the same herd's p99 is about one poll interval (206-223 ms in three
 // runs), or more when a throttled read sends a waiter to the
-// announcements (845 ms in one run): the test fails. Observed: 1.43-1.52
-// requests per invocation (the fixed pace 1.40-1.43; waiters that slept
-// through the hold made 1.31), p99 27-46 ms, nothing throttled.
+// announcements (845 ms in one run): the test fails. The warm-up's holds
+// are random, and a history whose mean falls short of the herd's hold
+// costs each waiter one or two more added reads: one herd in 300 made
+// 1.39-1.72 requests per invocation (median 1.43, above 1.6 in 4-7 % of
+// herds; the fixed pace 1.38-1.46), so the test judges the median of
+// three herds (above 1.55 in none of 100 such medians). Observed: p99
+// 23-46 ms, nothing throttled.
 func TestHotHerdCIWarmKey(t *testing.T) {
 	mode := HotModes()[2] // default-reused
-	r := ciHerd(t, mode, HotScenario{N: 100, Arrival: HotArrival, Work: HerdWork, Warm: WarmHolds})
-	if r.Latency.P99 > 120 || r.RequestsPerInvocation() > 1.6 || r.ThrottledShare() > 0.02 {
-		t.Errorf("warm key: release-to-return p99 %.0f ms, %.3f requests on the item per invocation, %.1f%% throttled; want <= 120 ms, <= 1.6, <= 2%% (the fixed pace: about 240 ms, 1.4)",
-			r.Latency.P99, r.RequestsPerInvocation(), 100*r.ThrottledShare())
+	var reqs []float64
+	for range 3 {
+		r := ciHerd(t, mode, HotScenario{N: 100, Arrival: HotArrival, Work: HerdWork, Warm: WarmHolds})
+		reqs = append(reqs, r.RequestsPerInvocation())
+		if r.Latency.P99 > 120 || r.ThrottledShare() > 0.02 {
+			t.Errorf("warm key: release-to-return p99 %.0f ms, %.1f%% throttled; want <= 120 ms, <= 2%% (the fixed pace: about 240 ms)",
+				r.Latency.P99, 100*r.ThrottledShare())
+		}
+	}
+	slices.Sort(reqs)
+	if reqs[1] > 1.55 {
+		t.Errorf("warm key: %.3f requests on the item per invocation, the median of three herds (%.3f); want <= 1.55 (the fixed pace: about 1.4)", reqs[1], reqs)
 	}
 }
 
