@@ -225,6 +225,11 @@ type waiter struct {
 	dense   int        // reads of the prediction's schedule already scheduled or dropped (see predicted)
 	floorAt time.Time  // monotonic: the ordinary pace's next read, which reads added by a prediction do not move (see next)
 
+	// addedThrottles: of the throttled calls, reads that a prediction
+	// added, which neither make the wait crowded nor stretch the pace (see
+	// poll).
+	addedThrottles int
+
 	// Announcements (see announce.go), once the store throttled this wait.
 	startMs  int64 // wall clock when the wait began
 	minFence int64 // the highest fence seen holding the lock: an announced success must be at least this
@@ -528,7 +533,8 @@ func releasedResult(it Item) WaitResult {
 // pace: a throttled read stretches the next interval, a served one resets
 // it. A throttled read that the prediction added (one before the pace's
 // next read) ends the added reads for this holder instead: the herd has no
-// room for them, and the pace's own reads go on as at the fixed pace.
+// room for them, and the pace's own reads go on, on the lock item, as at
+// the fixed pace.
 func (w *waiter) poll() (Item, bool, error) {
 	added := w.predRev != "" && time.Now().Before(w.floorAt)
 	ctx, cancel := context.WithTimeout(w.callCtx, w.l.o.attemptTimeout)
@@ -542,6 +548,7 @@ func (w *waiter) poll() (Item, bool, error) {
 		w.throttles++
 		if added {
 			w.dense = denseReads + 1
+			w.addedThrottles++
 		} else {
 			w.pace++
 		}
