@@ -513,3 +513,51 @@ func TestPredictiveWaitThrottledAddedReadKeepsReadingTheItem(t *testing.T) {
 	t.Logf("failure after a throttled added read: lag median %v, last %v; fixed pace median %v, last %v",
 		pred[len(pred)/2], pred[len(pred)-1], fixed[len(fixed)/2], fixed[len(fixed)-1])
 }
+
+// A throttled read that the prediction did not add is the pace's, and
+// stretches it as at the fixed pace, also when it comes before the pace's
+// next read: here the read at a failure's not-before (250 ms into the
+// hold of a key whose holds were 300 ms; the holder failed 100 ms in),
+// which the item throttles. Without announcements, the next read comes at
+// least the doubled interval's shortest (320 ms) after it, as it does at
+// the fixed pace, not at the pace's next read from before the failure.
+func TestPredictiveWaitThrottledReadAtNotBeforeStretchesThePace(t *testing.T) {
+	const runs = 10
+	stretched := 2 * lockcore.DefaultPollInterval * 8 / 10
+	for _, blind := range []bool{false, true} {
+		for range runs {
+			synctest.Test(t, func(t *testing.T) {
+				mem := lockcore.NewMemoryStore()
+				steadyHistory(t, mem, 300*time.Millisecond)
+				holder := newLock(t, mem, "holder")
+				mustAcquire(t, holder)
+				acquired := time.Now()
+				s := &throttlingStore{paceStore: &paceStore{MemoryStore: mem, blind: blind},
+					from: acquired.Add(250 * time.Millisecond), until: acquired.Add(300 * time.Millisecond)}
+				go func() {
+					time.Sleep(100 * time.Millisecond)
+					if err := holder.Release(context.Background(), lockcore.Failure, "", lockcore.WithNotBefore(acquired.Add(250*time.Millisecond))); err != nil {
+						t.Errorf("Release() = %v", err)
+					}
+				}()
+				time.Sleep(10 * time.Millisecond)
+				l := newLock(t, s, "waiter", lockcore.WithAnnouncements(0))
+				res, err := l.TryAcquireElseWaitForRelease(context.Background())
+				if err != nil || res.Outcome != lockcore.Acquired || !res.AfterFailure {
+					t.Fatalf("TryAcquireElseWaitForRelease() = %+v, %v, want Acquired after the failure", res, err)
+				}
+				mustRelease(t, l, lockcore.Success, "new")
+				reads := s.readTimes()
+				for k := 0; k+1 < len(reads); k++ {
+					if reads[k].Before(s.from) || !reads[k].Before(s.until) {
+						continue
+					}
+					if gap := reads[k+1].Sub(reads[k]); gap < stretched {
+						t.Errorf("blind %v: the read %v into the hold was throttled and the next came %v after it, want >= %v",
+							blind, reads[k].Sub(acquired), gap, stretched)
+					}
+				}
+			})
+		}
+	}
+}

@@ -224,6 +224,8 @@ type waiter struct {
 	predRev string     // "" when there is no prediction
 	dense   int        // reads of the prediction's schedule already scheduled or dropped (see predicted)
 	floorAt time.Time  // monotonic: the ordinary pace's next read, which reads added by a prediction do not move (see next)
+	added   bool       // the next read is one the prediction added (see next), not the pace's
+	reading bool       // added, for the read poll made last
 
 	// addedThrottles: of the throttled calls, reads that a prediction
 	// added, which neither make the wait crowded nor stretch the pace (see
@@ -277,7 +279,7 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 		case v.done:
 			return v.res, v.err
 		case !v.wake.IsZero():
-			wake = v.wake
+			wake, w.added = v.wake, false
 			continue
 		case !v.take:
 			continue
@@ -303,7 +305,7 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 					if v.done {
 						return v.res, v.err
 					}
-					wake = time.Now() // freed (or the store failed): read again
+					wake, w.added = time.Now(), false // freed (or the store failed): read again
 					continue
 				}
 			}
@@ -418,6 +420,7 @@ func (w *waiter) afterRefusal(cur *Item) (wake time.Time, res WaitResult, err er
 	case ferr != nil:
 		return wake, WaitResult{Outcome: Failed}, ferr, true
 	default:
+		w.added = false
 		return until, res, nil, false
 	}
 }
@@ -496,17 +499,20 @@ func (w *waiter) lapsedByWallClock(it Item) bool { return w.l.lapsed(it) }
 // pace's next read back (it would, for an end after the added reads, make
 // the waiter learn of it later than at the fixed pace).
 func (w *waiter) next(now time.Time) time.Time {
+	w.added = false
 	if w.crowded() {
 		// Most polls read the announcement shard: its own pace rules.
 		return now.Add(w.intervalAt(w.annPace))
 	}
-	if w.predRev == "" || !now.Before(w.floorAt) {
+	if !w.reading || !now.Before(w.floorAt) {
 		w.floorAt = now.Add(w.interval()) // the read at now was the pace's
 	}
 	if w.predRev == "" || w.pace > 0 {
 		return w.floorAt
 	}
-	return w.predicted(now, w.floorAt)
+	at := w.predicted(now, w.floorAt)
+	w.added = at.Before(w.floorAt)
+	return at
 }
 
 // interval is the next sleep: the poll interval, doubled for each
@@ -531,12 +537,12 @@ func releasedResult(it Item) WaitResult {
 
 // poll reads the item once, within one attempt timeout, and keeps the
 // pace: a throttled read stretches the next interval, a served one resets
-// it. A throttled read that the prediction added (one before the pace's
-// next read) ends the added reads for this holder instead: the herd has no
-// room for them, and the pace's own reads go on, on the lock item, as at
-// the fixed pace.
+// it. A throttled read that the prediction added (see next) ends the
+// added reads for this holder instead: the herd has no room for them, and
+// the pace's own reads go on, on the lock item, as at the fixed pace.
 func (w *waiter) poll() (Item, bool, error) {
-	added := w.predRev != "" && time.Now().Before(w.floorAt)
+	added := w.added
+	w.reading = added
 	ctx, cancel := context.WithTimeout(w.callCtx, w.l.o.attemptTimeout)
 	defer cancel()
 	it, found, err := w.l.store.Get(ctx, w.l.key)
