@@ -195,15 +195,17 @@ func TestHotKeyFigure(t *testing.T) {
 // invocations within 100 ms, 300 ms holds) the item's read capacity (150
 // RCU/s here) only just serves at the fixed pace, the reads a prediction
 // adds must not make the herd slower than that pace (the history hidden,
-// see Blind): its release-to-return p99 no more than the fixed pace's,
-// beyond the spread between runs. The herd's added reads all come within
-// a few milliseconds of the guessed end, when the pace's reads have
-// emptied the item's bucket; each one throttled used to stretch the
-// waiter's pace, so the waiters read on at two and four intervals
-// (observed without announcements: p99 1111-1437 ms against 671-941 at
-// the fixed pace). They still cost requests: those added reads are
-// throttled (observed: 3.8-4.5 requests per invocation and 28-34 %
-// throttled, against 3.5-3.6 and 17 % at the fixed pace).
+// see Blind): its median release-to-return no later than the fixed
+// pace's, beyond the spread between runs (the p99, one or two waiters, is
+// 650-750 ms in most runs and about 1 or 1.5 s in some, at either pace).
+// The herd's added reads all come within a few milliseconds of the
+// guessed end, when the pace's reads have emptied the item's bucket; each
+// one throttled used to stretch the waiter's pace, so the waiters read on
+// at two and four intervals (observed without announcements: median
+// 819-879 ms against 499-520 at the fixed pace, p99 1103-1172 against
+// 666-710). They still cost requests: those added reads are throttled
+// (observed: 3.8-4.5 requests per invocation and 28-34 % throttled,
+// against 3.5-3.6 and 17 % at the fixed pace).
 func TestHotHerdCIPredictionNoSlower(t *testing.T) {
 	const runs = 3
 	tests := []struct {
@@ -217,7 +219,7 @@ func TestHotHerdCIPredictionNoSlower(t *testing.T) {
 	sc := HotScenario{N: 100, Arrival: HotArrival / 10, Work: HerdWork, Warm: WarmHolds}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var req, thr, p99 [2]float64 // by blind
+			var req, thr, p50, p99 [2]float64 // by blind
 			for _, blind := range []bool{false, true} {
 				b := 0
 				if blind {
@@ -230,13 +232,14 @@ func TestHotHerdCIPredictionNoSlower(t *testing.T) {
 					r := ciHerdAt(t, c, mode, sc)
 					req[b] += r.RequestsPerInvocation() / runs
 					thr[b] += r.ThrottledShare() / runs
+					p50[b] += r.Latency.P50 / runs
 					p99[b] += r.Latency.P99 / runs
 				}
 			}
-			t.Logf("predictive: %.2f requests per invocation, %.1f%% throttled, p99 %.0f ms; fixed pace: %.2f, %.1f%%, %.0f ms",
-				req[0], 100*thr[0], p99[0], req[1], 100*thr[1], p99[1])
-			if p99[0] > 1.15*p99[1]+20 {
-				t.Errorf("predictive herd: release-to-return p99 %.0f ms; want no more than the fixed pace's %.0f ms (+15%% +20 ms)", p99[0], p99[1])
+			t.Logf("predictive: %.2f requests per invocation, %.1f%% throttled, release-to-return p50 %.0f ms, p99 %.0f ms; fixed pace: %.2f, %.1f%%, %.0f ms, %.0f ms",
+				req[0], 100*thr[0], p50[0], p99[0], req[1], 100*thr[1], p50[1], p99[1])
+			if p50[0] > 1.15*p50[1]+20 {
+				t.Errorf("predictive herd: release-to-return p50 %.0f ms; want no more than the fixed pace's %.0f ms (+15%% +20 ms)", p50[0], p50[1])
 			}
 		})
 	}
