@@ -171,11 +171,15 @@ const (
 	releaseEpisode = ", #failures = :failures, #notBefore = :notBefore, #failReason = :failReason, #failRecentUntil = :failRecentUntil"
 	releaseAnswer  = ", #answer = :answer"
 	releaseHolds   = ", #holdMean = :holdMean, #holdDev = :holdDev"
-	releaseCond    = "#rev = :rev AND (#rel = :false OR #result = :result)"
-	// A holder's failure release does not match an item an operator
-	// released: only the operator's own retry does (see
+	// A release writes only an item its revision has not released: the
+	// retry of an applied release fails the condition and is recognised
+	// (see releasedAlready), so it never moves #relAt, the time waiters
+	// judge the success's freshness by.
+	releaseCond = "#rev = :rev AND #rel = :false"
+	// An operator's force-release also replaces its holder's failure
+	// release, but not an operator's (its own retry; see
 	// [OperatorReleaseReason]).
-	releaseHolderFailureCond = "#rev = :rev AND (#rel = :false OR #result = :result AND NOT #failReason = :opReason)"
+	releaseOperatorCond = "#rev = :rev AND (#rel = :false OR #result = :result AND NOT #failReason = :opReason)"
 )
 
 // placeholders maps each name placeholder to its attribute.
@@ -367,13 +371,13 @@ func (s *DynamoStore) Release(ctx context.Context, req ReleaseRequest) (Item, er
 		values[":holdMean"], values[":holdDev"] = num(req.HoldMeanMs), num(req.HoldDevMs)
 	}
 	cond := releaseCond
-	if req.Result == Failure && !req.byOperator() {
-		cond = releaseHolderFailureCond
+	if req.byOperator() {
+		cond = releaseOperatorCond
 		values[":opReason"] = str(OperatorReleaseReason)
 	}
 	it, err := s.update(ctx, "release", req.Key, s.writeInput(req.Key, update, cond, values))
 	var ce *ConditionError
-	if errors.As(err, &ce) && ce.Current != nil && ownPublication(*ce.Current, req) {
+	if errors.As(err, &ce) && ce.Current != nil && (releasedAlready(*ce.Current, req) || ownPublication(*ce.Current, req)) {
 		return *ce.Current, nil
 	}
 	return it, err

@@ -330,9 +330,10 @@ func avString(m map[string]types.AttributeValue) string {
 const releaseSet = "SET #rel = :true, #relAt = :now, #result = :result, #resultRef = :ref, #resultFence = #fence, " +
 	"#failures = :failures, #notBefore = :notBefore, #failReason = :failReason, #failRecentUntil = :failRecentUntil"
 
-// holderFailureCond is the condition of a Failure release other than an
-// operator's: it does not match an item an operator released.
-const holderFailureCond = "#rev = :rev AND (#rel = :false OR #result = :result AND NOT #failReason = :opReason)"
+// holderReleaseCond is the condition of a release other than an
+// operator's: it matches only an item its revision has not released, so a
+// retry of an applied release writes nothing.
+const holderReleaseCond = "#rev = :rev AND #rel = :false"
 
 var releaseNames = map[string]string{"#rel": "isReleased", "#relAt": "releasedAtMs", "#result": "result",
 	"#resultRef": "resultRef", "#resultFence": "resultFence", "#fence": "fence", "#rev": "revision",
@@ -370,25 +371,26 @@ func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 					Failures: 2, NotBeforeMs: 9, FailReason: "upstream_429", FailRecentUntilMs: 11})
 			},
 			wantUpdate: releaseSet,
-			wantCond:   holderFailureCond,
+			wantCond:   holderReleaseCond,
 			wantNames:  releaseNames,
 			wantValues: map[string]types.AttributeValue{":true": avBool(true), ":now": avN("7"), ":result": avS("failure"),
-				":ref": avS("x"), ":rev": avS("r"), ":false": avBool(false), ":opReason": avS("operator_release"),
+				":ref": avS("x"), ":rev": avS("r"), ":false": avBool(false),
 				":failures": avN("2"), ":notBefore": avN("9"), ":failReason": avS("upstream_429"), ":failRecentUntil": avN("11")},
 		},
 		{
-			// An operator's force-release matches an item already released
-			// with failure: it clears a recent failure, or retries itself.
+			// An operator's force-release matches an item its holder
+			// released with failure: it clears a recent failure. Its own
+			// retry does not match, and writes nothing.
 			name: "release failure by an operator",
 			call: func(ctx context.Context, st *lockcore.DynamoStore) (lockcore.Item, error) {
 				return st.Release(ctx, lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Failure,
 					Failures: 2, FailReason: lockcore.OperatorReleaseReason})
 			},
 			wantUpdate: releaseSet,
-			wantCond:   "#rev = :rev AND (#rel = :false OR #result = :result)",
+			wantCond:   "#rev = :rev AND (#rel = :false OR #result = :result AND NOT #failReason = :opReason)",
 			wantNames:  releaseNames,
 			wantValues: map[string]types.AttributeValue{":true": avBool(true), ":now": avN("7"), ":result": avS("failure"),
-				":ref": avS(""), ":rev": avS("r"), ":false": avBool(false),
+				":ref": avS(""), ":rev": avS("r"), ":false": avBool(false), ":opReason": avS("operator_release"),
 				":failures": avN("2"), ":notBefore": avN("0"), ":failReason": avS("operator_release"), ":failRecentUntil": avN("0")},
 		},
 		{
@@ -399,11 +401,11 @@ func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 					Failures: 2, NotBeforeMs: 9, FailReason: "ignored", FailRecentUntilMs: 11})
 			},
 			wantUpdate: "SET #rel = :true, #relAt = :now, #result = :result, #resultRef = :ref, #resultFence = #fence",
-			wantCond:   holderFailureCond,
+			wantCond:   holderReleaseCond,
 			wantNames: map[string]string{"#rel": "isReleased", "#relAt": "releasedAtMs", "#result": "result",
-				"#resultRef": "resultRef", "#resultFence": "resultFence", "#fence": "fence", "#rev": "revision", "#failReason": "failReason"},
+				"#resultRef": "resultRef", "#resultFence": "resultFence", "#fence": "fence", "#rev": "revision"},
 			wantValues: map[string]types.AttributeValue{":true": avBool(true), ":now": avN("7"), ":result": avS("failure"),
-				":ref": avS(""), ":rev": avS("r"), ":false": avBool(false), ":opReason": avS("operator_release")},
+				":ref": avS(""), ":rev": avS("r"), ":false": avBool(false)},
 		},
 		{
 			name: "release success with an answer",
@@ -412,7 +414,7 @@ func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 					Answer: []byte("42"), Failures: 2, NotBeforeMs: 9, FailReason: "ignored", FailRecentUntilMs: 11})
 			},
 			wantUpdate: releaseSet + ", #answer = :answer",
-			wantCond:   "#rev = :rev AND (#rel = :false OR #result = :result)",
+			wantCond:   holderReleaseCond,
 			wantNames:  withName(releaseNames, "#answer", "answer"),
 			wantValues: map[string]types.AttributeValue{":true": avBool(true), ":now": avN("7"), ":result": avS("success"),
 				":ref": avS("x"), ":rev": avS("r"), ":false": avBool(false), ":answer": &types.AttributeValueMemberB{Value: []byte("42")},

@@ -147,8 +147,8 @@ func (s *MemoryStore) Release(ctx context.Context, req ReleaseRequest) (Item, er
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur := s.items[PartitionKey(req.Key)]
-	if cur == nil || cur.Revision != req.Revision || (cur.Released && cur.Result != req.Result) || overOperator(*cur, req) {
-		if cur != nil && ownPublication(*cur, req) {
+	if cur == nil || cur.Revision != req.Revision || (cur.Released && !replacesHolderFailure(*cur, req)) {
+		if cur != nil && (releasedAlready(*cur, req) || ownPublication(*cur, req)) {
 			return cloneItem(*cur), nil
 		}
 		return Item{}, &ConditionError{Op: "release", Current: clonePtr(cur)}
@@ -166,6 +166,22 @@ func (s *MemoryStore) Release(ctx context.Context, req ReleaseRequest) (Item, er
 func overOperator(cur Item, req ReleaseRequest) bool {
 	return cur.Released && cur.Result == Failure && cur.FailReason == OperatorReleaseReason &&
 		req.Result == Failure && !req.byOperator()
+}
+
+// replacesHolderFailure reports whether req is an operator's force-release
+// and cur, of req's revision, released, its holder's failure release,
+// which the operator's replaces (see [OperatorReleaseReason]).
+func replacesHolderFailure(cur Item, req ReleaseRequest) bool {
+	return req.byOperator() && cur.Released && cur.Result == Failure && cur.FailReason != OperatorReleaseReason
+}
+
+// releasedAlready reports whether cur, which failed req's condition, is
+// req's revision released with req.Result by req itself: an earlier attempt
+// was applied (its response lost), and its publication stands as it was
+// written, ReleasedAtMs included. A holder's Failure release is not, when
+// an operator released the revision (see overOperator).
+func releasedAlready(cur Item, req ReleaseRequest) bool {
+	return cur.Revision == req.Revision && cur.Released && cur.Result == req.Result && !overOperator(cur, req)
 }
 
 // released returns cur as an applied Release of req leaves it.

@@ -82,12 +82,10 @@ type Store interface {
 	Renew(ctx context.Context, req RenewRequest) (Item, error)
 
 	// Release publishes the holder's result, on condition that the item
-	// carries req.Revision and is either not released or already released
-	// with req.Result (so a retried release succeeds), except that a
-	// Failure release other than an operator's does not match an item
-	// released with [OperatorReleaseReason]. It sets Released =
-	// true, ReleasedAtMs = req.NowMs, Result, ResultRef, and ResultFence =
-	// Fence; and
+	// carries req.Revision and is not released, or, for an operator's
+	// force-release, released with Failure other than the operator's. It
+	// sets Released = true, ReleasedAtMs = req.NowMs, Result, ResultRef,
+	// and ResultFence = Fence; and
 	//   - with Success: Answer = req.Answer (none when empty), and ends the
 	//     failure episode: Failures = 0, NotBeforeMs = 0, FailReason = "",
 	//     FailRecentUntilMs = 0;
@@ -100,6 +98,14 @@ type Store interface {
 	//
 	// An Answer longer than [MaxAnswerBytes] is refused before writing with
 	// an error matching [ErrAnswerTooLarge].
+	//
+	// When the condition fails on an item of req.Revision released with
+	// req.Result, an earlier attempt of this release was applied (its
+	// response was lost): Release returns the item as it is, with a nil
+	// error, and writes nothing, so ReleasedAtMs stays the time of that
+	// first publication, from which newcomers judge a success's freshness.
+	// Not so for a holder's Failure release on an item released with
+	// [OperatorReleaseReason]: the operator's release stands.
 	//
 	// When the condition fails but the item shows req.Revision as
 	// PrevRevision and req.Result as PrevResult, this release was applied

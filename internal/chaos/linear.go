@@ -65,19 +65,26 @@ func apply(st lstate, in Intent) (bool, lstate) {
 		next.Beat++
 		return st.Exists && st.Rev == in.Rev && !st.Rel, next
 	case "release", "op-release", "release-unguarded":
-		// An operator's force-release is the same conditional write as
-		// the holder's: a failure at the revision the operator saw, with
-		// the episode's failures, no not-before, not recent. A holder's
-		// failure release does not match an item the operator released
-		// (lockcore.OperatorReleaseReason); the operator's own retry, and
-		// the broken holder's unguarded write (VariantStubborn), do.
+		// A holder's release matches only an item its revision has not
+		// released: the retry of an applied release is refused (the store
+		// recognises it), so it never moves RelAt. An operator's
+		// force-release, a failure at the revision the operator saw with
+		// the episode's failures, no not-before, not recent, also matches
+		// the holder's failure release, but not the operator's (its own
+		// retry). The broken holder's unguarded write (VariantStubborn)
+		// matches any release of its revision with its result.
 		next.Rel, next.Result, next.RelAt, next.ResFence = true, in.Result, in.NowMs, st.Fence
 		if !in.KeepEpisode {
 			next.Failures, next.NotBefore, next.RecentTill, next.Reason = in.Failures, in.NotBefore, in.RecentTill, in.Reason
 		}
-		overOperator := in.Op == "release" && in.Result == string(lockcore.Failure) &&
-			st.Rel && st.Result == in.Result && st.Reason == lockcore.OperatorReleaseReason
-		return st.Exists && st.Rev == in.Rev && (!st.Rel || st.Result == in.Result) && !overOperator, next
+		again := false
+		switch in.Op {
+		case "op-release":
+			again = st.Result == in.Result && st.Reason != lockcore.OperatorReleaseReason
+		case "release-unguarded":
+			again = st.Result == in.Result
+		}
+		return st.Exists && st.Rev == in.Rev && (!st.Rel || again), next
 	}
 	return false, st
 }

@@ -84,7 +84,8 @@ func (exactState) expect(_ op, _ *lockcore.Item, ref outcome) outcome { return r
 // that read the result attributes (fresh success, held-back failure, a
 // retried release) all test "released" as well, kept result attributes sit
 // only on items that are not released, and no condition reads the answer
-// (a kept one does survive a later Release without an answer). What this
+// (a kept one does survive a later Release without an answer, and any
+// Release that writes nothing: the retry of an applied one). What this
 // model takes on trust, the run on dynalite, which has none of these gaps,
 // checks exactly.
 func MinidynModel() ServerModel {
@@ -121,7 +122,7 @@ func (m *minidynState) expect(o op, prevRef *lockcore.Item, ref outcome) outcome
 				m.acquired(kept, last, o.acquire, ref.item)
 			}
 		case opRelease:
-			if prevRef == nil || prevRef.Revision == o.release.Revision {
+			if releaseWrites(prevRef, o.release) {
 				for _, f := range releaseSets {
 					delete(kept, f)
 				}
@@ -177,6 +178,16 @@ func (m *minidynState) acquired(kept map[string]reflect.Value, last *lockcore.It
 			kept[f] = v
 		}
 	}
+}
+
+// releaseWrites reports whether an answered Release of req wrote over prev,
+// the reference's item before it: its condition held, prev being of req's
+// revision and not released, or released by its holder with failure and req
+// an operator's force-release. A retry of an applied release writes nothing
+// (lockcore's releaseCond), and so does a recognised earlier publication.
+func releaseWrites(prev *lockcore.Item, req lockcore.ReleaseRequest) bool {
+	return prev != nil && prev.Revision == req.Revision && (!prev.Released ||
+		operatorRelease(req) && prev.Result == lockcore.Failure && prev.FailReason != lockcore.OperatorReleaseReason)
 }
 
 // releasedItem returns it as an applied Release of req leaves it, by the

@@ -59,6 +59,7 @@ func Run(t *testing.T, newStore func(t *testing.T) lockcore.Store, gaps ...Gap) 
 		{"RenewNeverShortens", testRenewNeverShortens},
 		{"Release", testRelease},
 		{"ReleaseRetry", testReleaseRetry},
+		{"ReleaseRetryKeepsPublicationTime", testReleaseRetryKeepsPublicationTime},
 		{"ReleaseRefused", testReleaseRefused},
 		{"ReleaseRecognisesOwnPublication", testReleaseRecognisesOwnPublication},
 		{"ReleaseSuccessEndsEpisode", testReleaseSuccessEndsEpisode},
@@ -916,6 +917,56 @@ func testReleaseRetry(t *testing.T, e *env) {
 	_, err = e.s.Release(ctx(t), other)
 	wantCondition(t, "Release(different result)", err, "release", &first)
 	wantItem(t, "Get() after refused Release", mustGet(t, e.s, k), first)
+}
+
+// testReleaseRetryKeepsPublicationTime checks that a release retried
+// later, its first attempt applied and its response lost, writes nothing:
+// the item keeps the first attempt's ReleasedAtMs, so a newcomer judges a
+// success's freshness from its publication, not from the last retry. So
+// for a holder's success or failure and an operator's force-release.
+func testReleaseRetryKeepsPublicationTime(t *testing.T, e *env) {
+	tests := []struct {
+		name string
+		rr   lockcore.ReleaseRequest
+	}{
+		{"success", lockcore.ReleaseRequest{Result: lockcore.Success, ResultRef: "s3://bucket/success"}},
+		{"success with answer", lockcore.ReleaseRequest{Result: lockcore.Success, ResultRef: "inline", Answer: []byte("42")}},
+		{"failure", lockcore.ReleaseRequest{Result: lockcore.Failure,
+			Failures: 1, NotBeforeMs: baseMs + 1500, FailReason: "upstream_5xx", FailRecentUntilMs: baseMs + 10_500}},
+		{"operator's force-release", lockcore.ReleaseRequest{Result: lockcore.Failure, FailReason: lockcore.OperatorReleaseReason}},
+	}
+	for i, tt := range tests {
+		k := e.key(fmt.Sprintf("case-%d", i))
+		mustAcquire(t, e.s, req(k, "holder", baseMs))
+		rr := tt.rr
+		rr.Key, rr.Revision, rr.NowMs = k, "holder", baseMs+500
+		first, err := e.s.Release(ctx(t), rr)
+		if err != nil {
+			t.Fatalf("Release(%s) = %v", tt.name, err)
+		}
+		retry := rr
+		retry.NowMs = baseMs + 900
+		got, err := e.s.Release(ctx(t), retry)
+		if err != nil {
+			t.Fatalf("Release(%s, retried 400 ms later) = %v, want nil: it was published", tt.name, err)
+		}
+		wantItem(t, fmt.Sprintf("Release(%s, retried 400 ms later)", tt.name), got, first)
+		wantItem(t, fmt.Sprintf("Get() after the retried Release(%s)", tt.name), mustGet(t, e.s, k), first)
+		if got.ReleasedAtMs != rr.NowMs {
+			t.Errorf("Release(%s, retried): ReleasedAtMs = %d, want the first publication's %d", tt.name, got.ReleasedAtMs, rr.NowMs)
+		}
+		if rr.Result != lockcore.Success {
+			continue
+		}
+		// A newcomer whose fresh-success window began after the
+		// publication, but before the retry, acquires.
+		nr := req(k, "newcomer", baseMs+1000)
+		nr.FreshSuccessSinceMs = baseMs + 600
+		if got, err := e.s.Acquire(ctx(t), nr); err != nil || got.Revision != "newcomer" {
+			t.Errorf("Acquire(%s, fresh since after the publication, before the retry) = revision %q, %v, want acquired",
+				tt.name, got.Revision, err)
+		}
+	}
 }
 
 func testReleaseRefused(t *testing.T, e *env) {
