@@ -83,6 +83,15 @@ func (p publication) takeableAt(t time.Time, fresh time.Duration) bool {
 	return p.at.UnixMilli() >= since
 }
 
+// shortFollowerSlack is how much sooner than its leader's a follower's
+// wait must end before it tries the lock itself (see join). Invocations
+// that a burst starts together have deadlines a few milliseconds apart;
+// without the slack, the ones whose deadline came a little sooner would
+// each poll the store for the whole burst. The cost: a held-back failure
+// whose not-before falls in the last second of the leader's wait reaches
+// such a follower as a wait timeout at its own limit.
+const shortFollowerSlack = time.Second
+
 func newCoalescer() *coalescer {
 	return &coalescer{flights: make(map[lockcore.Key]*flight)}
 }
@@ -91,14 +100,15 @@ func newCoalescer() *coalescer {
 // ends at until, leads it. A leader must land the flight, whatever
 // happens (also on panic), or its followers wait until their own
 // deadlines. It returns nil when the flight's leader waits on the store
-// (holds nothing yet) past until: a held-back failure that the leader
-// waits out can be past the caller's limit, and a waiter on the store
-// with that limit is told so at once, so the caller tries the lock itself.
+// (holds nothing yet) more than shortFollowerSlack past until: a held-back
+// failure that the leader waits out can be past the caller's limit, and a
+// waiter on the store with that limit is told so at once, so the caller
+// tries the lock itself.
 func (co *coalescer) join(key lockcore.Key, until time.Time) (f *flight, leader bool) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	if f, ok := co.flights[key]; ok {
-		if !f.holding && until.Before(f.until) {
+		if !f.holding && until.Before(f.until.Add(-shortFollowerSlack)) {
 			return nil, false
 		}
 		return f, false

@@ -118,6 +118,11 @@ func TestCoalescerShortFollowerOfAWaitingLeader(t *testing.T) {
 	if g, lead := co.join(coKey, now.Add(10*time.Second)); g != f || lead {
 		t.Errorf("join() with the leader's limit = %p, %v; want the flight, false", g, lead)
 	}
+	// A burst's invocations have deadlines milliseconds apart: one whose
+	// limit is a little sooner still follows, rather than poll the store.
+	if g, lead := co.join(coKey, now.Add(10*time.Second-20*time.Millisecond)); g != f || lead {
+		t.Errorf("join() with a limit 20 ms before the leader's = %p, %v; want the flight, false", g, lead)
+	}
 	f.leaderHolds()
 	if g, lead := co.join(coKey, now.Add(5*time.Second)); g != f || lead {
 		t.Errorf("join() with an earlier limit while the leader holds = %p, %v; want the flight, false", g, lead)
