@@ -88,11 +88,11 @@ func (l *Lock) late(ctx context.Context, until time.Time) bool {
 }
 
 // settleContext returns the context of settle's first read: it survives
-// ctx's cancellation and the wait's end, and lasts max(poll interval, 1s),
-// no longer than a release may take (see releaseContext), but at least
-// 100ms.
+// ctx's cancellation and the wait's end, and lasts max(poll interval, 1s,
+// the call timeout), no longer than a release may take (see
+// releaseContext), but at least 100ms.
 func (l *Lock) settleContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	budget := min(max(l.o.pollInterval, time.Second), l.o.releaseTimeout)
+	budget := min(max(l.o.pollInterval, time.Second, l.callTimeout()), l.o.releaseTimeout)
 	if dl, ok := ctx.Deadline(); ok {
 		budget = min(budget, time.Until(dl))
 	}
@@ -151,8 +151,15 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 	}
 	sent := time.Now()
 	it, err := l.store.Acquire(callCtx, req)
+	l.learn(sent, 0, false, err)
 	if err != nil {
 		var ce *ConditionError
+		if isRefusal(err) {
+			// Refused before it was applied (see ErrStoreRefused):
+			// nothing to settle, and nothing to wait for.
+			l.logAt(slog.LevelWarn, "lock acquire refused by the store", slog.String("error", err.Error()))
+			return false, nil, &AcquireError{Reason: ReasonStore, Revision: req.Revision, Cause: err}
+		}
 		if errors.As(err, &ce) {
 			a.tried.note(req.Revision, sent, maxHold, takeover)
 			return false, ce.Current, nil
@@ -203,10 +210,12 @@ func (l *Lock) startHold(ctx context.Context, it Item, sent time.Time, maxHold t
 
 // tookOverAbandoned reports whether it, as a waiter's acquisition wrote
 // it, took over an abandoned lease: neither the attempt after a published
-// failure nor an acquisition of a lock whose holder published a success
-// that was no longer news to the wait.
+// failure, nor an acquisition of a lock whose holder published a success
+// that was no longer news to the wait, nor one of an absent item (no
+// holder before it: a wait whose first read got no answer in time, or was
+// throttled, and then found the key free).
 func tookOverAbandoned(it Item) bool {
-	return it.PrevResult != Success && !acquiredAfterFailure(it)
+	return it.PrevRevision != "" && it.PrevResult != Success && !acquiredAfterFailure(it)
 }
 
 // acquiredAfterFailure reports whether it, as an acquisition wrote it,

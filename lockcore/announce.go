@@ -209,14 +209,17 @@ func (w *waiter) announcementTurn() bool {
 	return true
 }
 
-// pollAnnouncement reads the waiter's shard once, within one attempt
-// timeout; done is true when it shows a success the wait may take (see
+// pollAnnouncement reads the waiter's shard once, within one call timeout
+// (see calltimeout.go); done is true when it shows a success the wait may take (see
 // accepts), and res is then the Released result.
 func (w *waiter) pollAnnouncement() (res WaitResult, done bool) {
 	l := w.l
-	ctx, cancel := context.WithTimeout(w.callCtx, l.o.attemptTimeout)
-	defer cancel()
-	a, found, err := l.ann.GetAnnouncement(ctx, l.key, w.shard)
+	var a Announcement
+	var found bool
+	err := l.timedCall(w.callCtx, time.Time{}, func(ctx context.Context) (err error) {
+		a, found, err = l.ann.GetAnnouncement(ctx, l.key, w.shard)
+		return err
+	})
 	w.polls++
 	switch {
 	case err != nil:
@@ -268,7 +271,7 @@ func (w *waiter) relay(it Item) {
 		return
 	}
 	l := w.l
-	ctx, cancel := context.WithTimeout(w.callCtx, l.o.attemptTimeout)
+	ctx, cancel := context.WithTimeout(w.callCtx, l.callTimeout())
 	defer cancel()
 	applied, err := l.ann.Announce(ctx, a)
 	l.logAt(slog.LevelDebug, "lock success relayed to an announcement", slog.Int("shard", w.shard),

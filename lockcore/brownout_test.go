@@ -22,15 +22,17 @@ func (clientTimeout) Temporary() bool { return true }
 // brownoutStore is a remote store in a brownout: until its end, the server
 // answers every call after slow, well past the client's per-attempt timeout;
 // then after fast. The server applies a call halfway through its answer
-// time; the client gives up at its timeout or when the call's context ends,
-// whether or not the call was applied.
+// time; the client gives up at its timeout (0: it has none, only the call's
+// context bounds it) or when the call's context ends, whether or not the
+// call was applied.
 type brownoutStore struct {
-	mem     *lockcore.MemoryStore
-	slow    func(time.Time) time.Duration // the answer time then; 0 outside a brownout
-	fast    time.Duration
-	timeout time.Duration // the client's per-attempt timeout
-	calls   atomic.Int64
-	applied atomic.Int64 // calls applied whose answer the client did not get
+	mem      *lockcore.MemoryStore
+	slow     func(time.Time) time.Duration // the answer time then; 0 outside a brownout
+	fast     time.Duration
+	timeout  time.Duration // the client's per-attempt timeout; 0: none
+	calls    atomic.Int64
+	applied  atomic.Int64 // calls applied whose answer the client did not get
+	acquires atomic.Int64 // Acquire calls
 }
 
 // call runs apply as the server does, and returns its error, or the
@@ -40,6 +42,17 @@ func (s *brownoutStore) call(ctx context.Context, apply func() error) error {
 	d := s.fast
 	if slow := s.slow(time.Now()); slow > 0 {
 		d = slow
+	}
+	if s.timeout == 0 {
+		if err := roundTrip(ctx, d/2); err != nil {
+			return err
+		}
+		err := apply()
+		if rerr := roundTrip(ctx, d-d/2); rerr != nil {
+			s.applied.Add(1)
+			return rerr
+		}
+		return err
 	}
 	if d/2 >= s.timeout {
 		if err := roundTrip(ctx, s.timeout); err != nil {
@@ -67,6 +80,7 @@ func (s *brownoutStore) call(ctx context.Context, apply func() error) error {
 }
 
 func (s *brownoutStore) Acquire(ctx context.Context, r lockcore.AcquireRequest) (it lockcore.Item, err error) {
+	s.acquires.Add(1)
 	err = s.call(ctx, func() error { it, err = s.mem.Acquire(context.WithoutCancel(ctx), r); return err })
 	return it, err
 }

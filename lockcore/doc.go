@@ -59,9 +59,22 @@
 // are not retried by the SDK (the lock paces itself, and no SDK backoff
 // sleeps away a lease), there is no client-side retry quota (so a throttle
 // storm cannot leave the release without retries), and renewals and
-// releases make one attempt per call, each bounded by [WithAttemptTimeout]
-// and retried by the lock within the lease's validity or the release
-// timeout. What the lock expects of the client is therefore little, and
+// releases make one attempt per call, each bounded by the call timeout and
+// retried by the lock within the lease's validity or the release timeout.
+//
+// The call timeout follows the table's latency, as TCP's retransmission
+// timer follows its round trips: SRTT + 4·RTTVAR over the answers the
+// store gave, twice the last timeout after a call that got none, never
+// below [WithAttemptTimeout] and never above the renewal interval, so that
+// a slow table is slow, not down, and renewals are heard before the lease
+// ends. The estimate is kept per store, so the invocations one execution
+// environment serves share it. A request that DynamoDB refused as not
+// applied (a missing table, a denied permission, a validation error) is
+// not retried or settled: the call fails at once with an error matching
+// [ErrStoreRefused]; [DynamoStore.CheckTable] finds such a
+// misconfiguration at initialisation.
+//
+// What the lock expects of the client is therefore little, and
 // the example does this:
 //
 //   - one client per process, shared by the lock and the handler;

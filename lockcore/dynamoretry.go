@@ -129,8 +129,11 @@ func isDynamoThrottle(err error) bool {
 }
 
 // storeError wraps a DynamoDB error of operation op, marking throttles with
-// [ErrThrottled].
+// [ErrThrottled] and refusals with [ErrStoreRefused] (see dynamoRefusal).
 func storeError(op string, err error) error {
+	if code, ok := dynamoRefusal(err); ok {
+		return &refusal{op: op, code: code, err: err}
+	}
 	if isDynamoThrottle(err) {
 		return fmt.Errorf("lockcore: dynamodb %s: %w: %w", op, ErrThrottled, err)
 	}

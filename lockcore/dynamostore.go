@@ -87,6 +87,7 @@ type DynamoStore struct {
 	table string
 	retry retryers
 	hot   *HotKeys // the Locks' memory of hot keys (see HotKeys)
+	lat   latency  // the Locks' estimate of the table's round trips (see calltimeout.go)
 }
 
 var _ Store = (*DynamoStore)(nil)
@@ -110,6 +111,8 @@ func NewDynamoStore(client DynamoAPI, table string) (*DynamoStore, error) {
 }
 
 func (s *DynamoStore) hotKeys() *HotKeys { return s.hot }
+
+func (s *DynamoStore) latency() *latency { return &s.lat }
 
 // Table returns the name of the store's table.
 func (s *DynamoStore) Table() string { return s.table }

@@ -57,6 +57,17 @@ var (
 	// of this burst failed, and waiting on would only repeat the failure.
 	ErrHolderFailed = errors.New("lockcore: holder failed")
 
+	// ErrStoreRefused is matched by a store error that proves the request
+	// was not applied and that retrying it at once would not help: a
+	// missing table, a denied permission, a request the store finds
+	// invalid, unrecognised credentials (DynamoDB's 4xx other than a
+	// failed condition and throttling). The lock does not settle or retry
+	// it: the call fails at once, an acquire or a wait with an
+	// *[AcquireError] of [ReasonStore]. The error names the store's error
+	// code, not its message, which can name accounts and roles. A [Store]
+	// of another kind returns an error matching it for the same cases.
+	ErrStoreRefused = errors.New("lockcore: refused by the store")
+
 	// ErrConfig is matched by every configuration error of [New],
 	// [NewDynamoStore] and [CheckStore]: a blank field, a nil store or
 	// client (also a typed nil, such as the *DynamoStore of a

@@ -244,6 +244,13 @@ func (l *Lock) renewTurn(h *hold, validUntil time.Time, interval time.Duration, 
 		return time.Time{}, true // renew dropped the hold and counted it
 	case h.ctx.Err() != nil && errors.Is(context.Cause(h.ctx), ErrReleased):
 		return time.Time{}, true
+	case isRefusal(err):
+		// Refused (a permission withdrawn, say): the same request would
+		// be refused again at once, so try again on the schedule only,
+		// in case the table is set right meanwhile.
+		*failures++
+		l.logAt(slog.LevelWarn, "lock renewal refused by the store", slog.String("error", err.Error()))
+		return sent.Add(interval), false
 	default:
 		*failures++
 		if isThrottled(err) {
@@ -288,19 +295,19 @@ func (l *Lock) Renew(ctx context.Context) error {
 }
 
 // renew is the keeper's renewal: one attempt bounded by validity and by
-// the attempt timeout, and cancelled by Release.
+// the call timeout (see calltimeout.go), and cancelled by Release.
 func (l *Lock) renew(h *hold, validUntil time.Time) error {
-	ctx, cancel := context.WithDeadline(context.WithoutCancel(h.ctx), minTime(validUntil, time.Now().Add(l.o.attemptTimeout)))
+	stopped, cancel := context.WithCancel(context.WithoutCancel(h.ctx))
 	defer cancel()
 	go func() { // Release stops the keeper mid-renewal
 
 		select {
 		case <-h.stop:
 			cancel()
-		case <-ctx.Done():
+		case <-stopped.Done():
 		}
 	}()
-	return l.renewWith(ctx, h)
+	return l.timedCall(stopped, validUntil, func(ctx context.Context) error { return l.renewWith(ctx, h) })
 }
 
 func (l *Lock) renewWith(ctx context.Context, h *hold) error {

@@ -43,6 +43,7 @@ type Lock struct {
 	o             options
 	hot           *HotKeys  // nil: no memory of hot keys
 	ann           Announcer // nil: no announcements
+	rtt           *latency  // the store's round trips (see calltimeout.go)
 
 	mu   sync.Mutex // guards hold and last
 	hold *hold      // the current hold, nil when the lock is not held
@@ -101,6 +102,7 @@ func New(store Store, p Params, opts ...Option) (*Lock, error) {
 		remaining:     p.RemainingTime,
 		o:             o,
 		hot:           o.hotKeys,
+		rtt:           latencyOf(store),
 	}
 	if hk, ok := store.(hotKeyed); ok && !o.hotKeysSet {
 		l.hot = hk.hotKeys()

@@ -25,6 +25,8 @@ type MemoryStore struct {
 	hot   *HotKeys         // the Locks' memory of hot keys (see HotKeys); not part of any item
 
 	announced map[string]Announcement // by AnnouncementKey; guarded by mu
+
+	lat latency // the Locks' estimate of the round trips (see calltimeout.go); not part of any item
 }
 
 var (
@@ -38,6 +40,8 @@ func NewMemoryStore() *MemoryStore {
 }
 
 func (s *MemoryStore) hotKeys() *HotKeys { return s.hot }
+
+func (s *MemoryStore) latency() *latency { return &s.lat }
 
 // Acquire implements [Store.Acquire].
 func (s *MemoryStore) Acquire(ctx context.Context, req AcquireRequest) (Item, error) {

@@ -45,9 +45,10 @@ const (
 	// DefaultReleaseTimeout bounds one release, all attempts included; the
 	// context's deadline bounds it further.
 	DefaultReleaseTimeout = 10 * time.Second
-	// DefaultAttemptTimeout bounds one attempt of a renewal, a release or
-	// a poll; the lock retries a renewal until its validity ends and a
-	// release until its budget ends.
+	// DefaultAttemptTimeout is the least time one attempt of a renewal, a
+	// release or a poll may take (more when the store answers slowly, see
+	// [WithAttemptTimeout]); the lock retries a renewal until its
+	// validity ends and a release until its budget ends.
 	DefaultAttemptTimeout = 500 * time.Millisecond
 	// DefaultTTL is how long after acquisition the item's TTL attribute
 	// lets DynamoDB delete an idle lock item. It is clean-up only: expiry
@@ -246,7 +247,11 @@ func WithHotKeys(h *HotKeys) Option {
 	return func(o *options) { o.hotKeys, o.hotKeysSet = h, true }
 }
 
-// WithAttemptTimeout bounds one attempt of a renewal, a release or a poll.
+// WithAttemptTimeout sets the least time one store call of a renewal, a
+// release, a poll or a read may take. Each call allows more when the
+// store answers slowly: SRTT + 4·RTTVAR over the store's answers, doubled
+// after a call that got none, never below d and never above the renewal
+// interval (see the package documentation).
 // A renewal is retried until the lease's validity ends and a release until
 // its timeout ([WithReleaseTimeout]) ends, so one hung request never costs
 // the lease. Default [DefaultAttemptTimeout].

@@ -16,23 +16,29 @@ const (
 )
 
 // readFirst is the first request of [WithReadFirst]: one strongly
-// consistent read, ending by until (when not zero) and within one attempt
-// timeout. A lock held by a live holder is waited
-// for without a write, a fresh success is returned, and a throttled read
-// (a herd is on the item) leads to waiting too; anything else (absent,
-// released, lapsed, or a store error) goes on to the conditional write,
-// which decides on the item as it then is.
+// consistent read, ending by until (when not zero) and within one call
+// timeout (see calltimeout.go). A lock held by a live holder is waited for
+// without a write, a fresh success is returned, and a read that was
+// throttled (a herd is on the item) or got no answer in time (a slow
+// table, where every invocation writing would only add to the load) leads
+// to waiting too: the wait reads again. A refusal (see [ErrStoreRefused])
+// is returned as it is, for the call to fail at once. Anything else
+// (absent, released, lapsed, or another store error) goes on to the
+// conditional write, which decides on the item as it then is.
 func (l *Lock) readFirst(ctx context.Context, until time.Time) (firstStep, *Item, error) {
-	by := time.Now().Add(l.o.attemptTimeout)
-	if !until.IsZero() {
-		by = minTime(by, until)
-	}
-	rctx, cancel := context.WithDeadline(ctx, by)
-	defer cancel()
-	it, found, err := l.store.Get(rctx, l.key)
+	var it Item
+	var found bool
+	err := l.timedCall(ctx, until, func(rctx context.Context) (err error) {
+		it, found, err = l.store.Get(rctx, l.key)
+		return err
+	})
 	switch {
 	case err != nil && isThrottled(err):
 		l.count(MetricLockThrottled, 1)
+		return stepWait, nil, err
+	case err != nil && isRefusal(err):
+		return stepAcquire, nil, err
+	case err != nil && isTimeout(err) && ctx.Err() == nil:
 		return stepWait, nil, err
 	case err != nil || !found:
 		return stepAcquire, nil, nil

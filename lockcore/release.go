@@ -11,10 +11,10 @@ import (
 
 // Release stops renewal, then publishes result and ref on the item and frees
 // the lock, retrying with capped exponential backoff and jitter within the
-// time the invocation has left, each attempt bounded by the attempt
-// timeout; throttled attempts, and attempts that got no answer in time (a
-// brownout: the next attempt allows up to four times the attempt timeout),
-// are retried sooner and do not count against the release attempts (the
+// time the invocation has left, each attempt bounded by the call timeout,
+// which follows the store's latency (never below [WithAttemptTimeout]);
+// throttled attempts, and attempts that got no answer in time (a
+// brownout: the next attempt allows twice as long), are retried sooner and do not count against the release attempts (the
 // release timeout bounds them). Publish [Success] only after the data that
 // waiters will read is stored, or with that data itself ([WithAnswer]):
 // waiters that see it read it instead of fetching again. [Failure] lets one
@@ -111,11 +111,12 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 			}
 			req.NowMs = l.nowMs()
 		}
-		// In a brownout, a longer attempt may get the answer: up to four
-		// times the attempt timeout.
-		actx, cancelAttempt := context.WithTimeout(ctx, l.o.attemptTimeout<<min(slow, 2))
-		_, err := l.store.Release(actx, req)
-		cancelAttempt()
+		// In a brownout, the call timeout follows the store's latency
+		// (see calltimeout.go): a longer attempt gets the answer.
+		err := l.timedCall(ctx, time.Time{}, func(actx context.Context) error {
+			_, err := l.store.Release(actx, req)
+			return err
+		})
 		if err == nil {
 			l.millis(MetricLockHoldDuration, time.Since(h.start))
 			l.logAt(slog.LevelDebug, "lock released", slog.Int64("fence", h.fence), slog.String("result", string(result)))
@@ -140,7 +141,7 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 			slow++
 		}
 		l.logAt(slog.LevelDebug, "lock release attempt failed", slog.Int("attempt", attempt+1), slog.Any("error", err))
-		if ctx.Err() != nil || errors.Is(err, ErrItemTooLarge) || failures-throttles-slow >= l.o.releaseAttempts {
+		if ctx.Err() != nil || isRefusal(err) || failures-throttles-slow >= l.o.releaseAttempts {
 			break
 		}
 	}

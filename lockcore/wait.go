@@ -96,6 +96,13 @@ type WaitResult struct {
 // second, and the release timeout, within ctx's deadline): the call may
 // return that much after the limit.
 //
+// A request the store refused as not applied (a missing table, a denied
+// permission: see [ErrStoreRefused]) ends the call at once, Failed with an
+// *[AcquireError] of [ReasonStore]; nothing is settled or retried. A store
+// that answers slowly is waited on: every call allows the latency the
+// store shows (see [WithAttemptTimeout]), and a first read that gets no
+// answer in time leads to waiting, as a throttled one does, not to a write.
+//
 // A throttled first acquire or poll is not a failure: the store throttles
 // when a herd fills the item's capacity, so the invocation waits, polling
 // less often while throttled; if the wait runs out meanwhile, err matches
@@ -141,12 +148,17 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		step, cur, err = l.readFirst(ctx, limit)
 		looked = cur
 		l.noteFirst(step, err)
+		if isRefusal(err) {
+			return l.refused(err)
+		}
 	}
 	var tried tries // the wait's attempts that did not acquire (see ownattempt.go)
 	if step == stepAcquire {
 		var acquired bool
 		acquired, cur, err = l.acquire(ctx, attempt{until: limit, herd: true, tried: &tried})
 		switch {
+		case isRefusal(err):
+			return l.refused(err)
 		case err != nil && !isThrottled(err):
 			l.count(MetricLockAcquisitionError, 1)
 			l.count(MetricLockAcquisitionFailed, 1)
@@ -181,8 +193,11 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 	if l.ann != nil {
 		w.shard = rand.IntN(l.o.announceShards)
 	}
-	if err != nil { // throttled: a herd is on the item, and its holder may be about to publish
+	switch {
+	case isThrottled(err): // a herd is on the item, and its holder may be about to publish
 		w.lastErr, w.throttles = err, 1
+	case err != nil: // the first read got no answer in time
+		w.note(err)
 	}
 	w.saw(looked)
 	w.saw(cur)
@@ -263,6 +278,9 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 		}
 		it, found, err := w.poll()
 		wake = w.next(time.Now()) // after poll, which keeps the pace
+		if isRefusal(err) {
+			return WaitResult{Outcome: Failed}, &AcquireError{Reason: ReasonStore, Cause: err}
+		}
 		if err != nil {
 			continue
 		}
@@ -280,7 +298,7 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 		acquired, cur, err := l.acquire(w.ctx, attempt{until: w.deadline, observed: v.observed, takeover: true, herd: true, tried: &w.tried})
 		var ae *AcquireError
 		switch {
-		case errors.As(err, &ae) && ae.Reason == ReasonNoTimeLeft:
+		case errors.As(err, &ae) && ae.Reason == ReasonNoTimeLeft, isRefusal(err):
 			return WaitResult{Outcome: Failed}, err
 		case err != nil:
 			w.note(err)
@@ -529,13 +547,16 @@ func releasedResult(it Item) WaitResult {
 	return res
 }
 
-// poll reads the item once, within one attempt timeout, and keeps the
-// pace: a throttled read stretches the next interval, a served one resets
-// it.
+// poll reads the item once, within one call timeout (see calltimeout.go),
+// and keeps the pace: a throttled read stretches the next interval, a
+// served one resets it.
 func (w *waiter) poll() (Item, bool, error) {
-	ctx, cancel := context.WithTimeout(w.callCtx, w.l.o.attemptTimeout)
-	defer cancel()
-	it, found, err := w.l.store.Get(ctx, w.l.key)
+	var it Item
+	var found bool
+	err := w.l.timedCall(w.callCtx, time.Time{}, func(ctx context.Context) (err error) {
+		it, found, err = w.l.store.Get(ctx, w.l.key)
+		return err
+	})
 	w.polls++
 	switch {
 	case err == nil:

@@ -19,6 +19,11 @@ type Results struct {
 	RealHot []HotResult `json:"realHotKey,omitempty"`
 	// Handoffs is figure 11: handoffs to a few waiters on Dynoxide.
 	Handoffs []HandoffResult `json:"handoffs,omitempty"`
+	// Brownout is figure 12: herds on a table that answers slowly (see
+	// BrownoutAnswers), on Dynoxide and simulated, and BrownoutHolds its
+	// long holds.
+	Brownout      []HotResult          `json:"brownout,omitempty"`
+	BrownoutHolds []BrownoutHoldResult `json:"brownoutHolds,omitempty"`
 	// Issue23 is issue 23's target table, as the run ends with it.
 	Issue23   []TargetRow       `json:"issue23Targets,omitempty"`
 	Abandoned []AbandonedResult `json:"abandoned"`

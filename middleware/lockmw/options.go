@@ -68,6 +68,7 @@ type options struct {
 	panicAsError bool
 	noCoalesce   bool
 	maxAnswer    int
+	tableCheck   bool
 }
 
 // WithLockGroup sets the lock group, the kind of resource the lock ids name.
@@ -165,6 +166,43 @@ func WithTracer(t Tracer) Option {
 // handler get an error matching [ErrNoAnswer].
 func WithMaxAnswerBytes(n int) Option {
 	return func(o *options) { o.maxAnswer = n }
+}
+
+// WithTableCheck makes [New], [NewHandlers], [Wrap] and [WrapHandlers]
+// check the store's table once, when they are called (at initialisation,
+// outside the handler): it exists, has the lock's key schema, and its TTL
+// deletes by lockcore.AttrTTL (see lockcore.DynamoStore.CheckTable). A
+// failed check is a configuration error naming what is wrong, so a
+// function deployed against a missing or wrong table fails at once with
+// it (New returns it; Wrap's handler returns it on every invocation)
+// rather than on its first lock call. The store must have a
+// CheckTable(context.Context) error method, as *lockcore.DynamoStore does;
+// the check allows itself 5 s, and the role needs dynamodb:DescribeTable
+// and dynamodb:DescribeTimeToLive. Default: off, no such calls.
+func WithTableCheck() Option {
+	return func(o *options) { o.tableCheck = true }
+}
+
+// tableCheckTimeout bounds WithTableCheck's calls.
+const tableCheckTimeout = 5 * time.Second
+
+// tableChecker is a store that can check its table (see WithTableCheck).
+type tableChecker interface {
+	CheckTable(ctx context.Context) error
+}
+
+// checkTable runs WithTableCheck's check on store.
+func checkTable(store lockcore.Store) error {
+	tc, ok := store.(tableChecker)
+	if !ok {
+		return fmt.Errorf("WithTableCheck: the store (%T) has no CheckTable method", store)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), tableCheckTimeout)
+	defer cancel()
+	if err := tc.CheckTable(ctx); err != nil {
+		return fmt.Errorf("WithTableCheck: %w", err)
+	}
+	return nil
 }
 
 // check reports the errors of the settings.

@@ -52,6 +52,11 @@ func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store,
 	if err := checkLockOptions(o.lockOpts); err != nil {
 		errs = append(errs, err)
 	}
+	if o.tableCheck && lockcore.CheckStore(store) == nil {
+		if err := checkTable(store); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, errors.Join(errs...))
 	}

@@ -8,8 +8,10 @@
 // -figures 8 runs only the hot-key herds (with the uncontended figure, which
 // always runs), -hot-n chooses their sizes; figure 10 is the hot-key herd
 // on real servers (Dynoxide behind the capacity model), -real-n its size;
-// figure 11 the handoffs to a few waiters on Dynoxide. The run ends with
-// issue 23's target table.
+// figure 11 the handoffs to a few waiters on Dynoxide; figure 12 the
+// brownout (every answer after 700 ms, then 1.5 s): herds on Dynoxide
+// (-brownout-n) and simulated (-brownout-sim-n), and a 20 s hold. The run
+// ends with issue 23's target table.
 //
 // Run it from the repository root: the cold-start and CPU figures build and
 // test packages of the module. It needs the pinned Dynoxide package and
@@ -42,9 +44,11 @@ func main() {
 	coldTrials := flag.Int("cold-trials", 5, "cold starts per binary")
 	benchtime := flag.String("benchtime", "300ms", "-benchtime of the CPU benchmarks")
 	readCap := flag.Float64("read-cap", 500, "the peak reads per second on the item that the herd rows check against")
-	figures := flag.String("figures", "1,2,3,4,5,6,7,8,9,10,11", "the figures to run, comma-separated")
+	figures := flag.String("figures", "1,2,3,4,5,6,7,8,9,10,11,12", "the figures to run, comma-separated")
 	hotN := flag.String("hot-n", "200,1000,3000,10000", "herd sizes of the hot-key figure (8), comma-separated")
 	realN := flag.Int("real-n", 3000, "herd size of the real-server hot-key figure (10)")
+	brownoutN := flag.Int("brownout-n", 200, "herd size of the brownout figure (12) on Dynoxide")
+	brownoutSimN := flag.Int("brownout-sim-n", 10000, "herd size of the simulated brownout figure (12); 0: not run")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("bench: ")
@@ -53,12 +57,13 @@ func main() {
 	for _, f := range strings.Split(*figures, ",") {
 		only[strings.TrimSpace(f)] = true
 	}
-	if err := run(*out, *rounds, *trials, *coldTrials, *benchtime, *readCap, only, *hotN, *realN); err != nil {
+	if err := run(*out, *rounds, *trials, *coldTrials, *benchtime, *readCap, only, *hotN, *realN, [2]int{*brownoutN, *brownoutSimN}); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(out string, rounds, trials, coldTrials int, benchtime string, readCap float64, only map[string]bool, hotN string, realN int) error {
+// brownoutN is the brownout figure's herd sizes: on Dynoxide, simulated.
+func run(out string, rounds, trials, coldTrials int, benchtime string, readCap float64, only map[string]bool, hotN string, realN int, brownoutN [2]int) error {
 	ctx := context.Background()
 	start := time.Now()
 	root, err := moduleRoot()
@@ -208,6 +213,22 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 		}
 	}
 
+	if only["12"] {
+		step(fmt.Sprintf("12 brownout: herds of %d on Dynoxide and %d simulated, every answer after %v", brownoutN[0], brownoutN[1], bench.BrownoutAnswers))
+		herds, hold, err := bench.RunRealBrownout(ctx, env, brownoutN[0])
+		if err != nil {
+			return err
+		}
+		r.Brownout, r.BrownoutHolds = herds, []bench.BrownoutHoldResult{hold}
+		if brownoutN[1] > 0 {
+			herds, hold, err := bench.RunSimBrownout(ctx, root, brownoutN[1])
+			if err != nil {
+				return err
+			}
+			r.Brownout, r.BrownoutHolds = append(r.Brownout, herds...), append(r.BrownoutHolds, hold)
+		}
+	}
+
 	r.WallSeconds = time.Since(start).Seconds()
 	r.Machine.LoadAvgEnd = loadavg()
 	r.Issue23 = bench.Issue23Rows(r)
@@ -253,6 +274,13 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 		fmt.Printf("\nhandoffs on Dynoxide: %d episodes on one key, %d waiters arriving %v after each acquire:\n\n",
 			handoffEpisodes, handoffWaiters, bench.HandoffArrival)
 		if err := bench.WriteHandoffTable(os.Stdout, r.Handoffs); err != nil {
+			return err
+		}
+	}
+	if len(r.Brownout) > 0 || len(r.BrownoutHolds) > 0 {
+		fmt.Printf("\nbrownout: every answer late (the request applied halfway), attempt timeout %v, herds over %v, holder works %v, each invocation a new execution environment:\n\n",
+			lockcore.DefaultAttemptTimeout, bench.HotArrival, bench.HerdWork)
+		if err := bench.WriteBrownoutTable(os.Stdout, r.Brownout, r.BrownoutHolds); err != nil {
 			return err
 		}
 	}

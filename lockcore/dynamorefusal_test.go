@@ -1,0 +1,69 @@
+package lockcore_test
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/herdlock/herdlock/lockcore"
+)
+
+// withStatus wraps err as the SDK delivers an error answered with HTTP
+// status code.
+func withStatus(code int, err error) error {
+	return &awshttp.ResponseError{ResponseError: &smithyhttp.ResponseError{
+		Response: &smithyhttp.Response{Response: &http.Response{StatusCode: code}}, Err: err}}
+}
+
+// DynamoStore tells a refused request (a 4xx that says it was not applied)
+// from a throttle and from an unknown outcome, on every operation: a
+// refusal matches ErrStoreRefused and names the error code, never the
+// message; a throttle matches ErrThrottled only; a 5xx or an unknown
+// error neither.
+func TestDynamoStoreRefusals(t *testing.T) {
+	const secret = "arn:aws:sts::123456789012:assumed-role/secret"
+	tests := []struct {
+		name        string
+		err         error
+		wantRefused bool
+		wantCode    string
+	}{
+		{"missing table, no status (a fake)", &types.ResourceNotFoundException{Message: &[]string{"Requested resource not found " + secret}[0]}, true, "ResourceNotFoundException"},
+		{"access denied, 400", withStatus(400, &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "User: " + secret + " is not authorized"}), true, "AccessDeniedException"},
+		{"validation, 400", withStatus(400, &smithy.GenericAPIError{Code: "ValidationException", Message: "One or more parameter values were invalid " + secret}), true, "ValidationException"},
+		{"unrecognized client, 400", withStatus(400, &smithy.GenericAPIError{Code: "UnrecognizedClientException", Message: secret}), true, "UnrecognizedClientException"},
+		{"a 4xx code not listed, 400", withStatus(400, &smithy.GenericAPIError{Code: "SomeNewClientException", Message: secret}), true, "SomeNewClientException"},
+		{"throttled, 400", withStatus(400, &types.ProvisionedThroughputExceededException{}), false, ""},
+		{"throttling exception, 400", withStatus(400, &smithy.GenericAPIError{Code: "ThrottlingException"}), false, ""},
+		{"request timeout, 400", withStatus(400, &smithy.GenericAPIError{Code: "RequestTimeoutException"}), false, ""},
+		{"internal server error, 500", withStatus(500, &types.InternalServerError{}), false, ""},
+		{"a 4xx code without status, unknown", &smithy.GenericAPIError{Code: "SomeNewClientException"}, false, ""},
+		{"not an API error", errors.New("connection reset"), false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeDynamo{updateErr: tt.err, getErr: tt.err}
+			store := newFakeStore(t, f)
+			_, aerr := store.Acquire(t.Context(), fakeAcquireRequest("rev"))
+			_, rerr := store.Release(t.Context(), lockcore.ReleaseRequest{Key: fakeAcquireRequest("rev").Key, Revision: "rev", Result: lockcore.Success, NowMs: 1})
+			_, _, gerr := store.Get(t.Context(), fakeAcquireRequest("rev").Key)
+			for op, err := range map[string]error{"Acquire": aerr, "Release": rerr, "Get": gerr} {
+				if got := errors.Is(err, lockcore.ErrStoreRefused); got != tt.wantRefused {
+					t.Errorf("%s() = %v; matches ErrStoreRefused %t, want %t", op, err, got, tt.wantRefused)
+				}
+				if !tt.wantRefused {
+					continue
+				}
+				if msg := err.Error(); !strings.Contains(msg, tt.wantCode) || strings.Contains(msg, secret) {
+					t.Errorf("%s() = %q; want it to name %s and not carry the message", op, msg, tt.wantCode)
+				}
+			}
+		})
+	}
+}
