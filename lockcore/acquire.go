@@ -33,6 +33,7 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 		return false, &AcquireError{Reason: ReasonStaleLock, Revision: h.revision, Cause: ErrLeaseLost}
 	}
 	ok, _, err := l.acquire(ctx, attempt{})
+	l.giveUp(err) // a copy of it may land yet (see lostattempt.go)
 	return ok, err
 }
 
@@ -106,6 +107,7 @@ type attempt struct {
 	takeover bool         // acquiring ends a wait: a take-over, unless its holder published a failure (see acquiredAfterFailure)
 	herd     bool         // from TryAcquireElseWaitForRelease: a fresh success is read, not redone
 	tried    *tries       // when set, an attempt that did not acquire is noted there (see ownattempt.go)
+	freed    string       // a late copy the wait freed: acquiring over it is no take-over (see overFreed)
 }
 
 // acquire makes one conditional write. It returns acquired=true and starts a
@@ -183,8 +185,15 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 		a.tried.note(req.Revision, sent, maxHold, takeover)
 		return false, &it, nil
 	}
-	l.startHold(ctx, it, sent, maxHold, takeover, start)
+	l.startHold(ctx, it, sent, maxHold, takeover && !overFreed(it, a.freed), start)
 	return true, &it, nil
+}
+
+// overFreed reports whether it, as an acquisition wrote it, replaced the
+// late copy freed, which the acquiring wait freed itself ("": none): the
+// wait knows that nobody held it, so it took over no abandoned lease.
+func overFreed(it Item, freed string) bool {
+	return freed != "" && it.PrevRevision == freed
 }
 
 // startHold starts holding it, which an acquire sent at sent wrote (takeover:

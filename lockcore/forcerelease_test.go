@@ -177,3 +177,118 @@ func TestReleaseAfterForceReleaseAndANewcomer(t *testing.T) {
 		}
 	}
 }
+
+// An operator's force-release in the last stretch of a hold, where the
+// holder's validity has reached the hard maximum and no renewal can extend
+// it (after renewals got there, or from the start when the invocation's
+// remaining time is below the lease, as in Lambda), is still seen within a
+// renewal interval: the holder's context is cancelled with ErrLeaseLost,
+// not ErrMaxHoldReached later, so the holder and the newcomer that took
+// the released lock are both Valid for at most one renewal interval, and
+// the holder writes nothing over the newcomer. A force-release within the
+// last interval before the hard maximum ends the hold at that maximum,
+// still within the interval.
+func TestForceReleaseNearTheMaximumHoldIsSeenWithinARenewalInterval(t *testing.T) {
+	const lease, interval, epsilon = 6 * time.Second, 2 * time.Second, 10 * time.Millisecond
+	tests := []struct {
+		name         string
+		maxHold      time.Duration
+		remaining    time.Duration // 0: no Params.RemainingTime
+		forceAt      time.Duration // after the acquire
+		wantCause    error
+		wantTimeouts float64 // LockTimeout
+	}{
+		// Renewals at 2s, 4s, 6s; the one at 6s reaches the maximum (9.9s).
+		{"just after the renewal that reached the maximum", 10 * time.Second, 0, 6*time.Second + time.Millisecond, lockcore.ErrLeaseLost, 0},
+		{"midway to the maximum", 10 * time.Second, 0, 7 * time.Second, lockcore.ErrLeaseLost, 0},
+		// Validity is the maximum (4.95s) from the acquire: no renewal ever.
+		{"remaining time below the lease", time.Minute, 5 * time.Second, time.Millisecond, lockcore.ErrLeaseLost, 0},
+		{"remaining time below the lease, later", time.Minute, 5 * time.Second, 2*time.Second + time.Millisecond, lockcore.ErrLeaseLost, 0},
+		{"within the last interval", time.Minute, 5 * time.Second, 4*time.Second + time.Millisecond, lockcore.ErrMaxHoldReached, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mem := lockcore.NewMemoryStore()
+				store := &hookStore{Store: mem}
+				m := &recMetrics{}
+				p := params("holder")
+				if tt.remaining > 0 {
+					end := time.Now().Add(tt.remaining)
+					p.RemainingTime = func() time.Duration { return time.Until(end) }
+				}
+				holder, err := lockcore.New(store, p, lockcore.WithLogger(quiet), lockcore.WithLease(lease),
+					lockcore.WithMaxHold(tt.maxHold), lockcore.WithMetrics(m))
+				if err != nil {
+					t.Fatal(err)
+				}
+				mustAcquire(t, holder)
+				time.Sleep(tt.forceAt)
+				forceRelease(t, mem, holder.Key())
+				forced := time.Now()
+				next := newLock(t, mem, "newcomer", lockcore.WithLease(lease))
+				if res, err := next.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
+					t.Fatalf("newcomer = %v, %v, want ACQUIRED at once", res.Outcome, err)
+				}
+				held, _, _ := mem.Get(context.Background(), next.Key())
+
+				<-holder.Context().Done()
+				if both := time.Since(forced); both > interval+epsilon {
+					t.Errorf("holder valid %v after the force-release, with the newcomer holding; want at most a renewal interval (%v)", both, interval)
+				}
+				if holder.Valid() || !next.Valid() {
+					t.Errorf("when the holder stopped: holder valid %v, newcomer valid %v; want false, true", holder.Valid(), next.Valid())
+				}
+				if cause := context.Cause(holder.Context()); !errors.Is(cause, tt.wantCause) {
+					t.Errorf("holder's context cause = %v, want %v", cause, tt.wantCause)
+				}
+				if err := holder.Release(context.Background(), lockcore.Success, "ref"); !errors.Is(err, tt.wantCause) {
+					t.Errorf("holder's Release() = %v, want an error matching %v", err, tt.wantCause)
+				}
+				synctest.Wait()
+				if got := m.sum(lockcore.MetricLockTimeout); got != tt.wantTimeouts {
+					t.Errorf("LockTimeout = %v, want %v", got, tt.wantTimeouts)
+				}
+				if got, _, _ := mem.Get(context.Background(), next.Key()); got.Revision != held.Revision || got.Released {
+					t.Errorf("item = %+v, want the newcomer's hold (revision %q) untouched by the stopped holder", got, held.Revision)
+				}
+				mustRelease(t, next, lockcore.Success, "")
+			})
+		})
+	}
+}
+
+// The same on DynamoDB's API (Dynoxide, dynalite) as on the memory store,
+// in real time: a holder whose remaining time (2s) is below its lease (3s)
+// is at its hard maximum from the acquire, and its first check (after the
+// renewal interval, 1s) reads the operator's release through the store's
+// strongly consistent read: its context ends with ErrLeaseLost, well
+// before the maximum, while the newcomer holds.
+func TestForceReleaseNearTheMaximumHoldOnEveryStore(t *testing.T) {
+	for _, st := range everyStore() {
+		t.Run(st.name, func(t *testing.T) {
+			inner := st.new(t)
+			p := params("holder")
+			end := time.Now().Add(2 * time.Second)
+			p.RemainingTime = func() time.Duration { return time.Until(end) }
+			holder, err := lockcore.New(inner, p, lockcore.WithLogger(quiet), lockcore.WithLease(3*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustAcquire(t, holder)
+			forceRelease(t, inner, holder.Key())
+			next := newLock(t, inner, "newcomer")
+			mustAcquire(t, next)
+
+			<-holder.Context().Done()
+			if cause := context.Cause(holder.Context()); !errors.Is(cause, lockcore.ErrLeaseLost) {
+				t.Errorf("holder's context cause = %v, want ErrLeaseLost (its check saw the force-release)", cause)
+			}
+			if !next.Valid() {
+				t.Error("the newcomer's hold is not valid")
+			}
+			mustRelease(t, next, lockcore.Success, "")
+			_ = holder.Release(context.Background(), lockcore.Failure, "")
+		})
+	}
+}

@@ -155,8 +155,9 @@ func episodeAttempt(it Item) int64 {
 	return 1
 }
 
-// keep is the keeper goroutine of h. It renews every renewInterval while a
-// renewal can still extend the hold's validity, cancels the holder's
+// keep is the keeper goroutine of h. It renews every renewInterval (once
+// validity has reached the hard maximum, it checks the item at that pace
+// instead, see renew), cancels the holder's
 // context when validity (which never passes the hard maximum) runs out,
 // whatever the network says, and releases the lock when it ends that way
 // or when the context given to Acquire ends.
@@ -176,9 +177,8 @@ func (l *Lock) keep(h *hold) {
 			l.expire(h, now)
 			return
 		}
-		// A renewal extends validity to at most the hard maximum: once
-		// validity reaches it, renewing would only write to the item.
-		renewOn = renewOn && validUntil.Before(h.deadline)
+		// Once validity reaches the hard maximum a renewal extends
+		// nothing: the turn then checks the item instead (see renew).
 		if renewOn && !now.Before(renewAt) {
 			next, stop := l.renewTurn(h, validUntil, interval, &failures)
 			if stop {
@@ -295,7 +295,11 @@ func (l *Lock) Renew(ctx context.Context) error {
 }
 
 // renew is the keeper's renewal: one attempt bounded by validity and by
-// the call timeout (see calltimeout.go), and cancelled by Release.
+// the call timeout (see calltimeout.go), and cancelled by Release. Once
+// validity has reached the hard maximum, a renewal would extend nothing,
+// and the turn is a consistent read instead (see check), so that a
+// force-release in the last stretch of a hold is still seen within a
+// renewal interval.
 func (l *Lock) renew(h *hold, validUntil time.Time) error {
 	stopped, cancel := context.WithCancel(context.WithoutCancel(h.ctx))
 	defer cancel()
@@ -307,7 +311,33 @@ func (l *Lock) renew(h *hold, validUntil time.Time) error {
 		case <-stopped.Done():
 		}
 	}()
-	return l.timedCall(stopped, validUntil, func(ctx context.Context) error { return l.renewWith(ctx, h) })
+	return l.timedCall(stopped, validUntil, func(ctx context.Context) error {
+		if !validUntil.Before(h.deadline) {
+			return l.check(ctx, h)
+		}
+		return l.renewWith(ctx, h)
+	})
+}
+
+// check is the keeper's turn once validity has reached the hard maximum:
+// one strongly consistent read (a read unit, where a renewal that extends
+// nothing would still cost a write unit and change the item) that finds
+// the item still ours, or ends the hold as a refused renewal does (see
+// lost): released at our revision by somebody else (a force-release), or
+// carrying another revision, or gone.
+func (l *Lock) check(ctx context.Context, h *hold) error {
+	it, found, err := l.store.Get(ctx, l.key)
+	switch {
+	case err != nil:
+		return fmt.Errorf("lockcore: check hold: %w", err)
+	case found && it.Revision == h.revision && !it.Released:
+		return nil
+	}
+	var cur *Item
+	if found {
+		cur = &it
+	}
+	return l.lost(h, cur, errors.New("check: the item is no longer ours"))
 }
 
 func (l *Lock) renewWith(ctx context.Context, h *hold) error {
@@ -323,24 +353,30 @@ func (l *Lock) renewWith(ctx context.Context, h *hold) error {
 	}
 	var ce *ConditionError
 	if errors.As(err, &ce) {
-		if ce.Current != nil && ce.Current.Revision == h.revision && ce.Current.Released {
-			if h.releasing.Load() {
-				return fmt.Errorf("lockcore: renew: %w", ErrReleased)
-			}
-			// Released at our revision by somebody else (an operator's
-			// force-release): the lock is no longer ours, and the holder
-			// writes nothing more, least of all a release over theirs.
-			l.count(MetricLeaseLost, 1)
-			l.logAt(slog.LevelWarn, "lock force-released by somebody else; the holder stops", slog.Int64("fence", h.fence))
-			h.end(ErrLeaseLost)
-			l.drop(h, ErrLeaseLost)
-			return fmt.Errorf("lockcore: renew: %w: released by somebody else: %w", ErrLeaseLost, err)
-		}
-		l.count(MetricLeaseLost, 1)
-		l.logAt(slog.LevelWarn, "lock taken by another holder", slog.Int64("fence", h.fence))
-		h.end(ErrLeaseLost)
-		l.drop(h, ErrLeaseLost)
-		return fmt.Errorf("lockcore: renew: %w: %w", ErrLeaseLost, err)
+		return l.lost(h, ce.Current, err)
 	}
 	return fmt.Errorf("lockcore: renew: %w", err)
+}
+
+// lost ends h after the store showed cur (nil: no item), which is not h's
+// held item, in answer to a renewal or a check that failed with err.
+func (l *Lock) lost(h *hold, cur *Item, err error) error {
+	if cur != nil && cur.Revision == h.revision && cur.Released {
+		if h.releasing.Load() {
+			return fmt.Errorf("lockcore: renew: %w", ErrReleased)
+		}
+		// Released at our revision by somebody else (an operator's
+		// force-release): the lock is no longer ours, and the holder
+		// writes nothing more, least of all a release over theirs.
+		l.count(MetricLeaseLost, 1)
+		l.logAt(slog.LevelWarn, "lock force-released by somebody else; the holder stops", slog.Int64("fence", h.fence))
+		h.end(ErrLeaseLost)
+		l.drop(h, ErrLeaseLost)
+		return fmt.Errorf("lockcore: renew: %w: released by somebody else: %w", ErrLeaseLost, err)
+	}
+	l.count(MetricLeaseLost, 1)
+	l.logAt(slog.LevelWarn, "lock taken by another holder", slog.Int64("fence", h.fence))
+	h.end(ErrLeaseLost)
+	l.drop(h, ErrLeaseLost)
+	return fmt.Errorf("lockcore: renew: %w: %w", ErrLeaseLost, err)
 }

@@ -32,6 +32,13 @@ const DefaultHotKeys = 1024
 // when the lock is free (two requests, not one); every later one is back
 // to the conditional write.
 //
+// HotKeys also remembers the revisions of the last acquires its Locks'
+// calls gave up as they returned (an acquire of unknown outcome that
+// failed the call with [ReasonStore], a wait's attempts that did not
+// acquire): a late copy of one may still land and hold the key for nobody,
+// and a later call that reads the item held by one of them frees it at
+// once instead of taking it over after a lease.
+//
 // [DynamoStore] and [MemoryStore] each keep one, shared by every Lock on
 // the store (see [WithHotKeys]); in Lambda the store lives as long as the
 // execution environment, so the invocations it serves one after another
@@ -42,6 +49,7 @@ type HotKeys struct {
 	max    int               // 0: DefaultHotKeys
 	keys   map[Key]time.Time // monotonic: hot until then; nil when empty
 	served bool              // its first TryAcquireElseWaitForRelease was made (see first)
+	lost   []lostAttempt     // acquires given up on with an unknown outcome, the latest last (see lostattempt.go)
 }
 
 // NewHotKeys returns an empty HotKeys remembering at most n keys (at

@@ -36,7 +36,7 @@ const (
 	MetricLockThrottled               = "LockThrottled"               // Count: store calls the store throttled
 	MetricAnnouncementRead            = "LockAnnouncementRead"        // Count: a wait was Released by a release announcement (see Announcer)
 	MetricAnnouncementWrite           = "LockAnnouncementWrite"       // Count: announcement shards this waiter's relay wrote
-	MetricLateCopy                    = "LockLateCopy"                // Count: a wait found the lock held by a late copy of its own earlier acquire, and held or freed it
+	MetricLateCopy                    = "LockLateCopy"                // Count: a wait found the lock held by a late copy of its own earlier acquire, and held or freed it, or of one its environment gave up, and freed it
 )
 
 const (

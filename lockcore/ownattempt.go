@@ -26,7 +26,12 @@ import (
 // revision would have changed the item's revision.
 //
 // A copy that lands after its wait returned is not caught here: no caller
-// is left to hold it, and another waiter takes it over after a lease.
+// is left to hold it. The wait leaves its attempts to its execution
+// environment, whose next wait frees such a copy (see lostattempt.go);
+// elsewhere it is taken over after a lease.
+//
+// A wait that acquires over a copy it freed itself takes over no abandoned
+// lease: it is not counted as a take-over.
 
 // maxTries bounds the attempts a wait remembers: a wait makes one attempt
 // per read that showed the lock acquirable, and a late copy lands within
@@ -65,30 +70,38 @@ func (t *tries) find(revision string) (try, bool) {
 	return try{}, false
 }
 
-// own judges a held item that one of the wait's own attempts wrote (ok
-// false: none did): the wait holds it, or frees it and races again.
+// own judges a held item that one of the wait's own attempts wrote, or an
+// attempt that a call in this environment gave up on (see lostattempt.go)
+// (ok false: neither): the wait holds it, or frees it and races again.
 func (w *waiter) own(it Item) (v verdict, ok bool) {
 	if it.Released {
 		return verdict{}, false
 	}
-	a, ok := w.tried.find(it.Revision)
-	if !ok {
-		return verdict{}, false
-	}
 	l := w.l
-	if !l.late(w.ctx, w.deadline) && time.Now().Before(a.sent.Add(l.o.lease-l.validityMargin())) {
+	a, mine := w.tried.find(it.Revision)
+	lost := !mine && l.hot.gaveUp(l.key, it.Revision)
+	switch {
+	case !mine && !lost:
+		return verdict{}, false
+	case mine && !l.late(w.ctx, w.deadline) && time.Now().Before(a.sent.Add(l.o.lease-l.validityMargin())):
 		l.logAt(slog.LevelInfo, "a late copy of this wait's own acquire holds the lock", slog.Int64("fence", it.Fence))
 		l.count(MetricLateCopy, 1)
 		h := l.startHold(w.ctx, it, a.sent, a.maxHold, a.takeover, a.sent)
 		return verdict{done: true, res: WaitResult{Outcome: Acquired, Fence: it.Fence, TookOver: h.tookOver, AfterFailure: h.afterFailure}}, true
 	}
-	// Too late to hold it: free it, keeping its episode as the late copy
-	// wrote it (see settle), and race for the lock.
+	// Too late to hold it, or nobody's: free it, keeping its episode as
+	// the late copy wrote it (see settle), and race for the lock.
 	free := ReleaseRequest{Key: l.key, Revision: it.Revision, NowMs: l.nowMs(), Result: Failure, KeepEpisode: true}
 	if !l.free(w.ctx, free) {
 		return verdict{}, true // the store failed: the next read tries again
 	}
+	w.freed = it.Revision
 	l.count(MetricLateCopy, 1)
+	if lost {
+		l.hot.forgetLost(l.key, it.Revision)
+		l.logAt(slog.LevelInfo, "freed a late copy of an acquire a call gave up on", slog.Int64("fence", it.Fence))
+		return verdict{take: true}, true
+	}
 	l.logAt(slog.LevelInfo, "freed a late copy of this wait's own acquire", slog.Int64("fence", it.Fence))
 	return verdict{take: true}, true
 }

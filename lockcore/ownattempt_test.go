@@ -147,7 +147,8 @@ func TestWaitHoldsTheLateCopyOfItsOwnAcquire(t *testing.T) {
 // A late copy that the waiter reads after its validity (a lease from when
 // it was sent) has run out is not held: the waiter frees it with a release
 // conditioned on that revision and acquires the lock anew, so the hold it
-// returns is valid and carries a new fence.
+// returns is valid and carries a new fence; it took over no abandoned
+// lease, since it freed the copy itself.
 func TestWaitFreesALateCopyItMayNoLongerHold(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
@@ -170,6 +171,9 @@ func TestWaitFreesALateCopyItMayNoLongerHold(t *testing.T) {
 		}
 		if n := store.n("release"); n != 1 {
 			t.Errorf("releases by the waiter = %d, want 1: the late copy freed", n)
+		}
+		if got.res.TookOver || w.TookOver() {
+			t.Errorf("wait took over (result %v, lock %v), want no take-over over the copy it freed", got.res.TookOver, w.TookOver())
 		}
 		mustRelease(t, w, lockcore.Success, "")
 		_ = holder.Release(context.Background(), lockcore.Failure, "") // stops its keeper; force-released, it publishes nothing

@@ -160,6 +160,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		case isRefusal(err):
 			return l.refused(err)
 		case err != nil && !isThrottled(err):
+			l.giveUp(err) // a copy of it may land yet (see lostattempt.go)
 			l.count(MetricLockAcquisitionError, 1)
 			l.count(MetricLockAcquisitionFailed, 1)
 			return WaitResult{Outcome: Failed}, err
@@ -202,6 +203,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 	w.saw(looked)
 	w.saw(cur)
 	defer func() {
+		w.giveUpTries() // a copy of one may land yet (see lostattempt.go)
 		res.Polls, res.Waited = w.polls, time.Since(w.start)
 		l.count(MetricWaitForLock, 1)
 		l.millis(MetricLockAcquisitionWaitDuration, res.Waited)
@@ -224,7 +226,8 @@ type waiter struct {
 	start    time.Time
 	polls    int
 
-	tried tries // this wait's attempts that did not acquire: one may land late
+	tried tries  // this wait's attempts that did not acquire: one may land late
+	freed string // the revision of a late copy this wait freed (see own); "" when none
 
 	obs      *Observation // what we last saw; nil when the item was absent or released
 	obsAt    time.Time    // monotonic: when obs was first seen
@@ -261,6 +264,14 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 	if done {
 		return res, err
 	}
+	if cur != nil {
+		if v, mine := w.own(*cur); mine { // a late copy of an acquire a call gave up on
+			if v.done {
+				return v.res, v.err
+			}
+			wake = time.Now() // freed (or the store failed): read again
+		}
+	}
 	for {
 		now := time.Now()
 		if !now.Before(w.deadline) {
@@ -295,7 +306,7 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 			continue
 		}
 		l.count(MetricLockNotReleased, 1)
-		acquired, cur, err := l.acquire(w.ctx, attempt{until: w.deadline, observed: v.observed, takeover: true, herd: true, tried: &w.tried})
+		acquired, cur, err := l.acquire(w.ctx, attempt{until: w.deadline, observed: v.observed, takeover: true, herd: true, tried: &w.tried, freed: w.freed})
 		var ae *AcquireError
 		switch {
 		case errors.As(err, &ae) && ae.Reason == ReasonNoTimeLeft, isRefusal(err):
@@ -307,7 +318,7 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 			}
 		case acquired:
 			after := acquiredAfterFailure(*cur)
-			return WaitResult{Outcome: Acquired, TookOver: tookOverAbandoned(*cur), AfterFailure: after, Fence: cur.Fence}, nil
+			return WaitResult{Outcome: Acquired, TookOver: tookOverAbandoned(*cur) && !overFreed(*cur, w.freed), AfterFailure: after, Fence: cur.Fence}, nil
 		default:
 			w.saw(cur)
 			if cur != nil {

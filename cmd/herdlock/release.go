@@ -19,7 +19,7 @@ var releaseCommand = command{
 	detail: `The lock is released as a failure, in one write conditioned on the item
 still carrying revision R (as herdlock get shows it), so it can never release
 a newer holder. The next caller, or one waiter, then takes it over. A holder
-that is still running loses its lease at its next renewal, and its own
+that is still running loses its lease within a renewal interval, and its own
 release never writes over this one; write through the fence so that its late
 writes to your data are refused. On an item already released with
 a recent failure (one that holds take-overs back until its not-before time
