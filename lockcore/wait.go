@@ -240,7 +240,7 @@ type waiter struct {
 
 	pred    prediction // when the holder of revision predRev should be done (see predict.go)
 	predRev string     // "" when there is no prediction
-	dense   int        // reads of the prediction's schedule already scheduled (see next)
+	dense   int        // reads of the prediction's schedule already scheduled or dropped (see predicted)
 
 	// Announcements (see announce.go), once the store throttled this wait.
 	startMs  int64 // wall clock when the wait began
@@ -512,30 +512,19 @@ func (w *waiter) staleAfter() time.Duration {
 
 func (w *waiter) lapsedByWallClock(it Item) bool { return w.l.lapsed(it) }
 
-// next returns when to read next, after a read at now: on the schedule
-// predicted for the holder (see predict.go) while it lasts and the store is
-// not throttling us, else after the ordinary interval.
+// next returns when to read next, after a read at now: after the ordinary
+// interval, or sooner on the schedule predicted for the holder (see
+// predict.go) while it lasts and the store is not throttling us.
 func (w *waiter) next(now time.Time) time.Time {
 	if w.crowded() {
 		// Most polls read the announcement shard: its own pace rules.
 		return now.Add(w.intervalAt(w.annPace))
 	}
+	floor := now.Add(w.interval())
 	if w.predRev == "" || w.pace > 0 {
-		return now.Add(w.interval())
+		return floor
 	}
-	// The reads of the schedule: the k-th (from 0) at pred.wake plus k
-	// deviations, each jittered by a fifth of a deviation (so that a herd
-	// that read the same item does not read again at one instant, and the
-	// jitter does not add up over the reads); a slot already behind now is
-	// skipped. After the last, the ordinary pace.
-	for ; w.dense <= denseReads; w.dense++ {
-		slot := float64(w.dense) + 0.4*rand.Float64() - 0.2
-		if at := w.pred.wake.Add(time.Duration(slot * float64(w.pred.every))); at.After(now) {
-			w.dense++
-			return at
-		}
-	}
-	return now.Add(w.interval())
+	return w.predicted(now, floor)
 }
 
 // interval is the next sleep: the poll interval, doubled for each

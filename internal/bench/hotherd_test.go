@@ -105,18 +105,20 @@ func ciHerdAt(t *testing.T, c capacity.Config, mode HotMode, sc HotScenario) Hot
 // TestHotHerdCIWarmKey: on a warm key (five earlier holds of 300 ms ±
 // 10 %, then a pause past the fresh-success window) with environments
 // reused, the waiters of the CI-sized herd predict the holder's end from
-// the item's hold history: each needs about one read after its first
-// request, and they return within a few round trips of the release. At
-// lockcore's fixed pace (the history hidden, see Blind) the same herd's
-// p99 is about one poll interval (about 240 ms), or more when a throttled
-// read sends a waiter to the announcements (845 ms in one run), and it
-// makes about 1.4 requests on the item per invocation: the test fails.
-// Observed: 1.31 requests per invocation, p99 24-38 ms, nothing throttled.
+// the item's hold history and add reads around it to the fixed pace, which
+// they keep (so that an early end is seen as soon as at the fixed pace):
+// they return within a few round trips of the release, for about the fixed
+// pace's requests. At lockcore's fixed pace (the history hidden, see Blind)
+// the same herd's p99 is about one poll interval (206-223 ms in three
+// runs), or more when a throttled read sends a waiter to the
+// announcements (845 ms in one run): the test fails. Observed: 1.43-1.52
+// requests per invocation (the fixed pace 1.40-1.43; waiters that slept
+// through the hold made 1.31), p99 27-46 ms, nothing throttled.
 func TestHotHerdCIWarmKey(t *testing.T) {
 	mode := HotModes()[2] // default-reused
 	r := ciHerd(t, mode, HotScenario{N: 100, Arrival: HotArrival, Work: HerdWork, Warm: WarmHolds})
-	if r.Latency.P99 > 120 || r.RequestsPerInvocation() > 1.36 || r.ThrottledShare() > 0.02 {
-		t.Errorf("warm key: release-to-return p99 %.0f ms, %.3f requests on the item per invocation, %.1f%% throttled; want <= 120 ms, <= 1.36, <= 2%% (the fixed pace: about 240 ms, 1.4)",
+	if r.Latency.P99 > 120 || r.RequestsPerInvocation() > 1.6 || r.ThrottledShare() > 0.02 {
+		t.Errorf("warm key: release-to-return p99 %.0f ms, %.3f requests on the item per invocation, %.1f%% throttled; want <= 120 ms, <= 1.6, <= 2%% (the fixed pace: about 240 ms, 1.4)",
 			r.Latency.P99, r.RequestsPerInvocation(), 100*r.ThrottledShare())
 	}
 }
@@ -125,11 +127,11 @@ func TestHotHerdCIWarmKey(t *testing.T) {
 // (100 invocations within 200 ms, the holder working 900 ms, on a warm
 // key): the waiters that the item throttles read the key's announcement
 // shards, the first to see the success relays it, and some of the
-// throttled ones return from an announcement (observed: 2.00-2.34 requests
-// on the item per invocation, p99 353-394 ms). Without announcements
-// (WithAnnouncements(0)) the herd made 4.71 requests on the item per
-// invocation and its p99 was 2332 ms; without predictions (the history
-// hidden, see Blind) about 3.0 requests: the test fails either way.
+// throttled ones return from an announcement (observed: 3.60-3.72 requests
+// on the item per invocation, p99 433-503 ms, as at the fixed pace, which
+// the waiters keep during the hold; 2.00-2.34 when they slept through it).
+// Without announcements (WithAnnouncements(0)) the herd made 4.71 requests
+// on the item per invocation and its p99 was 2332 ms: the test fails.
 func TestHotHerdCIAnnounces(t *testing.T) {
 	mode := HotModes()[0] // default
 	r := ciHerdAt(t, ciCrowdedCapacity, mode, HotScenario{N: 100, Arrival: HotArrival / 5, Work: 3 * HerdWork, Warm: WarmHolds})
@@ -139,8 +141,8 @@ func TestHotHerdCIAnnounces(t *testing.T) {
 	if r.Throttled == 0 {
 		t.Errorf("the item throttled nothing: the herd does not test announcements")
 	}
-	if r.Latency.P99 > 800 || r.RequestsPerInvocation() > 2.7 {
-		t.Errorf("release-to-return p99 %.0f ms, %.3f requests on the item per invocation; want <= 800 ms, <= 2.7",
+	if r.Latency.P99 > 800 || r.RequestsPerInvocation() > 4.2 {
+		t.Errorf("release-to-return p99 %.0f ms, %.3f requests on the item per invocation; want <= 800 ms, <= 4.2",
 			r.Latency.P99, r.RequestsPerInvocation())
 	}
 }
