@@ -249,7 +249,8 @@ func (w *waiter) pollAnnouncement() (res WaitResult, done bool) {
 	}
 	l.count(MetricLockNotReleased, 0)
 	l.count(MetricAnnouncementRead, 1)
-	return WaitResult{Outcome: Released, Fence: a.Fence, ResultRef: a.ResultRef, Answer: a.Answer, Announced: true}, true
+	return WaitResult{Outcome: Released, Fence: a.Fence, ResultRef: a.ResultRef, Answer: a.Answer, Announced: true,
+		ReleasedAt: time.UnixMilli(a.ReleasedAtMs)}, true
 }
 
 // accepts reports whether the announced success a was published during

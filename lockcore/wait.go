@@ -57,6 +57,9 @@ type WaitResult struct {
 	// Announced is true when Released learned the success from a release
 	// announcement (see [Announcer]) rather than from the lock item.
 	Announced bool
+	// ReleasedAt is when the holder published the success, by its host's
+	// wall clock (milliseconds), when Released; the zero time otherwise.
+	ReleasedAt time.Time
 	// Polls is how many times the item was read while waiting.
 	Polls int
 	// Waited is how long the wait took, 0 when the first attempt decided.
@@ -540,7 +543,7 @@ func (w *waiter) intervalAt(pace int) time.Duration {
 // releasedResult is the result of a wait that saw it released with Success. The
 // answer counts only when the release that published this success wrote it.
 func releasedResult(it Item) WaitResult {
-	res := WaitResult{Outcome: Released, Fence: it.ResultFence, ResultRef: it.ResultRef}
+	res := WaitResult{Outcome: Released, Fence: it.ResultFence, ResultRef: it.ResultRef, ReleasedAt: time.UnixMilli(it.ReleasedAtMs)}
 	if it.ResultFence == it.Fence && len(it.Answer) > 0 {
 		res.Answer = it.Answer
 	}

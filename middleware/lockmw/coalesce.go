@@ -43,6 +43,10 @@ type flight struct {
 	key  lockcore.Key
 	done chan struct{} // closed when the flight has landed
 
+	// Guarded by co.mu.
+	until   time.Time // when the leader's wait on the store ends
+	holding bool      // the leader holds the lock: it lands the flight when the hold ends
+
 	// Written by land before done is closed, read-only after.
 	pub    publication
 	shared bool // the leader saw success published: followers take pub
@@ -50,29 +54,52 @@ type flight struct {
 
 // publication is what a leader saw published on the lock item: success,
 // by itself or by another holder, with the fence of the holder that
-// published it, its result reference and its inline answer.
+// published it, its result reference, its inline answer, and, for another
+// holder's, when it was published.
 type publication struct {
 	fence  int64
 	ref    string
-	answer []byte // read-only: every follower reads the same bytes
+	answer []byte    // read-only: every follower reads the same bytes
+	at     time.Time // another holder's success: when it published it; zero for the leader's own
+}
+
+// before reports whether p was published before t, by the wall clock's
+// milliseconds: a success the leader found that was old news at t.
+func (p publication) before(t time.Time) bool {
+	return !p.at.IsZero() && p.at.UnixMilli() < t.UnixMilli()
 }
 
 func newCoalescer() *coalescer {
 	return &coalescer{flights: make(map[lockcore.Key]*flight)}
 }
 
-// join returns the flight for key and whether the caller leads it. A
-// leader must land the flight, whatever happens (also on panic), or its
-// followers wait until their own deadlines.
-func (co *coalescer) join(key lockcore.Key) (f *flight, leader bool) {
+// join returns the flight for key and whether the caller, whose wait
+// ends at until, leads it. A leader must land the flight, whatever
+// happens (also on panic), or its followers wait until their own
+// deadlines. It returns nil when the flight's leader waits on the store
+// (holds nothing yet) past until: a held-back failure that the leader
+// waits out can be past the caller's limit, and a waiter on the store
+// with that limit is told so at once, so the caller tries the lock itself.
+func (co *coalescer) join(key lockcore.Key, until time.Time) (f *flight, leader bool) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	if f, ok := co.flights[key]; ok {
+		if !f.holding && until.Before(f.until) {
+			return nil, false
+		}
 		return f, false
 	}
-	f = &flight{co: co, key: key, done: make(chan struct{})}
+	f = &flight{co: co, key: key, done: make(chan struct{}), until: until}
 	co.flights[key] = f
 	return f, true
+}
+
+// leaderHolds records that the leader holds the lock: from now on its outcome
+// reaches every follower when it is decided.
+func (f *flight) leaderHolds() {
+	f.co.mu.Lock()
+	defer f.co.mu.Unlock()
+	f.holding = true
 }
 
 // land ends the flight: with shared, its followers get pub; without, they
@@ -102,7 +129,7 @@ func (f *flight) wait(ctx context.Context, until time.Time) (publication, error)
 	if !until.IsZero() {
 		d := time.Until(until)
 		if d <= 0 {
-			return publication{}, fmt.Errorf("%w: no time left to wait for the in-process holder", lockcore.ErrWaitTimeout)
+			return publication{}, fmt.Errorf("%w: lock %s/%s: no time left to wait for the in-process holder", lockcore.ErrWaitTimeout, f.key.Group, f.key.ID)
 		}
 		t := time.NewTimer(d)
 		defer t.Stop()
@@ -117,7 +144,7 @@ func (f *flight) wait(ctx context.Context, until time.Time) (publication, error)
 	case <-ctx.Done():
 		return publication{}, fmt.Errorf("lockmw: waiting for the in-process holder: %w", context.Cause(ctx))
 	case <-limit:
-		return publication{}, fmt.Errorf("%w: waiting for the in-process holder", lockcore.ErrWaitTimeout)
+		return publication{}, fmt.Errorf("%w: lock %s/%s: waiting for the in-process holder", lockcore.ErrWaitTimeout, f.key.Group, f.key.ID)
 	}
 }
 
@@ -129,57 +156,109 @@ func (f *flight) wait(ctx context.Context, until time.Time) (publication, error)
 // leader, runs the lock protocol on the store; the others wait for it in
 // the process, each until its own deadline less the safety margin and at
 // most the lock's maximum wait (lockcore.WithMaxWait), as a waiter on the
-// store would, and make no lock request of their own. When the leader publishes success,
-// or finds another holder's success published, they are RELEASED with
-// that holder's fence, result reference and answer, and
+// store would, and make no lock request of their own. When the leader
+// publishes success, or finds another holder's success published, they
+// are RELEASED with that holder's fence, result reference and answer, and
 // [Handlers].OnReleased runs for them as for any waiter; [Info].Coalesced
-// is true. When the leader does not (its handler failed, it lost its
-// lease, it ran out of time, the store failed, it panicked), they try the
-// lock on their own, as if they had never waited. With one invocation per
-// process, it changes nothing.
+// is true. When the leader does not (its handler failed, it ran out of
+// time, the store failed, it panicked), or its hold ends while its
+// handler still runs (it lost its lease, reached its maximum hold, or its
+// context ended), they try the lock on their own at that moment, as a
+// waiter on the store that had waited as long: until their own deadline
+// less the margin, with what is left of the maximum wait; so they can be
+// RELEASED by another holder's success, acquire, or be told of a failure.
+// An invocation whose wait would end before that of a leader still
+// waiting on the store (not holding the lock) tries the lock on its own
+// from the start, so that a failure held back past its limit is told to
+// it at once. A follower's wait counts in lockcore's metrics as a wait
+// does; one that ran out is a wait timeout ([lockcore.ErrWaitTimeout],
+// LockAcquisitionWaitTimeout 1). With one invocation per process, it
+// changes nothing.
 func WithCoalescing(on bool) Option {
 	return func(o *options) { o.noCoalesce = !on }
 }
 
 // attempt is the invocation's lock attempt: its own, or a share of the
 // leader's in the process.
-func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (lockcore.WaitResult, error) {
+// It returns the lock it tried: lock, or, for a follower that tried the
+// lock itself, one like it that waits only what is left of its maximum
+// wait.
+func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (*lockcore.Lock, lockcore.WaitResult, error) {
 	if w.co == nil {
-		return c.acquire(lock)
+		res, err := c.acquire(lock)
+		return lock, res, err
 	}
-	f, leader := w.co.join(c.info.Key)
-	if leader {
+	start := time.Now()
+	until := c.waitUntil(start, w.margin, lock.MaxWait())
+	f, leader := w.co.join(c.info.Key, until)
+	switch {
+	case f == nil:
+		c.rec.AddMetric(MetricLockCoalesced, "Count", 0)
+		res, err := c.acquire(lock)
+		return lock, res, err
+	case leader:
 		c.rec.AddMetric(MetricLockCoalesced, "Count", 0)
 		c.flight = f
 		res, err := c.acquire(lock)
 		switch res.Outcome {
+		case lockcore.Acquired:
+			f.leaderHolds() // the release, or the end of the hold, lands the flight
 		case lockcore.Released:
-			c.landFlight(true, publication{fence: res.Fence, ref: res.ResultRef, answer: res.Answer})
+			c.landFlight(true, publication{fence: res.Fence, ref: res.ResultRef, answer: res.Answer, at: res.ReleasedAt})
 		case lockcore.Failed:
 			c.landFlight(false, publication{})
 		}
-		// Acquired: the release lands the flight.
-		return res, err
+		return lock, res, err
 	}
-	res, err := c.follow(f, w.margin, lock.MaxWait())
+	res, err := c.follow(f, start, until)
 	if !errors.Is(err, errFallThrough) {
-		return res, err
+		return lock, res, err
 	}
-	return c.acquire(lock)
+	// As a waiter on the store that has waited as long: the maximum wait
+	// counts from the invocation's start of waiting, not from the landing.
+	lock = w.lockWaitingAtMost(c, lock, lock.MaxWait()-time.Since(start))
+	res, err = c.acquire(lock)
+	return lock, res, err
 }
 
-// follow waits for the leader of f, as a waiter on the store would: until
-// the invocation's deadline less margin, and at most maxWait. With the
-// leader's published success it fills c.info as RELEASED; with
-// errFallThrough the caller tries the lock itself.
-func (c *call) follow(f *flight, margin, maxWait time.Duration) (lockcore.WaitResult, error) {
-	start := time.Now()
+// lockWaitingAtMost is lock, or a lock like it whose wait ends within d,
+// at least a nanosecond: its first attempt is made, and decides.
+func (w *wrapper[TIn, TOut]) lockWaitingAtMost(c *call, lock *lockcore.Lock, d time.Duration) *lockcore.Lock {
+	if d >= lock.MaxWait() {
+		return lock
+	}
+	opts := append(w.lockOptions(c), lockcore.WithMaxWait(max(d, time.Nanosecond)))
+	l, err := lockcore.New(w.store, c.params, opts...)
+	if err != nil {
+		return lock // not expected: lockcore accepted the same settings for lock
+	}
+	return l
+}
+
+// waitUntil is when a wait of the invocation that starts at start ends,
+// as lockcore computes it: at the invocation's deadline less margin, and
+// at most maxWait after start.
+func (c *call) waitUntil(start time.Time, margin, maxWait time.Duration) time.Time {
 	until := start.Add(maxWait)
 	if c.hasDL {
 		until = minTime(until, c.deadline.Add(-margin))
 	}
+	return until
+}
+
+// follow waits for the leader of f, as a waiter on the store would: from
+// start until until (see waitUntil). With the leader's published success
+// it fills c.info as RELEASED; with errFallThrough the caller tries the
+// lock itself.
+func (c *call) follow(f *flight, start, until time.Time) (lockcore.WaitResult, error) {
 	c.log.DebugContext(c.tctx, logFollowing)
 	pub, err := f.wait(c.tctx, until)
+	if err == nil && pub.before(start) {
+		// Published before the invocation came: a waiter on the store
+		// coming then takes it only while fresh, as its first attempt
+		// finds; so does the follower, on the store.
+		err = errFallThrough
+	}
 	waited := time.Since(start)
 	c.rec.AddMetric(MetricLockCoalescedWait, "Milliseconds", float64(waited)/float64(time.Millisecond))
 	if errors.Is(err, errFallThrough) {
@@ -187,23 +266,69 @@ func (c *call) follow(f *flight, margin, maxWait time.Duration) (lockcore.WaitRe
 		c.rec.AddMetric(MetricLockCoalescedFallThrough, "Count", 1)
 		return lockcore.WaitResult{}, err
 	}
-	// The lock metrics lockcore would have written, with no lock attempt.
 	c.rec.AddMetric(MetricLockCoalesced, "Count", boolCount(err == nil))
 	c.rec.AddMetric(MetricLockCoalescedFallThrough, "Count", 0)
-	c.rec.AddMetric(lockcore.MetricLockAcquisitionSuccess, "Count", 0)
-	c.rec.AddMetric(lockcore.MetricLockAcquisitionFailed, "Count", boolCount(err != nil))
-	c.rec.AddMetric(lockcore.MetricLockAcquisitionError, "Count", 0)
+	c.waitMetrics(waited, err)
+	c.info.Waited = waited
 	if err != nil {
 		c.info.Outcome = lockcore.Failed
+		if errors.Is(err, lockcore.ErrWaitTimeout) {
+			c.logWaitTimeout(waited)
+		}
+		if c.tr != nil {
+			c.tr.set(slog.String(AttrOutcome, lockcore.Failed.String()))
+		}
 		return lockcore.WaitResult{Outcome: lockcore.Failed, Waited: waited}, err
 	}
 	res := lockcore.WaitResult{Outcome: lockcore.Released, Fence: pub.fence, ResultRef: pub.ref, Answer: pub.answer, Waited: waited}
 	c.info.Outcome, c.info.Fence, c.info.ResultRef = res.Outcome, res.Fence, res.ResultRef
-	c.info.Waited, c.info.Coalesced = waited, true
+	c.info.Coalesced = true
 	if c.tr != nil {
 		c.tr.set(slog.String(AttrOutcome, res.Outcome.String()), slog.Int64(AttrFence, res.Fence), slog.Bool(AttrCoalesced, true))
 	}
 	return res, nil
+}
+
+// waitMetrics are the lock metrics lockcore writes when a wait ends after
+// waited with err, for a follower, which made no lock request and no
+// poll: a wait timeout reads as one on the stack's alarms and dashboards,
+// whether the invocation waited on the store or in the process.
+func (c *call) waitMetrics(waited time.Duration, err error) {
+	c.rec.AddMetric(lockcore.MetricLockAcquisitionSuccess, "Count", 0)
+	c.rec.AddMetric(lockcore.MetricWaitForLock, "Count", 1)
+	c.rec.AddMetric(lockcore.MetricLockAcquisitionWaitDuration, "Milliseconds", float64(waited)/float64(time.Millisecond))
+	c.rec.AddMetric(lockcore.MetricLockPollCount, "Count", 0)
+	c.rec.AddMetric(lockcore.MetricLockAcquisitionFailed, "Count", boolCount(err != nil))
+	c.rec.AddMetric(lockcore.MetricLockAcquisitionWaitTimeout, "Count", boolCount(errors.Is(err, lockcore.ErrWaitTimeout)))
+	c.rec.AddMetric(lockcore.MetricLockAcquisitionError, "Count", 0)
+	c.rec.AddMetric(lockcore.MetricSharedFailure, "Count", boolCount(errors.Is(err, lockcore.ErrHolderFailed)))
+}
+
+// logWaitTimeout writes the line lockcore writes for a wait that timed
+// out, for a follower's: a log query for wait timeouts finds both.
+func (c *call) logWaitTimeout(waited time.Duration) {
+	c.lockLog.LogAttrs(c.tctx, slog.LevelWarn, "lock wait timed out",
+		slog.String("lockGroup", c.info.Key.Group), slog.String("lockId", c.info.Key.ID),
+		slog.Int("polls", 0), slog.Duration("waited", waited), slog.Int("throttled", 0), slog.Int("timedOut", 0))
+}
+
+// landWhenHoldEnds lands the flight the invocation leads, with no
+// publication, as soon as its hold ends by itself (lease lost, maximum
+// hold reached, the invocation's context ended) while its handler still
+// runs: the followers go to the lock themselves, as waiters on the store
+// would, instead of waiting for a handler that no longer holds the lock.
+// A release lands the flight itself, with what it published. The caller
+// calls stop once the handler has returned.
+func (c *call) landWhenHoldEnds(lctx context.Context) (stop func() bool) {
+	f := c.flight
+	if f == nil {
+		return func() bool { return false }
+	}
+	return context.AfterFunc(lctx, func() {
+		if !errors.Is(context.Cause(lctx), lockcore.ErrReleased) {
+			f.land(publication{}, false)
+		}
+	})
 }
 
 // landFlight lands the flight the invocation leads, if it leads one that

@@ -18,11 +18,11 @@ var coKey = lockcore.Key{Group: "g", ID: "EUR-USD"}
 func TestCoalescerShares(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		co := newCoalescer()
-		f, leader := co.join(coKey)
+		f, leader := co.join(coKey, time.Time{})
 		if !leader {
 			t.Fatal("join() of a new key: not the leader")
 		}
-		if other, lead := co.join(lockcore.Key{Group: "g", ID: "GBP-USD"}); !lead || other == f {
+		if other, lead := co.join(lockcore.Key{Group: "g", ID: "GBP-USD"}, time.Time{}); !lead || other == f {
 			t.Fatal("join() of another key shares the flight")
 		}
 		const n = 16
@@ -31,7 +31,7 @@ func TestCoalescerShares(t *testing.T) {
 		errs := make([]error, n)
 		at := make([]time.Time, n)
 		for i := range n {
-			g, lead := co.join(coKey)
+			g, lead := co.join(coKey, time.Time{})
 			if lead || g != f {
 				t.Fatalf("join() %d: leader %v, want a follower of the flight", i, lead)
 			}
@@ -53,7 +53,7 @@ func TestCoalescerShares(t *testing.T) {
 				t.Errorf("follower %d returned %v after the landing, want at once", i, at[i].Sub(landed))
 			}
 		}
-		if _, lead := co.join(coKey); !lead {
+		if _, lead := co.join(coKey, time.Time{}); !lead {
 			t.Error("join() after the landing: a follower of a landed flight, want a new leader")
 		}
 	})
@@ -64,8 +64,8 @@ func TestCoalescerShares(t *testing.T) {
 func TestCoalescerFallThrough(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		co := newCoalescer()
-		f, _ := co.join(coKey)
-		g, _ := co.join(coKey)
+		f, _ := co.join(coKey, time.Time{})
+		g, _ := co.join(coKey, time.Time{})
 		done := make(chan error, 1)
 		go func() {
 			_, err := g.wait(t.Context(), time.Time{})
@@ -85,9 +85,9 @@ func TestCoalescerFallThrough(t *testing.T) {
 func TestCoalescerFollowerDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		co := newCoalescer()
-		f, _ := co.join(coKey)
+		f, _ := co.join(coKey, time.Time{})
 		defer f.land(publication{}, false)
-		g, _ := co.join(coKey)
+		g, _ := co.join(coKey, time.Time{})
 		start := time.Now()
 		_, err := g.wait(t.Context(), start.Add(2*time.Second))
 		if !errors.Is(err, lockcore.ErrWaitTimeout) || time.Since(start) != 2*time.Second {
@@ -103,4 +103,23 @@ func TestCoalescerFollowerDeadline(t *testing.T) {
 			t.Errorf("wait() with a cancelled context = %v, want its cause", err)
 		}
 	})
+}
+
+// TestCoalescerShortFollowerOfAWaitingLeader: an invocation whose wait
+// ends before that of a leader still waiting on the store does not follow
+// it; once the leader holds the lock, it does.
+func TestCoalescerShortFollowerOfAWaitingLeader(t *testing.T) {
+	now := time.Now()
+	co := newCoalescer()
+	f, _ := co.join(coKey, now.Add(10*time.Second))
+	if g, lead := co.join(coKey, now.Add(5*time.Second)); g != nil || lead {
+		t.Errorf("join() with an earlier limit while the leader waits = %p, %v; want nil, false", g, lead)
+	}
+	if g, lead := co.join(coKey, now.Add(10*time.Second)); g != f || lead {
+		t.Errorf("join() with the leader's limit = %p, %v; want the flight, false", g, lead)
+	}
+	f.leaderHolds()
+	if g, lead := co.join(coKey, now.Add(5*time.Second)); g != f || lead {
+		t.Errorf("join() with an earlier limit while the leader holds = %p, %v; want the flight, false", g, lead)
+	}
 }

@@ -57,8 +57,9 @@
 //     attempt ([WithCoalescing], on by default): the first leads and runs
 //     the protocol on the store; the others wait in the process, each until
 //     its own deadline less the margin, and are RELEASED with the leader's
-//     published success ([Info].Coalesced), or try the lock on their own
-//     when the leader published none;
+//     published success ([Info].Coalesced), or try the lock on their own,
+//     with what is left of their wait, as soon as the leader failed or its
+//     hold ended without a publication;
 //   - each invocation writes its own metrics document, through its own
 //     [emf.Batch]; the handler adds to it with [Metrics] and logs with
 //     [Logger], which carries the request id;

@@ -25,6 +25,7 @@ type call struct {
 	tried     bool // the lock was tried; false when the invocation returned before
 	hasDL     bool
 	deadline  time.Time
+	params    lockcore.Params // the lock's parameters, once built
 	held      time.Duration
 	lost      error // why the hold ended before the handler returned, if it did
 	relErr    error
@@ -90,7 +91,7 @@ func (w *wrapper[TIn, TOut]) run(c *call, in TIn) (TOut, error) {
 	}
 	c.tried = true
 	defer c.landFlight(false, publication{}) // if nothing else landed it
-	res, lerr := w.attempt(c, lock)
+	lock, res, lerr := w.attempt(c, lock)
 	switch res.Outcome {
 	case lockcore.Acquired:
 		return w.hold(c, lock, in)
@@ -129,6 +130,8 @@ func (c *call) acquire(lock *lockcore.Lock) (lockcore.WaitResult, error) {
 func (w *wrapper[TIn, TOut]) hold(c *call, lock *lockcore.Lock, in TIn) (out TOut, err error) {
 	lctx := lock.Context()
 	acquiredAt := time.Now()
+	stop := c.landWhenHoldEnds(lctx)
+	defer stop()
 	released := false
 	defer func() {
 		if released {

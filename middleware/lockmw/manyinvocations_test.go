@@ -134,15 +134,19 @@ func TestTelemetryOutsideHandler(t *testing.T) {
 
 // coalescedHerd runs n same-key invocations at once in a synctest bubble.
 // The first to arrive leads: its Fetch takes work; the others arrive while
-// it works. timeout(i) is invocation i's function timeout.
+// it works. timeout(i) is invocation i's function timeout; arrive(i), when
+// set, how long after the start invocation i arrives; ctx(i, ctx), when
+// set, the context invocation i gets instead of ctx.
 type coalescedHerd struct {
 	n       int
 	work    time.Duration
 	fetch   func(ctx context.Context, e event) (string, error) // default: wait work, then the fence
 	timeout func(i int) time.Duration
+	arrive  func(i int) time.Duration
+	ctx     func(i int, ctx context.Context) context.Context
 	opts    []lockmw.Option
 
-	store   *opCounter
+	store   *opCounter // a MemoryStore's, unless set before run
 	metrics syncBuffer
 	fetches atomic.Int32
 	infos   []lockmw.Info
@@ -153,7 +157,9 @@ type coalescedHerd struct {
 
 func (hd *coalescedHerd) run(t *testing.T) {
 	t.Helper()
-	hd.store = &opCounter{Store: lockcore.NewMemoryStore()}
+	if hd.store == nil {
+		hd.store = &opCounter{Store: lockcore.NewMemoryStore()}
+	}
 	hd.infos, hd.outs, hd.errs, hd.ends = make([]lockmw.Info, hd.n), make([]string, hd.n), make([]error, hd.n), make([]time.Time, hd.n)
 	fetch := hd.fetch
 	if fetch == nil {
@@ -184,9 +190,15 @@ func (hd *coalescedHerd) run(t *testing.T) {
 		if hd.timeout != nil {
 			timeout = hd.timeout(i)
 		}
-		ctx, cancel := invocationContext(t.Context(), timeout, "req-"+strconv.Itoa(i))
-		defer cancel()
 		wg.Go(func() {
+			if hd.arrive != nil {
+				time.Sleep(hd.arrive(i))
+			}
+			ctx, cancel := invocationContext(t.Context(), timeout, "req-"+strconv.Itoa(i))
+			defer cancel()
+			if hd.ctx != nil {
+				ctx = hd.ctx(i, ctx)
+			}
 			hd.outs[i], hd.errs[i] = h(ctx, event{Key: "EUR-USD", N: i})
 			hd.ends[i] = time.Now()
 		})

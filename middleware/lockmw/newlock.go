@@ -26,7 +26,8 @@ func (w *wrapper[TIn, TOut]) newLock(c *call, in TIn) (*lockcore.Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	lock, err := lockcore.New(w.store, w.params(c, id, acct, app), w.lockOptions(c)...)
+	c.params = w.params(c, id, acct, app)
+	lock, err := lockcore.New(w.store, c.params, w.lockOptions(c)...)
 	if err != nil {
 		return nil, fmt.Errorf("lockmw: %w", err)
 	}
