@@ -102,6 +102,14 @@ func sqsEvent(t *testing.T, pairs []string, groups []string) []byte {
 	if groups != nil {
 		arn += ".fifo"
 	}
+	return sqsBatch(t, arn, pairs, groups)
+}
+
+// sqsBatch is an SQS batch of refreshes from the queue arn, with the
+// records' message groups when groups is not nil: a FIFO queue's when
+// arn ends in .fifo, a fair queue's tenants otherwise.
+func sqsBatch(t *testing.T, arn string, pairs []string, groups []string) []byte {
+	t.Helper()
 	var ev events.SQSEvent
 	for i, p := range pairs {
 		body, _ := json.Marshal(fetchcache.Request{Pair: p})
@@ -181,6 +189,42 @@ func TestEndToEndQueueFront(t *testing.T) {
 		}
 		if !slices.Equal(eur, []string{"EUR-USD", "GBP-USD"}) || !slices.Equal(usd, []string{"USD-JPY", "EUR-CHF", "EUR-JPY"}) {
 			t.Errorf("upstream calls: group eur %q, usd %q; want each group in its order", eur, usd)
+		}
+	})
+
+	t.Run("a FIFO group hands a key's later record over only after the records before it", func(t *testing.T) {
+		r := stack.start(t, localrun.Options{N: 1, Upstream: failing})
+		pairs := []string{"EUR-USD", "GBP-USD", "EUR-USD", "USD-JPY"}
+		groups := []string{"eur", "eur", "eur", "usd"}
+		inv := r.Pool.Sandboxes[0].Invoke(burstContext(t), sqsEvent(t, pairs, groups))
+		// eur: EUR-USD done, GBP-USD fails, so the second EUR-USD after it
+		// is unprocessed and reported; usd is its own group.
+		if got, want := batchFailures(t, inv), []string{"msg-1", "msg-2"}; !slices.Equal(got, want) {
+			t.Errorf("failed records %q, want GBP-USD's and the EUR-USD after it %q", got, want)
+		}
+		var eur []string
+		for _, a := range r.Upstream.Arrivals() {
+			if a.Item != "USD-JPY" {
+				eur = append(eur, a.Item)
+			}
+		}
+		if !slices.Equal(eur, []string{"EUR-USD", "GBP-USD"}) || r.Upstream.RequestsFor("USD-JPY") != 1 {
+			t.Errorf("upstream calls: group eur %q, USD-JPY %d; want EUR-USD then GBP-USD, and USD-JPY once", eur, r.Upstream.RequestsFor("USD-JPY"))
+		}
+	})
+
+	t.Run("a fair queue's tenant orders nothing: its failing key fails only its own records", func(t *testing.T) {
+		r := stack.start(t, localrun.Options{N: 1, Upstream: failing})
+		pairs := []string{"EUR-USD", "GBP-USD", "USD-JPY"}
+		inv := r.Pool.Sandboxes[0].Invoke(burstContext(t),
+			sqsBatch(t, "arn:aws:sqs:eu-west-1:123456789012:rates-refresh", pairs, []string{"tenant-a", "tenant-a", "tenant-a"}))
+		if got, want := batchFailures(t, inv), []string{"msg-1"}; !slices.Equal(got, want) {
+			t.Errorf("failed records %q, want GBP-USD's only %q", got, want)
+		}
+		for _, k := range []string{"EUR-USD", "USD-JPY"} {
+			if got := r.Upstream.RequestsFor(k); got != 1 {
+				t.Errorf("upstream requests for %s = %d, want 1", k, got)
+			}
 		}
 	})
 

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/awslabs/goformation/v7/cloudformation"
+	"github.com/awslabs/goformation/v7/cloudformation/serverless"
 	"gopkg.in/yaml.v3"
 )
 
@@ -66,7 +68,8 @@ func TestTemplateFronts(t *testing.T) {
 	if dlq.MessageRetentionPeriod == nil || *dlq.MessageRetentionPeriod < 7*24*3600 {
 		t.Errorf("dead-letter MessageRetentionPeriod %v, want at least a week to look at it", dlq.MessageRetentionPeriod)
 	}
-	for _, name := range []string{"RefreshQueue", "RefreshDeadLetterQueue"} {
+	checkFIFOFront(t, tmpl, fn)
+	for _, name := range []string{"RefreshQueue", "RefreshDeadLetterQueue", "RefreshFifoQueue", "RefreshFifoDeadLetterQueue"} {
 		q, _ := tmpl.GetSQSQueueWithName(name)
 		if q.SqsManagedSseEnabled == nil || !*q.SqsManagedSseEnabled {
 			t.Errorf("%s: want SqsManagedSseEnabled", name)
@@ -74,6 +77,50 @@ func TestTemplateFronts(t *testing.T) {
 	}
 	if _, err := tmpl.GetServerlessHttpApiWithName("RatesHttpApi"); err != nil {
 		t.Error(err)
+	}
+}
+
+// checkFIFOFront checks the FIFO refresh queue, which puts the deployed
+// function on sqsmw's FIFO path: a FIFO queue (its ARN ends in .fifo) with
+// a FIFO dead-letter queue, polled with partial batch responses and no
+// batching window, which FIFO queues do not take.
+func checkFIFOFront(t *testing.T, tmpl *cloudformation.Template, fn *serverless.Function) {
+	t.Helper()
+	ev := rawNode(t, "Resources", "FetchFunction", "Properties", "Events", "RefreshFifoQueue")
+	if v := scalar(t, ev, "Type"); v != "SQS" {
+		t.Errorf("RefreshFifoQueue event Type %q, want SQS", v)
+	}
+	if n := mapping(t, ev, "Properties", "Queue"); n.Tag != "!GetAtt" || n.Value != "RefreshFifoQueue.Arn" {
+		t.Errorf("RefreshFifoQueue event Queue %s %s, want !GetAtt RefreshFifoQueue.Arn", n.Tag, n.Value)
+	}
+	types := mapping(t, ev, "Properties", "FunctionResponseTypes")
+	if len(types.Content) != 1 || types.Content[0].Value != "ReportBatchItemFailures" {
+		t.Errorf("FIFO FunctionResponseTypes %v, want [ReportBatchItemFailures]", types.Content)
+	}
+	for _, kv := range mapping(t, ev, "Properties").Content {
+		if kv.Value == "MaximumBatchingWindowInSeconds" {
+			t.Error("RefreshFifoQueue event sets MaximumBatchingWindowInSeconds, which FIFO queues do not take")
+		}
+	}
+	q, err := tmpl.GetSQSQueueWithName("RefreshFifoQueue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.FifoQueue == nil || !*q.FifoQueue || q.QueueName != nil {
+		t.Errorf("RefreshFifoQueue FifoQueue %v, QueueName %v: want a FIFO queue with a generated name (ending in .fifo)", q.FifoQueue, q.QueueName)
+	}
+	if q.VisibilityTimeout == nil || fn.Timeout == nil || *q.VisibilityTimeout < 6**fn.Timeout {
+		t.Errorf("FIFO VisibilityTimeout %v, want at least six times the function timeout %v", q.VisibilityTimeout, fn.Timeout)
+	}
+	if redrive := lookupAny(q.RedrivePolicy); redrive["deadLetterTargetArn"] != "GetAtt:RefreshFifoDeadLetterQueue.Arn" {
+		t.Errorf("FIFO RedrivePolicy %v, want the FIFO dead-letter queue", q.RedrivePolicy)
+	}
+	dlq, err := tmpl.GetSQSQueueWithName("RefreshFifoDeadLetterQueue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dlq.FifoQueue == nil || !*dlq.FifoQueue {
+		t.Error("RefreshFifoDeadLetterQueue: want a FIFO queue, as a FIFO queue's dead-letter queue must be")
 	}
 }
 

@@ -119,7 +119,8 @@ func TestTemplateAlarms(t *testing.T) {
 	namespace, service := metricsTarget(t, tmpl)
 	alarms := tmpl.GetAllCloudWatchAlarmResources()
 	var lock []string
-	var lambdaErrors, lockThrottles, deadLetters, api5xx bool
+	var lambdaErrors, lockThrottles, api5xx bool
+	var deadLetters []string // the queue names whose depth an alarm watches
 	for name, a := range alarms {
 		for _, key := range []string{"AlarmActions", "OKActions"} {
 			if !notifiesTopic(rawNode(t, "Resources", name, "Properties", key)) {
@@ -138,8 +139,9 @@ func TestTemplateAlarms(t *testing.T) {
 		case deref(a.Namespace) == "AWS/Lambda" && deref(a.MetricName) == "Errors":
 			lambdaErrors = len(a.Dimensions) == 1 && a.Dimensions[0].Value == "Ref:FetchFunction"
 		case deref(a.Namespace) == "AWS/SQS" && deref(a.MetricName) == "ApproximateNumberOfMessagesVisible":
-			deadLetters = len(a.Dimensions) == 1 && a.Dimensions[0].Name == "QueueName" &&
-				a.Dimensions[0].Value == "GetAtt:RefreshDeadLetterQueue.QueueName"
+			if len(a.Dimensions) == 1 && a.Dimensions[0].Name == "QueueName" {
+				deadLetters = append(deadLetters, a.Dimensions[0].Value)
+			}
 		case deref(a.Namespace) == "AWS/ApiGateway" && deref(a.MetricName) == "5xx":
 			api5xx = len(a.Dimensions) == 1 && a.Dimensions[0].Name == "ApiId" && a.Dimensions[0].Value == "Ref:RatesHttpApi"
 		case a.Metrics != nil:
@@ -164,8 +166,9 @@ func TestTemplateAlarms(t *testing.T) {
 	if !lockThrottles {
 		t.Error("no alarm on throttling of the lock table")
 	}
-	if !deadLetters {
-		t.Error("no alarm on the depth of the refresh dead-letter queue")
+	slices.Sort(deadLetters)
+	if want := []string{"GetAtt:RefreshDeadLetterQueue.QueueName", "GetAtt:RefreshFifoDeadLetterQueue.QueueName"}; !slices.Equal(deadLetters, want) {
+		t.Errorf("alarms on the depth of %q, want one per refresh dead-letter queue %q", deadLetters, want)
 	}
 	if !api5xx {
 		t.Error("no alarm on the HTTP API's 5xx answers")

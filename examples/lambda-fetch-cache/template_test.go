@@ -327,6 +327,7 @@ func TestTemplateIAMMatchesCode(t *testing.T) {
 		"GetAtt:LockTable.Arn":             slices.Sorted(slices.Values(append(dynamoActions(reflect.TypeFor[lockcore.DynamoAPI]()), "dynamodb:PutItem"))),
 		"GetAtt:CacheTable.Arn":            dynamoActions(reflect.TypeFor[fetchcache.CacheAPI]()),
 		"GetAtt:RefreshQueue.Arn":          {"sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"},
+		"GetAtt:RefreshFifoQueue.Arn":      {"sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"},
 		"GetAtt:FetchFunctionLogGroup.Arn": {"logs:CreateLogStream", "logs:PutLogEvents"},
 		"*":                                {"xray:PutTelemetryRecords", "xray:PutTraceSegments"},
 	}

@@ -140,6 +140,7 @@ func (w *wrapper[TIn, TOut]) apply(o *options) error {
 	if w.log == nil {
 		w.log = defaultLogger()
 	}
+	w.log = redacting(w.log) // no AWS API error's message in a log line
 	warnFilteredMetrics(w.log, os.Getenv)
 	w.metrics = o.metrics
 	if w.metrics != nil {

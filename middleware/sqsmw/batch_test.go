@@ -201,60 +201,6 @@ func TestFIFOKeyErrorFailsTheRestOfItsGroup(t *testing.T) {
 	})
 }
 
-func TestDeadlineIsSharedFairly(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		rec := &recorder{}
-		h := sqsmw.Wrap(func(ctx context.Context, key string, records []events.SQSMessage) error {
-			err := rec.handle(ctx, key, records)
-			time.Sleep(5 * time.Second) // the work
-			return err
-		}, lockcore.NewMemoryStore(), bodyKey, quiet(), sqsmw.WithConcurrency(5))
-		var pairs []string
-		for i := range 15 {
-			pairs = append(pairs, string(rune('a'+i)))
-		}
-		ctx, cancel := invocation(60*time.Second + sqsmw.DefaultBatchMargin)
-		defer cancel()
-		resp, _ := h(ctx, batchOf(t, pairs...))
-		if len(resp.BatchItemFailures) != 0 {
-			t.Fatalf("failed %q", failedIDs(resp))
-		}
-		// Three rounds of five keys: the first round gets 60/3 s, the
-		// second 55/2 s (each minus lockmw's margin, which the handler's
-		// context does not show), the third the 50 s left.
-		calls := rec.snapshot()
-		if len(calls) != 15 {
-			t.Fatalf("%d calls, want 15", len(calls))
-		}
-		for i, c := range calls {
-			want := []time.Duration{20 * time.Second, 27500 * time.Millisecond, 50 * time.Second}[i/5]
-			if c.deadline != want {
-				t.Errorf("call %d (%s): %v left, want %v", i, c.key, c.deadline, want)
-			}
-		}
-	})
-}
-
-func TestUnfinishedRecordsAreFailedAtTheDeadline(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		stuck := make(chan struct{})
-		rec := &recorder{block: map[string]chan struct{}{"B": stuck}}
-		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet(), sqsmw.WithConcurrency(1))
-		ctx, cancel := invocation(20 * time.Second)
-		defer cancel()
-		start := time.Now()
-		resp, _ := h(ctx, batchOf(t, "A", "B", "C", "A"))
-		if got := failedIDs(resp); !slices.Equal(got, []string{"m1", "m2"}) {
-			t.Errorf("failed %q, want the stuck key's and the untried key's records [m1 m2]", got)
-		}
-		if took, want := time.Since(start), 20*time.Second-sqsmw.DefaultBatchMargin; took != want {
-			t.Errorf("answered after %v, want %v (the deadline minus the batch margin)", took, want)
-		}
-		close(stuck)
-		synctest.Wait()
-	})
-}
-
 func TestHandlerPanicFailsItsKeyOnly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := sqsmw.Wrap(func(_ context.Context, key string, _ []events.SQSMessage) error {

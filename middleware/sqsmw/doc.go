@@ -2,26 +2,37 @@
 // mapping with ReportBatchItemFailures, for standard and FIFO queues.
 //
 // [Wrap] groups a batch by key: the key function names each record's lock
-// id, and each distinct id is one lock attempt through lockmw, so the
-// handler runs at most once per key and batch, with every record of that
-// key, and every record of the key gets the same answer. Batches on other
-// invocations coalesce through the lock as any invocation does: a key
-// that another invocation's handler is working on waits for it, and a
-// key it released with success (also one still fresh, see
+// id, and each turn of a key is one lock attempt through lockmw, whose
+// handler gets the turn's records and whose answer they all get. Batches
+// on other invocations coalesce through the lock as any invocation does:
+// a key that another invocation's handler is working on waits for it, and
+// a key it released with success (also one still fresh, see
 // lockcore.WithFreshSuccess) is done without the handler running here.
 //
-// The result is an events.SQSEventResponse naming exactly the records to
-// retry: those whose key failed (the handler's error, a shared failure of
-// the burst, a wait that ran out), those with no usable key, and those the
-// batch had no time left to finish. A key failing fails only its own
-// records. On a FIFO queue (records with a MessageGroupId), each message
-// group is worked through in order, and a record after a failed one in its
-// group is reported failed too, as Lambda requires to keep the group's
-// order.
+// On a standard queue a key has one turn with all its records, and the
+// keys run at once. A MessageGroupId there (SQS fair queues) names a
+// tenant and orders nothing: one key failing fails only its own records.
+// A queue is FIFO when its ARN (eventSourceARN) ends in ".fifo". There
+// each message group is worked through strictly in order: a turn is a run
+// of consecutive records of one key in the group, handed over only after
+// the turn before it succeeded, and at a group's first failure the rest
+// of the group is reported failed untried, as Lambda requires. A key's
+// later turn in a group is a new lock attempt, which a still fresh success
+// of its earlier turn answers.
 //
-// The time left before the invocation's deadline is shared fairly: a key
-// attempt gets the remaining time divided by the rounds of attempts still
-// to come, at least [WithMinKeyTime]; the batch answers before its
-// deadline ([WithBatchMargin]) and reports what is not finished then as
+// The result is an events.SQSEventResponse naming exactly the records to
+// retry: those whose key failed (the handler's error or panic, a shared
+// failure of the burst, a wait that ran out), those with no usable key
+// (logged once per batch, at Warn, truncated), and those the batch had no
+// time left to finish.
+//
+// The batch keeps one margin ([WithBatchMargin]) from the invocation's
+// deadline, for all its keys. The time before it is shared fairly: a turn
+// gets the time left divided by the rounds of turns still to come, raised
+// to [WithMinKeyTime], and holds its lock, and waits, for all of it; the
+// handler's context ends then. A turn that cannot get its minimum before
+// the batch's end is not tried: its records are reported failed, and
+// nothing is published for the key. The batch answers by the deadline
+// less a quarter of the margin and reports what is not finished then as
 // failed, never dropped.
 package sqsmw

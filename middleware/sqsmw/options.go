@@ -10,11 +10,13 @@ import (
 const (
 	// DefaultConcurrency is how many keys of a batch are tried at once.
 	DefaultConcurrency = 10
-	// DefaultMinKeyTime is the least time a key attempt is given.
+	// DefaultMinKeyTime is the least time a key attempt is given to hold
+	// its lock.
 	DefaultMinKeyTime = 3 * time.Second
-	// DefaultBatchMargin is how long before the invocation's deadline the
-	// batch answers, whatever is not finished.
-	DefaultBatchMargin = 500 * time.Millisecond
+	// DefaultBatchMargin is the time the batch keeps back from the
+	// invocation's deadline, once for all its keys: lockmw's default
+	// safety margin.
+	DefaultBatchMargin = lockmw.DefaultSafetyMargin
 )
 
 // Option configures [Wrap].
@@ -33,18 +35,24 @@ func WithConcurrency(n int) Option {
 	return func(o *options) { o.concurrency = max(n, 1) }
 }
 
-// WithMinKeyTime sets the least time a key attempt is given when the
-// batch's time is shared out; it must cover lockmw's safety margin
-// (lockmw.DefaultSafetyMargin) and the handler. Default
-// [DefaultMinKeyTime]. Keys that cannot get it before the batch's end are
-// reported failed.
+// WithMinKeyTime sets the least time a key attempt is given to hold its
+// lock when the batch's time is shared out: a share shorter than that is
+// raised to it. Default [DefaultMinKeyTime]. A key that cannot get it
+// before the batch's end (the deadline less the batch margin) is not
+// tried: its records are reported failed, no lock is asked for, and no
+// failure is published for the key.
 func WithMinKeyTime(d time.Duration) Option {
 	return func(o *options) { o.minKeyTime = max(d, 0) }
 }
 
-// WithBatchMargin sets how long before the invocation's deadline the batch
-// answers, reporting every record not finished by then as failed. Default
-// [DefaultBatchMargin].
+// WithBatchMargin sets the time the batch keeps back from the invocation's
+// deadline, once for all its keys: key attempts hold their locks, and wait,
+// until the deadline less this margin at the latest; their releases may
+// use three quarters of it, and the batch answers by the deadline less a
+// quarter of it, reporting every record not finished by then as failed.
+// It is also the safety margin of each key's lockmw, after the end of the
+// key's share: a lockmw.WithSafetyMargin given to [WithLockmw] is
+// overridden. Default [DefaultBatchMargin].
 func WithBatchMargin(d time.Duration) Option {
 	return func(o *options) { o.margin = max(d, 0) }
 }
@@ -52,8 +60,10 @@ func WithBatchMargin(d time.Duration) Option {
 // WithLockmw passes options to the lockmw middleware of the key attempts
 // (metrics, logger, tracer, lock group, lock options). They come after
 // sqsmw's own default, lockmw.WithPanicAsError(true), which makes a
-// panicking handler fail its key's records instead of the whole batch.
-// Default: none.
+// panicking handler fail its key's records instead of the whole batch,
+// and before lockmw.WithSafetyMargin set to the batch margin
+// ([WithBatchMargin]). The logger also writes sqsmw's own lines. Default:
+// none.
 func WithLockmw(opts ...lockmw.Option) Option {
 	return func(o *options) { o.lockOpts = append(o.lockOpts, opts...) }
 }

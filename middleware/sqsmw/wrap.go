@@ -4,23 +4,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
-// Handler works on the records of one key: it runs in the invocation that
-// holds the key's lock, with the lock's holder context, and its nil error
-// means every record of the key is done. It must be safe for concurrent
-// use: a batch's keys run at once.
+// Handler works on the records of one turn of a key: on a standard queue
+// all the batch's records of the key, on a FIFO queue one run of them in
+// a message group, in the group's order. It runs in the invocation that
+// holds the key's lock, with the lock's holder context, whose deadline is
+// the end of the turn's share of the batch's time, and its nil error means
+// every record of the turn is done. It must be safe for concurrent use: a
+// batch's keys run at once.
 type Handler func(ctx context.Context, key string, records []events.SQSMessage) error
 
-// group is the event of one key attempt: the key and its records.
+// group is the event of one turn's lock attempt: the key, its records,
+// and the end of its share of the batch's time (zero: no deadline).
 type group struct {
-	key     string
-	records []events.SQSMessage
+	key       string
+	records   []events.SQSMessage
+	holdUntil time.Time
 }
 
 // Wrap returns h wrapped in a lock per key on store, in the shape that
@@ -40,30 +48,51 @@ func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record 
 	o := buildOptions(opts)
 	var fetch func(context.Context, group) (struct{}, error)
 	if h != nil {
-		fetch = func(ctx context.Context, g group) (struct{}, error) { return struct{}{}, h(ctx, g.key, g.records) }
+		fetch = func(ctx context.Context, g group) (struct{}, error) {
+			if !g.holdUntil.IsZero() {
+				// The hold ends then (lockcore cancels it a little
+				// earlier, by its drift allowance); the handler's
+				// context says so.
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithDeadlineCause(ctx, g.holdUntil, lockcore.ErrMaxHoldReached)
+				defer cancel()
+			}
+			return struct{}{}, h(ctx, g.key, g.records)
+		}
 	}
+	// The batch margin is each key's safety margin: a key's context ends
+	// that long after its share, so lockmw holds until the share's end and
+	// releases in the margin, which the batch keeps once.
 	lockOpts := append([]lockmw.Option{lockmw.WithPanicAsError(true)}, o.lockOpts...)
+	lockOpts = append(lockOpts, lockmw.WithSafetyMargin(o.margin))
 	b := &batcher{
 		o:      o,
 		key:    key,
+		log:    lockmw.LoggerOf(lockOpts...),
 		invoke: lockmw.Wrap(fetch, store, func(_ context.Context, g group) (string, error) { return g.key, nil }, lockOpts...),
 	}
 	return b.handle
 }
 
+// errNilKey is the error of every record when the key function is nil.
+var errNilKey = errors.New("sqsmw: invalid configuration: nil key function")
+
 // batcher answers batches.
 type batcher struct {
-	o      options
-	key    func(context.Context, events.SQSMessage) (string, error)
-	invoke func(context.Context, group) (struct{}, error)
+	o   options
+	key func(context.Context, events.SQSMessage) (string, error)
+	log *slog.Logger
+
+	nilKeyOnce sync.Once // the nil key function is logged once
+	invoke     func(context.Context, group) (struct{}, error)
 }
 
 // recordKey is the lock id of r, checked.
 func (b *batcher) recordKey(ctx context.Context, r events.SQSMessage) (string, error) {
 	if b.key == nil {
-		return "", errors.New("sqsmw: nil key function")
+		return "", errNilKey
 	}
-	id, err := b.key(ctx, r)
+	id, err := b.callKey(ctx, r)
 	if err != nil {
 		return "", err
 	}
@@ -77,12 +106,20 @@ func (b *batcher) recordKey(ctx context.Context, r events.SQSMessage) (string, e
 	return id, nil
 }
 
-// isFIFO reports whether the batch comes from a FIFO queue.
-func isFIFO(records []events.SQSMessage) bool {
-	for _, r := range records {
-		if r.Attributes["MessageGroupId"] != "" || strings.HasSuffix(r.EventSourceARN, ".fifo") {
-			return true
+// callKey runs the key function; its panic is that record's error, not
+// the batch's: the other records are still worked and answered.
+func (b *batcher) callKey(ctx context.Context, r events.SQSMessage) (id string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			id, err = "", fmt.Errorf("%w: the key function panicked", ErrBadRecord)
 		}
-	}
-	return false
+	}()
+	return b.key(ctx, r)
+}
+
+// isFIFO reports whether r comes from a FIFO queue: one whose ARN ends in
+// ".fifo", as every FIFO queue's name does. A MessageGroupId alone says
+// nothing: a standard queue's messages carry one too (fair queues).
+func isFIFO(r events.SQSMessage) bool {
+	return strings.HasSuffix(r.EventSourceARN, ".fifo")
 }

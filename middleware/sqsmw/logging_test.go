@@ -1,0 +1,233 @@
+package sqsmw_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/smithy-go"
+	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/lockmw"
+	"github.com/herdlock/herdlock/middleware/sqsmw"
+)
+
+// logLines collects JSON log lines.
+type logLines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logLines) lines(t *testing.T) []map[string]any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]any
+	for _, s := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
+		if s == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			t.Fatalf("log line %q: %v", s, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func (l *logLines) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func logTo(w io.Writer) sqsmw.Option {
+	return sqsmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithMetricsWriter(io.Discard),
+		lockmw.WithLogger(slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+}
+
+func TestBadRecordsAreOneTruncatedWarning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		secret := strings.Repeat("s3cr3t-", 300) // 2.1 KiB a client sent
+		key := func(_ context.Context, r events.SQSMessage) (string, error) {
+			if strings.Contains(r.Body, "s3cr3t") {
+				return "", fmt.Errorf("%w: no pair in %s", sqsmw.ErrBadRecord, r.Body) // a careless key function
+			}
+			return bodyKey(context.Background(), r)
+		}
+		var logs logLines
+		h := sqsmw.Wrap((&recorder{}).handle, lockcore.NewMemoryStore(), key, logTo(&logs))
+		ev := batchOf(t, "A", "B", "C")
+		ev.Records[0].Body = secret
+		ev.Records[2].Body = secret
+		ctx, cancel := invocation(30 * time.Second)
+		defer cancel()
+		resp, _ := h(ctx, ev)
+		if got := failedIDs(resp); !slices.Equal(got, []string{"m0", "m2"}) {
+			t.Errorf("failed %q, want [m0 m2]", got)
+		}
+		var warns []map[string]any
+		for _, l := range logs.lines(t) {
+			if l["level"] == "ERROR" {
+				t.Errorf("a client's bad record logged at ERROR: %v", l)
+			}
+			if strings.HasPrefix(fmt.Sprint(l["msg"]), "sqsmw:") {
+				warns = append(warns, l)
+			}
+		}
+		if len(warns) != 1 {
+			t.Fatalf("sqsmw lines %v, want one for the batch", warns)
+		}
+		w := warns[0]
+		if w["level"] != "WARN" || w["records"] != float64(2) || !slices.Equal(toStrings(w["messageIds"]), []string{"m0", "m2"}) {
+			t.Errorf("line %v, want WARN with records 2 and messageIds [m0 m2]", w)
+		}
+		if n := len(fmt.Sprint(w["error"])); n > 300 {
+			t.Errorf("error logged with %d bytes, want it truncated", n)
+		}
+		if strings.Count(logs.text(), "s3cr3t") > 40 {
+			t.Errorf("the client's body reached the log whole")
+		}
+	})
+}
+
+func toStrings(v any) []string {
+	var out []string
+	if xs, ok := v.([]any); ok {
+		for _, x := range xs {
+			out = append(out, fmt.Sprint(x))
+		}
+	}
+	return out
+}
+
+// deniedStore refuses every acquire as DynamoDB does for a role without
+// the permission; the message names the account and the role.
+type deniedStore struct{ lockcore.Store }
+
+const deniedMessage = "User: arn:aws:sts::123456789012:assumed-role/rates-role/fn is not authorized to perform: dynamodb:UpdateItem"
+
+func (deniedStore) Acquire(context.Context, lockcore.AcquireRequest) (lockcore.Item, error) {
+	return lockcore.Item{}, &smithy.GenericAPIError{Code: "AccessDeniedException", Message: deniedMessage}
+}
+
+func TestStoreErrorsReachTheLogAsCodes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logLines
+		h := sqsmw.Wrap((&recorder{}).handle, deniedStore{lockcore.NewMemoryStore()}, bodyKey, logTo(&logs))
+		ctx, cancel := invocation(30 * time.Second)
+		defer cancel()
+		start := time.Now()
+		resp, _ := h(ctx, batchOf(t, "A", "B"))
+		if got := failedIDs(resp); !slices.Equal(got, []string{"m0", "m1"}) {
+			t.Errorf("failed %q, want [m0 m1]", got)
+		}
+		if took := time.Since(start); took != 0 {
+			t.Errorf("answered after %v: a denied write is definite, no time to spend on it", took)
+		}
+		text := logs.text()
+		if strings.Contains(text, "rates-role") || strings.Contains(text, "123456789012") {
+			t.Errorf("the store's message reached the log: %s", text)
+		}
+		if !strings.Contains(text, "AccessDeniedException") {
+			t.Errorf("log %s: want the error code", text)
+		}
+	})
+}
+
+func TestHandlerPanicReleasesTheLock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var afterFailure []bool
+		var mu sync.Mutex
+		panics := true
+		h := sqsmw.Wrap(func(ctx context.Context, key string, _ []events.SQSMessage) error {
+			info, _ := lockmw.FromContext(ctx)
+			mu.Lock()
+			defer mu.Unlock()
+			afterFailure = append(afterFailure, info.AfterFailure)
+			if panics {
+				panics = false
+				panic("test: handler bug")
+			}
+			return nil
+		}, lockcore.NewMemoryStore(), bodyKey, quiet())
+		for i, want := range [][]string{{"m0"}, {}} {
+			ctx, cancel := invocation(30 * time.Second)
+			start := time.Now()
+			resp, err := h(ctx, batchOf(t, "B"))
+			cancel()
+			if got := failedIDs(resp); err != nil || !slices.Equal(got, want) {
+				t.Errorf("batch %d: failed %q, %v; want %q", i, got, err, want)
+			}
+			if took := time.Since(start); took != 0 {
+				t.Errorf("batch %d took %v: want at once, the panicked hold released", i, took)
+			}
+		}
+		if !slices.Equal(afterFailure, []bool{false, true}) {
+			t.Errorf("AfterFailure %v, want [false true]: the panic released the lock as failure", afterFailure)
+		}
+	})
+}
+
+func TestKeyFunctionPanicFailsItsRecordOnly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		key := func(ctx context.Context, r events.SQSMessage) (string, error) {
+			if r.MessageId == "m1" {
+				panic("test: key function bug")
+			}
+			return bodyKey(ctx, r)
+		}
+		rec := &recorder{}
+		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), key, quiet())
+		ctx, cancel := invocation(30 * time.Second)
+		defer cancel()
+		resp, err := h(ctx, batchOf(t, "A", "B", "C"))
+		if got := failedIDs(resp); err != nil || !slices.Equal(got, []string{"m1"}) {
+			t.Errorf("failed %q, %v; want [m1]", got, err)
+		}
+		keys := rec.keys()
+		slices.Sort(keys)
+		if !slices.Equal(keys, []string{"A", "C"}) {
+			t.Errorf("handler calls %q, want [A C]", keys)
+		}
+	})
+}
+
+func TestNilKeyFunctionIsOneError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logLines
+		h := sqsmw.Wrap((&recorder{}).handle, lockcore.NewMemoryStore(), nil, logTo(&logs))
+		for range 3 {
+			ctx, cancel := invocation(30 * time.Second)
+			resp, _ := h(ctx, batchOf(t, "A", "B"))
+			cancel()
+			if got := failedIDs(resp); !slices.Equal(got, []string{"m0", "m1"}) {
+				t.Errorf("failed %q, want every record", got)
+			}
+		}
+		var errs int
+		for _, l := range logs.lines(t) {
+			if l["level"] == "ERROR" && strings.Contains(fmt.Sprint(l["error"]), "nil key function") {
+				errs++
+			}
+		}
+		if errs != 1 {
+			t.Errorf("%d error lines for the nil key function over 3 batches, want 1:\n%s", errs, logs.text())
+		}
+	})
+}
