@@ -1,0 +1,199 @@
+package idempotency_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/idempotency"
+)
+
+// Powertools typescript#5675 and python#8049: a holder whose in-progress
+// record expired (its lease lapsed while it still ran) is taken over;
+// when it wakes, it can neither complete nor delete its successor's
+// record, and its late side effect, written with its fence, is refused.
+// The duplicates after it replay the successor's answer.
+func TestLateHolderCannotCompleteOrDelete(t *testing.T) {
+	tests := []struct {
+		name       string
+		lateResult error // what the late holder's handler returns after its refused write; nil: success anyway
+	}{
+		{"the late holder returns success", nil},
+		{"the late holder returns an error", errors.New("upstream failed")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				store := &stallStore{Store: lockcore.NewMemoryStore(), stalled: map[string]bool{}, stallAll: true}
+				var resource fencedResource
+				successorDone := make(chan struct{})
+				var lateWrite error
+				handle := func(ctx context.Context, o order) (receipt, error) {
+					info, _ := idempotency.FromContext(ctx)
+					if o.Note == "late" {
+						<-ctx.Done() // the lease lapsed
+						<-successorDone
+						lateWrite = resource.write(info.Fence, "late")
+						return receipt{ID: "late", Fence: info.Fence}, tt.lateResult
+					}
+					if err := resource.write(info.Fence, "successor"); err != nil {
+						return receipt{}, err
+					}
+					return receipt{ID: "successor", Fence: info.Fence}, nil
+				}
+				op := func() func(context.Context, order) (receipt, error) {
+					h, err := idempotency.New(idempotency.Handlers[order, receipt]{
+						Handle: handle, Key: orderKey,
+						Payload: func(o order) any { return o.Amount },
+					}, store, quiet())
+					if err != nil {
+						t.Fatal(err)
+					}
+					return h
+				}
+				var wg sync.WaitGroup
+				wg.Go(func() { _, _ = invoke(t, op(), 10*time.Minute, order{Key: "k", Amount: 1, Note: "late"}) })
+				synctest.Wait()
+				got, err := invoke(t, op(), 10*time.Minute, order{Key: "k", Amount: 1})
+				if err != nil || got.ID != "successor" {
+					t.Fatalf("the successor = %+v, %v; want it to take over and run", got, err)
+				}
+				close(successorDone)
+				wg.Wait()
+				if !errors.Is(lateWrite, errStaleFence) {
+					t.Errorf("the late holder's write = %v, want it refused for its stale fence", lateWrite)
+				}
+				if v, n := resource.get(); v != "successor" || n != 1 {
+					t.Errorf("resource = %q after %d writes, want the successor's one write", v, n)
+				}
+				it, _ := record(t, store, "herdlock", "idempotency#k")
+				if !it.Released || it.Result != lockcore.Success || it.ResultFence != got.Fence {
+					t.Errorf("record = released %v, %s by fence %d; want the successor's success, fence %d", it.Released, it.Result, it.ResultFence, got.Fence)
+				}
+				replay, err := invoke(t, op(), time.Minute, order{Key: "k", Amount: 1})
+				if err != nil || replay != got {
+					t.Errorf("replay = %+v, %v; want the successor's %+v", replay, err, got)
+				}
+			})
+		})
+	}
+}
+
+// lateCopyStore loses every release of the revision it stalls, and
+// delivers the first later, when the test says, as a network may deliver
+// a request long after its sender gave up on it.
+type lateCopyStore struct {
+	lockcore.Store
+	mu        sync.Mutex // guards the fields below
+	stallNext bool
+	stalled   string
+	held      *lockcore.ReleaseRequest
+	deliver   chan struct{}
+	lateErr   chan error
+}
+
+func (s *lateCopyStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+	it, err := s.Store.Acquire(ctx, req)
+	s.mu.Lock()
+	if err == nil && s.stallNext {
+		s.stalled, s.stallNext = req.Revision, false
+	}
+	s.mu.Unlock()
+	return it, err
+}
+
+func (s *lateCopyStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+	s.mu.Lock()
+	stalled := req.Revision == s.stalled
+	first := stalled && s.held == nil
+	if first {
+		s.held = &req
+	}
+	s.mu.Unlock()
+	if first {
+		go func() {
+			<-s.deliver
+			_, err := s.Store.Release(context.Background(), req)
+			s.lateErr <- err
+		}()
+	}
+	if stalled {
+		<-ctx.Done() // lost: the sender hears nothing
+		return lockcore.Item{}, ctx.Err()
+	}
+	return s.Store.Release(ctx, req)
+}
+
+// The store's own condition fences a late copy: the first holder's
+// success release, lost on the way and delivered after its lease lapsed
+// and a successor completed, does not complete the successor's record.
+func TestLateReleaseCopyIsRefusedByTheStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &lateCopyStore{Store: lockcore.NewMemoryStore(), stallNext: true,
+			deliver: make(chan struct{}), lateErr: make(chan error, 1)}
+		first := &counter{}
+		got, err := invoke(t, wrap(t, first, store), time.Minute, order{Key: "k", Amount: 1})
+		if err != nil {
+			t.Fatalf("first = %v", err)
+		}
+		time.Sleep(lockcore.DefaultLease + 2*lockcore.DefaultClockAllowance) // its lease lapses
+		second := &counter{}
+		succ, err := invoke(t, wrap(t, second, store), time.Minute, order{Key: "k", Amount: 1})
+		if err != nil || second.runs.Load() != 1 || succ.Fence <= got.Fence {
+			t.Fatalf("successor = %+v, %v, %d runs; want a run with a higher fence than %d", succ, err, second.runs.Load(), got.Fence)
+		}
+		close(store.deliver)
+		var ce *lockcore.ConditionError
+		if err := <-store.lateErr; !errors.As(err, &ce) {
+			t.Errorf("the late copy's release = %v, want a *lockcore.ConditionError", err)
+		}
+		replay, err := invoke(t, wrap(t, &counter{}, store), time.Minute, order{Key: "k", Amount: 1})
+		if err != nil || replay != succ {
+			t.Errorf("replay = %+v, %v; want the successor's %+v", replay, err, succ)
+		}
+	})
+}
+
+// Powertools typescript#5675: a duplicate rejected as in progress, or
+// for another payload, deleted the record it never acquired. Here a
+// rejected duplicate writes nothing: the holder's record stays in
+// progress for the next duplicate to wait on, then completed, and the
+// handler runs once.
+func TestRejectedDuplicateLeavesTheRecord(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := lockcore.NewMemoryStore()
+		c := &counter{block: make(chan struct{}), started: make(chan struct{}, 1)}
+		var wg sync.WaitGroup
+		var first receipt
+		wg.Go(func() { first, _ = invoke(t, wrap(t, c, store), time.Minute, order{Key: "k", Amount: 1}) })
+		<-c.started
+		if _, err := invoke(t, wrap(t, c, store), 3*time.Second, order{Key: "k", Amount: 1}); !errors.Is(err, idempotency.ErrInProgress) {
+			t.Fatalf("a duplicate that cannot wait = %v, want ErrInProgress", err)
+		}
+		if it, _ := record(t, store, "herdlock", "idempotency#k"); it.Released {
+			t.Errorf("record after the rejected duplicate = released %v, %s; want still held", it.Released, it.Result)
+		}
+		var waited receipt
+		var waitErr error
+		wg.Go(func() { waited, waitErr = invoke(t, wrap(t, c, store), time.Minute, order{Key: "k", Amount: 1}) })
+		synctest.Wait()
+		close(c.block)
+		wg.Wait()
+		if waitErr != nil || waited != first {
+			t.Errorf("the next duplicate = %+v, %v; want the holder's %+v", waited, waitErr, first)
+		}
+		if _, err := invoke(t, wrap(t, c, store), time.Minute, order{Key: "k", Amount: 2}); !errors.Is(err, idempotency.ErrPayloadMismatch) {
+			t.Fatalf("another payload = %v, want ErrPayloadMismatch", err)
+		}
+		if got, err := invoke(t, wrap(t, c, store), time.Minute, order{Key: "k", Amount: 1}); err != nil || got != first {
+			t.Errorf("after the mismatch = %+v, %v; want the holder's %+v", got, err, first)
+		}
+		if got := c.runs.Load(); got != 1 {
+			t.Errorf("handler runs = %d, want 1", got)
+		}
+	})
+}

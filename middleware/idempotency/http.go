@@ -1,0 +1,177 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/httpmw"
+	"github.com/herdlock/herdlock/middleware/lockmw"
+)
+
+// HTTP header names of [WrapHTTP].
+const (
+	// HeaderIdempotencyKey is the request header that carries the key
+	// (draft-ietf-httpapi-idempotency-key-header-06): a structured-field
+	// string, "quoted", or a bare token as Stripe's clients send it.
+	HeaderIdempotencyKey = "Idempotency-Key"
+	// HeaderReplayed is set to "true" on a replayed response, as Stripe
+	// names it.
+	HeaderReplayed = "Idempotent-Replayed"
+)
+
+// HTTPResponse is the set of response event shapes [WrapHTTP] answers
+// with, one for each shape of httpmw.Request.
+type HTTPResponse interface {
+	events.APIGatewayProxyResponse | events.APIGatewayV2HTTPResponse |
+		events.LambdaFunctionURLResponse | events.ALBTargetGroupResponse
+}
+
+// WrapHTTP returns the HTTP handler h made idempotent by the
+// Idempotency-Key request header, per
+// draft-ietf-httpapi-idempotency-key-header-06, for API Gateway REST and
+// HTTP APIs, function URLs and ALB (Req and Resp of the same one):
+//
+//	lambda.Start(idempotency.WrapHTTP(createOrder, store, idempotency.WithKeyPrefix("orders")))
+//
+// A request of a safe method (GET, HEAD, OPTIONS, TRACE) runs h as it is.
+// A request of another method:
+//
+//   - without the header: 400, problem+json, code bad_idempotency_key;
+//     with [WithOptionalKey], h runs on its own, every time;
+//   - with a key: the key is scoped by the method and the route (the REST
+//     API's resource, the HTTP API's route key, else the path), and the
+//     fingerprint is of the path and the body (canonical when it is JSON);
+//     then as [Wrap]: h runs once per key and retention, a duplicate
+//     waits for its answer and gets it with the header
+//     Idempotent-Replayed: true; a key reused with another path or body
+//     is 422 (idempotency_key_reused), a wait that cannot finish before
+//     the deadline 409 (idempotency_key_in_progress), a key that is not
+//     usable (over [MaxKeyBytes]) 400.
+//
+// A response with a 5xx status is a failure, not an answer: the caller
+// gets it, and it is not replayed (the next duplicate runs h), unless
+// [WithKeptErrors], which answers the duplicates of the window 503 with a
+// Retry-After. Any other response is replayed, 4xx included, as Stripe
+// does. A store failure is 503 (store_unavailable); an answer too large to
+// store, 500 (answer_not_stored) for the duplicates. Error answers carry
+// no error text. An error h returns is returned as it is.
+//
+// It never panics on a bad configuration: the returned handler returns
+// the error, matching [ErrConfig], on every call. It is safe for
+// concurrent use.
+func WrapHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req) (Resp, error), store lockcore.Store,
+	opts ...Option) func(context.Context, Req) (Resp, error) {
+	f, err := newHTTP(h, store, opts)
+	if err != nil {
+		var once sync.Once
+		return func(ctx context.Context, _ Req) (Resp, error) {
+			once.Do(func() {
+				slog.ErrorContext(ctx, "idempotency: invalid configuration; every invocation fails", slog.Any("error", err))
+			})
+			var zero Resp
+			return zero, err
+		}
+	}
+	return f
+}
+
+func newHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req) (Resp, error), store lockcore.Store,
+	opts []Option) (func(context.Context, Req) (Resp, error), error) {
+	var zq Req
+	var zr Resp
+	if !pairedShapes(zq, zr) {
+		return nil, fmt.Errorf("%w: WrapHTTP: %T is not answered with %T", ErrConfig, zq, zr)
+	}
+	if h == nil {
+		return nil, fmt.Errorf("%w: nil HTTP handler", ErrConfig)
+	}
+	o, err := collect(opts)
+	if err != nil {
+		return nil, err
+	}
+	op, err := New(Handlers[Req, Resp]{
+		Handle: func(ctx context.Context, req Req) (Resp, error) {
+			resp, err := h(ctx, req)
+			if err == nil && statusOf(resp) >= 500 {
+				return resp, &serverError{resp: resp}
+			}
+			return resp, err
+		},
+		Key:     func(_ context.Context, req Req) (string, error) { return scopedKey(requestOf(req)) },
+		Payload: func(req Req) any { return requestOf(req).payload() },
+		OnReplay: func(_ context.Context, _ Req, resp Resp) (Resp, error) {
+			return withHeader(resp, HeaderReplayed, "true"), nil
+		},
+	}, store, opts...)
+	if err != nil {
+		return nil, err
+	}
+	optional := o.optionalKey
+	return func(ctx context.Context, req Req) (Resp, error) {
+		r := requestOf(req)
+		if safeMethod(r.method) || (optional && r.key() == "") {
+			return h(ctx, req)
+		}
+		resp, err := op(ctx, req)
+		if err == nil {
+			return resp, nil
+		}
+		var se *serverError
+		if errors.As(err, &se) {
+			return se.resp.(Resp), nil
+		}
+		if status, code, header := problemFor(err, time.Now()); status != 0 {
+			return problemResponse[Resp](status, code, header), nil
+		}
+		return resp, err
+	}, nil
+}
+
+// serverError is a 5xx response of the handler: the record fails, the
+// caller gets the response.
+type serverError struct{ resp any }
+
+func (e *serverError) Error() string {
+	return fmt.Sprintf("idempotency: the handler answered %d", statusOf(e.resp))
+}
+
+// problemFor is the error answer of an error of the idempotent operation,
+// or status 0 for the handler's own error.
+func problemFor(err error, now time.Time) (int, string, map[string]string) {
+	var hf *lockcore.HolderFailedError
+	switch {
+	case errors.Is(err, ErrKey):
+		return http.StatusBadRequest, "bad_idempotency_key", nil
+	case errors.Is(err, ErrPayloadMismatch):
+		return http.StatusUnprocessableEntity, "idempotency_key_reused", nil
+	case errors.Is(err, ErrInProgress):
+		return http.StatusConflict, "idempotency_key_in_progress", nil
+	case errors.As(err, &hf):
+		secs := max(int64(hf.NotBefore.Sub(now).Round(time.Second)/time.Second), 1)
+		return http.StatusServiceUnavailable, "failed_earlier", map[string]string{"Retry-After": strconv.FormatInt(secs, 10)}
+	case errors.Is(err, lockmw.ErrNoAnswer):
+		return http.StatusInternalServerError, "answer_not_stored", nil
+	case errors.Is(err, lockmw.ErrLockFailed), errors.Is(err, lockmw.ErrNoTimeLeft), errors.Is(err, lockmw.ErrNoAccount):
+		return http.StatusServiceUnavailable, "store_unavailable", nil
+	}
+	return 0, "", nil
+}
+
+// safeMethod reports whether RFC 9110 §9.2.1 calls method safe: it needs
+// no idempotency key.
+func safeMethod(method string) bool {
+	switch strings.ToUpper(method) {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
+}

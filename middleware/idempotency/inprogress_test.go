@@ -1,0 +1,176 @@
+package idempotency_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/idempotency"
+	"github.com/herdlock/herdlock/middleware/lockmw"
+)
+
+// Powertools raises on a concurrent duplicate, the draft and Stripe answer
+// 409: here a duplicate waits for the first one's answer, in this process
+// and in others, and every caller gets that answer; the handler runs once.
+func TestConcurrentDuplicatesWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := lockcore.NewMemoryStore()
+		c := &counter{block: make(chan struct{}), started: make(chan struct{}, 1)}
+		processes := []func(context.Context, order) (receipt, error){wrap(t, c, store), wrap(t, c, store), wrap(t, c, store)}
+		var wg sync.WaitGroup
+		answers := make([]receipt, 12)
+		errs := make([]error, len(answers))
+		wg.Go(func() { answers[0], errs[0] = invoke(t, processes[0], time.Minute, order{Key: "k", Amount: 7}) })
+		<-c.started
+		for i := 1; i < len(answers); i++ {
+			wg.Go(func() { answers[i], errs[i] = invoke(t, processes[i%3], time.Minute, order{Key: "k", Amount: 7}) })
+		}
+		time.Sleep(5 * time.Second) // the holder works; the others wait
+		close(c.block)
+		wg.Wait()
+		for i := range answers {
+			if errs[i] != nil || answers[i] != answers[0] {
+				t.Errorf("invocation %d = %+v, %v; want the holder's %+v", i, answers[i], errs[i], answers[0])
+			}
+		}
+		if got := c.runs.Load(); got != 1 {
+			t.Errorf("handler runs = %d, want 1", got)
+		}
+	})
+}
+
+// A duplicate waits as long as its deadline allows, longer than
+// lockcore's default maximum wait, for a holder that works long.
+func TestDuplicateWaitsUntilItsDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := lockcore.NewMemoryStore()
+		c := &counter{block: make(chan struct{}), started: make(chan struct{}, 1)}
+		var wg sync.WaitGroup
+		wg.Go(func() { _, _ = invoke(t, wrap(t, c, store), 5*time.Minute, order{Key: "k", Amount: 1}) })
+		<-c.started
+		go func() { time.Sleep(2 * lockcore.DefaultMaxWait); close(c.block) }()
+		_, err := invoke(t, wrap(t, c, store), 5*time.Minute, order{Key: "k", Amount: 1})
+		wg.Wait()
+		if err != nil || c.runs.Load() != 1 {
+			t.Errorf("duplicate after %v = %v, %d runs; want the answer, 1 run", 2*lockcore.DefaultMaxWait, err, c.runs.Load())
+		}
+	})
+}
+
+// A duplicate that cannot wait for the answer within its deadline (less
+// lockmw's safety margin) fails with ErrInProgress, at that time, and the
+// handler has not run for it; the draft's 409.
+func TestDuplicateThatCannotWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := lockcore.NewMemoryStore()
+		c := &counter{block: make(chan struct{}), started: make(chan struct{}, 1)}
+		h := wrap(t, c, store)
+		var wg sync.WaitGroup
+		wg.Go(func() { _, _ = invoke(t, h, time.Minute, order{Key: "k", Amount: 1}) })
+		<-c.started
+		start := time.Now()
+		_, err := invoke(t, wrap(t, c, store), 5*time.Second, order{Key: "k", Amount: 1})
+		waited := time.Since(start)
+		close(c.block)
+		wg.Wait()
+		if !errors.Is(err, idempotency.ErrInProgress) || !errors.Is(err, lockcore.ErrWaitTimeout) {
+			t.Errorf("invoke() = %v, want ErrInProgress and lockcore.ErrWaitTimeout", err)
+		}
+		if want := 5*time.Second - lockmw.DefaultSafetyMargin; waited > want+time.Second {
+			t.Errorf("the duplicate returned after %v, want by its deadline less the margin, %v", waited, want)
+		}
+		if got := c.runs.Load(); got != 1 {
+			t.Errorf("handler runs = %d, want 1", got)
+		}
+	})
+}
+
+// Powertools python#4759: a remaining time of 0 was read as "unknown",
+// so the in-progress record had no expiry and blocked its key. Here a
+// remaining time of 0 or less is no time left: the handler does not run
+// and no record is written, so the retry runs at once.
+func TestNoTimeLeftWritesNoRecord(t *testing.T) {
+	tests := []struct {
+		name string
+		left time.Duration
+	}{
+		{"none left", 0},
+		{"past the deadline", -time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				store := lockcore.NewMemoryStore()
+				c := &counter{}
+				h := wrap(t, c, store, idempotency.WithLockmw(lockmw.WithSafetyMargin(0)))
+				ctx, cancel := context.WithDeadline(t.Context(), time.Now().Add(tt.left))
+				defer cancel()
+				if _, err := h(ctx, order{Key: "k", Amount: 1}); !errors.Is(err, lockmw.ErrNoTimeLeft) {
+					t.Errorf("invoke(%v left) = %v, want lockmw.ErrNoTimeLeft", tt.left, err)
+				}
+				if _, found := record(t, store, "herdlock", "idempotency#k"); found {
+					t.Error("a record was written for an invocation with no time left")
+				}
+				if _, err := invoke(t, h, time.Minute, order{Key: "k", Amount: 1}); err != nil {
+					t.Errorf("the retry = %v, want it to run", err)
+				}
+				if got := c.runs.Load(); got != 1 {
+					t.Errorf("handler runs = %d, want 1 (the retry's)", got)
+				}
+			})
+		})
+	}
+}
+
+// Powertools: an in-progress record expires with the Lambda's remaining
+// time. Here it is bounded by the holder's lease and maximum hold: a
+// holder that stopped renewing (frozen, crashed) holds the record for
+// about a lease, one that renews until its invocation's deadline; then a
+// waiting duplicate takes over, with a higher fence, and its answer is
+// the one replayed.
+func TestInProgressBoundedByLeaseAndMaxHold(t *testing.T) {
+	tests := []struct {
+		name        string
+		stall       bool          // the holder's renewals are lost
+		holderLeft  time.Duration // the holder's deadline
+		wantTakeAft time.Duration // the take-over comes about then: up to a second before, a few after
+	}{
+		{"a holder that stopped renewing: its lease", true, 10 * time.Minute, lockcore.DefaultLease},
+		{"a holder that renews: its deadline less the margin", false, 20 * time.Second, 20*time.Second - lockmw.DefaultSafetyMargin},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				store := &stallStore{Store: lockcore.NewMemoryStore(), stalled: map[string]bool{}, stallAll: tt.stall}
+				holder := &counter{block: make(chan struct{}), started: make(chan struct{}, 1)}
+				var wg sync.WaitGroup
+				var first receipt
+				wg.Go(func() { first, _ = invoke(t, wrap(t, holder, store), tt.holderLeft, order{Key: "k", Amount: 1}) })
+				<-holder.started
+				start := time.Now()
+				taker := &counter{}
+				got, err := invoke(t, wrap(t, taker, store), 10*time.Minute, order{Key: "k", Amount: 1})
+				took := time.Since(start)
+				close(holder.block)
+				wg.Wait()
+				if err != nil || taker.runs.Load() != 1 {
+					t.Fatalf("duplicate = %+v, %v, %d runs; want it to take over and run", got, err, taker.runs.Load())
+				}
+				if took < tt.wantTakeAft-time.Second || took > tt.wantTakeAft+3*time.Second {
+					t.Errorf("took over after %v, want about %v", took, tt.wantTakeAft)
+				}
+				if first.Fence == 0 || got.Fence <= first.Fence {
+					t.Errorf("taker's fence = %d, want above the first holder's %d", got.Fence, first.Fence)
+				}
+				replay, err := invoke(t, wrap(t, &counter{}, store), time.Minute, order{Key: "k", Amount: 1})
+				if err != nil || replay != got {
+					t.Errorf("replay = %+v, %v; want the taker's %+v", replay, err, got)
+				}
+			})
+		})
+	}
+}

@@ -1,0 +1,61 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/sqsmw"
+)
+
+// SQSHandler returns h, a handler of one SQS record, made idempotent per
+// record and turned into the handler that sqsmw.Wrap takes, so that a
+// redelivered record (SQS delivers at least once) is not processed twice
+// while the batch keeps sqsmw's partial batch response:
+//
+//	records, err := idempotency.SQSHandler(process, store, idempotency.MessageID)
+//	lambda.Start(sqsmw.Wrap(records, store, idempotency.MessageID))
+//
+// key takes each record's idempotency key: [MessageID], or a key from the
+// body (sqsmw.JSONBody). The fingerprint is of the record's body, never
+// of its receipt handle or receive count, which change with every
+// delivery. Each record of sqsmw's group runs through the idempotent
+// operation: processed once per key and retention, a completed one
+// replayed (nothing done), one in progress elsewhere waited for; the
+// group's error joins its records' errors, and sqsmw reports the group's
+// records failed. With sqsmw keyed by [MessageID], a group is one record,
+// so exactly the failed records are retried; the record's lock then
+// needs the time of sqsmw's key attempt less lockmw's safety margin, so
+// give sqsmw.WithMinKeyTime at least that margin plus the handler's time.
+//
+// It returns the configuration error, matching [ErrConfig], like [New].
+// The returned handler is safe for concurrent use when h is.
+func SQSHandler(h func(ctx context.Context, record events.SQSMessage) error, store lockcore.Store,
+	key func(ctx context.Context, record events.SQSMessage) (string, error), opts ...Option) (sqsmw.Handler, error) {
+	if h == nil {
+		return nil, fmt.Errorf("%w: nil SQS record handler", ErrConfig)
+	}
+	op, err := New(Handlers[events.SQSMessage, struct{}]{
+		Handle:  func(ctx context.Context, r events.SQSMessage) (struct{}, error) { return struct{}{}, h(ctx, r) },
+		Key:     key,
+		Payload: func(r events.SQSMessage) any { return r.Body },
+	}, store, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, _ string, records []events.SQSMessage) error {
+		var errs []error
+		for _, r := range records {
+			if _, err := op(ctx, r); err != nil {
+				errs = append(errs, fmt.Errorf("record %s: %w", r.MessageId, err))
+			}
+		}
+		return errors.Join(errs...)
+	}, nil
+}
+
+// MessageID is the key function of a record by its SQS message id, which
+// a redelivery keeps. It is safe for concurrent use.
+func MessageID(_ context.Context, r events.SQSMessage) (string, error) { return r.MessageId, nil }
