@@ -9,9 +9,10 @@ import (
 type ReleaseOption func(*releaseOptions)
 
 type releaseOptions struct {
-	answer    []byte
-	notBefore time.Time
-	reason    string
+	answer      []byte
+	notBefore   time.Time
+	reason      string
+	keepEpisode bool
 }
 
 // WithAnswer publishes b, the holder's answer, in the lock item with a
@@ -43,6 +44,15 @@ func WithNotBefore(t time.Time) ReleaseOption { return func(o *releaseOptions) {
 func WithFailureReason(code string) ReleaseOption {
 	return func(o *releaseOptions) { o.reason = code }
 }
+
+// WithKeepEpisode says, with a [Failure] release, that the hold made no
+// attempt at the work (the holder's input was bad: a client's malformed
+// request): the release frees the lock and leaves the item's failure
+// episode as it was, so no attempt is counted and no reason or
+// not-before is published (the store's [ReleaseRequest].KeepEpisode).
+// Waiters race for the lock as after any release that published no
+// success. It is ignored with [Success]. Default: off.
+func WithKeepEpisode() ReleaseOption { return func(o *releaseOptions) { o.keepEpisode = true } }
 
 // reasonUnspecified is the published reason when none, or an unsafe one, was
 // given.
@@ -95,6 +105,10 @@ func (l *Lock) releaseRequest(h *hold, result Result, ref string, o releaseOptio
 	req.HoldMeanMs, req.HoldDevMs = nextHoldHistory(h.holdMean, h.holdDev, time.Since(h.start))
 	if result == Success {
 		req.Answer = o.answer
+		return req
+	}
+	if o.keepEpisode {
+		req.KeepEpisode = true
 		return req
 	}
 	req.Failures = h.attempt

@@ -56,6 +56,30 @@ func TestEndToEndHTTPFront(t *testing.T) {
 		t.Logf("burst of %d HTTP API requests: %d upstream call, answers %d x %d", burstSize, r.Upstream.RequestsFor(key), len(resps), resps[0].StatusCode)
 	})
 
+	t.Run("a HEAD is the GET's answer without content; a malformed pair is 400 problem+json, logged at Warn", func(t *testing.T) {
+		r := stack.start(t, localrun.Options{N: 1})
+		get := httpAnswers(t, r.Pool.Burst(burstContext(t), localrun.HTTPAPIEvents("GBP-USD", 1)))[0]
+		head := httpAnswers(t, r.Pool.Burst(burstContext(t), withMethod(t, localrun.HTTPAPIEvents("GBP-USD", 1), "HEAD")))[0]
+		if get.StatusCode != 200 || head.StatusCode != 200 || head.Body != "" || head.Headers["Content-Type"] != get.Headers["Content-Type"] {
+			t.Errorf("GET %d %q, HEAD %d %q body %q; want the GET's status and media type, no body",
+				get.StatusCode, get.Headers["Content-Type"], head.StatusCode, head.Headers["Content-Type"], head.Body)
+		}
+		if got := r.Upstream.RequestsFor("GBP-USD"); got != 1 {
+			t.Errorf("upstream requests = %d, want 1 (the HEAD answered from the GET's)", got)
+		}
+		bad := httpAnswers(t, r.Pool.Burst(burstContext(t), localrun.HTTPAPIEvents("EUR%2FUSD!", 1)))[0]
+		var p httpmw.Problem
+		if err := json.Unmarshal([]byte(bad.Body), &p); err != nil || bad.StatusCode != 400 || p.Code != httpmw.CodeBadRequest ||
+			bad.Headers["Content-Type"] != httpmw.ProblemContentType {
+			t.Errorf("malformed pair: %d %q %s, want 400 problem+json %s", bad.StatusCode, bad.Headers["Content-Type"], bad.Body, httpmw.CodeBadRequest)
+		}
+		for _, l := range r.Pool.Lines() {
+			if bytes.Contains([]byte(l.Text), []byte(`"level":"ERROR"`)) {
+				t.Errorf("a line at Error: %s", l.Text)
+			}
+		}
+	})
+
 	t.Run("an upstream answering 429 with Retry-After: every client gets 429 and a Retry-After no shorter", func(t *testing.T) {
 		const retryAfter = 8 * time.Second // longer than a 6 s function can wait
 		r := stack.start(t, localrun.Options{N: burstSize, Timeout: 6 * time.Second,
@@ -92,6 +116,20 @@ func TestEndToEndHTTPFront(t *testing.T) {
 		}
 		t.Logf("burst of %d: %d upstream call (Retry-After %s), answers 429 with Retry-After %v", burstSize, len(calls), calls[0].RetryAfter, ras)
 	})
+}
+
+// withMethod sets the method of HTTP API events.
+func withMethod(t *testing.T, evs [][]byte, method string) [][]byte {
+	t.Helper()
+	for i, raw := range evs {
+		var ev events.APIGatewayV2HTTPRequest
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			t.Fatal(err)
+		}
+		ev.RequestContext.HTTP.Method = method
+		evs[i], _ = json.Marshal(ev)
+	}
+	return evs
 }
 
 // sqsEvent is an SQS batch of refreshes, as Lambda's event source mapping

@@ -22,7 +22,7 @@ import (
 func WrapALB[T any](h func(context.Context, events.ALBTargetGroupRequest) (Response[T], error), store lockcore.Store,
 	key func(context.Context, events.ALBTargetGroupRequest) (string, error), opts ...Option,
 ) func(context.Context, events.ALBTargetGroupRequest) (events.ALBTargetGroupResponse, error) {
-	c := newCore(h, store, key, opts)
+	c := newCore(h, store, key, false, opts)
 	return func(ctx context.Context, req events.ALBTargetGroupRequest) (events.ALBTargetGroupResponse, error) {
 		r := c.serve(ctx, req)
 		body, b64 := encodeBody(r.header["Content-Type"], r.body)

@@ -111,6 +111,7 @@ func TestMalformedRequestsAre400WithoutALock(t *testing.T) {
 func TestBodyKeyTakesTheLockItNames(t *testing.T) {
 	store := newKeyRecorder()
 	req := events.APIGatewayV2HTTPRequest{Body: `eyJwYWlyIjoiR0JQVVNEIn0=`, IsBase64Encoded: true} // {"pair":"GBPUSD"}
+	req.RequestContext.HTTP.Method = "GET"
 	ctx, cancel := invocation(10 * time.Second)
 	defer cancel()
 	resp, err := bodyAdapter(store)(ctx, req)

@@ -7,9 +7,9 @@ import (
 )
 
 // encodeBody returns the body as the event response carries it: as it is
-// for a textual media type, else base64 with isBase64Encoded set.
+// for a textual media type or no body, else base64 with isBase64Encoded set.
 func encodeBody(contentType string, body []byte) (string, bool) {
-	if textual(contentType) {
+	if len(body) == 0 || textual(contentType) {
 		return string(body), false
 	}
 	return base64.StdEncoding.EncodeToString(body), true

@@ -2,12 +2,14 @@ package httpmw
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/internal/answer"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -21,72 +23,136 @@ type reply struct {
 
 // core is the shape-independent part of every adapter: the lock around
 // the handler, and the mapping of outcomes to replies.
-type core[Req, T any] struct {
+type core[Req Request, T any] struct {
 	o      options
-	invoke func(context.Context, Req) (answer, error)
-	now    func() time.Time
+	h      func(context.Context, Req) (Response[T], error)
+	key    func(context.Context, Req) (string, error) // checked: errors match lockmw.ErrBadInput
+	invoke func(context.Context, Req) (answer.Answer, error)
+	// own answers a request that no other request's answer may answer
+	// (see methods.go): the seam where an idempotency layer takes the
+	// requests that carry an idempotency key.
+	own       func(context.Context, Req) reply
+	now       func() time.Time
+	configErr error // the configuration error lockmw found, if any
 }
 
-// newCore wraps h with lockmw, the answers published inline.
-func newCore[Req, T any](h func(context.Context, Req) (Response[T], error), store lockcore.Store,
-	key func(context.Context, Req) (string, error), opts []Option) *core[Req, T] {
-	c := &core[Req, T]{o: buildOptions(opts), now: time.Now}
-	c.invoke = lockmw.WrapHandlers(lockmw.Handlers[Req, answer]{
-		Fetch: c.fetch(h),
-		Codec: answerCodec{},
-	}, store, checkedKey(key), c.o.lockmwOptions()...)
+// newCore wraps h with lockmw, the answers published inline in the fronts'
+// shared format. gateway is true for the API Gateway adapters, whose
+// integration timeout bounds the waits.
+func newCore[Req Request, T any](h func(context.Context, Req) (Response[T], error), store lockcore.Store,
+	key func(context.Context, Req) (string, error), gateway bool, opts []Option) *core[Req, T] {
+	c := &core[Req, T]{o: buildOptions(opts), h: h, key: checkedKey(key), now: time.Now}
+	c.own = c.runOwn
+	hs := lockmw.Handlers[Req, answer.Answer]{Fetch: c.fetch(), Codec: answer.Codec{}}
+	lockOpts := c.o.lockmwOptions(gateway)
+	invoke, err := lockmw.NewHandlers(hs, store, c.key, lockOpts...)
+	if err != nil {
+		// Every request, of any method, is answered 500; lockmw logs the
+		// error once.
+		c.configErr = err
+		invoke = lockmw.WrapHandlers(hs, store, c.key, lockOpts...)
+	}
+	c.invoke = invoke
 	return c
 }
 
-// fetch runs h while holding the lock and encodes its answer.
-func (c *core[Req, T]) fetch(h func(context.Context, Req) (Response[T], error)) func(context.Context, Req) (answer, error) {
-	if h == nil {
-		return nil // lockmw reports the missing handler as a configuration error
+// serve answers one request: a GET or HEAD through the lock, any other
+// method on its own; a HEAD's answer without its body.
+func (c *core[Req, T]) serve(ctx context.Context, req Req) reply {
+	method := viewOf(req).method
+	r := c.answerFor(ctx, req, method)
+	if method == http.MethodHead {
+		r.body = nil // RFC 9110 §9.3.2: the header fields of the GET, no content
 	}
-	return func(ctx context.Context, req Req) (answer, error) {
-		resp, err := h(ctx, req)
-		if err != nil {
-			return answer{}, err
-		}
-		status := resp.Status
-		if status == 0 {
-			status = http.StatusOK
-		}
-		if status < 200 || status > 599 {
-			return answer{}, &encodeError{code: "bad_status", msg: "status " + strconv.Itoa(status)}
-		}
-		body, err := c.o.codec.Encode(resp.Body)
-		if err != nil {
-			return answer{}, &encodeError{code: "body_encoding", msg: "encoding the body failed"}
-		}
-		return answer{status: status, contentType: c.o.codec.ContentType(), body: body, at: c.now()}, nil
-	}
+	return r
 }
 
-// serve answers one request.
-func (c *core[Req, T]) serve(ctx context.Context, req Req) reply {
+func (c *core[Req, T]) answerFor(ctx context.Context, req Req, method string) reply {
+	if !sharesAnswers(method) {
+		return c.own(ctx, req)
+	}
 	a, err := c.invoke(ctx, req)
 	if err != nil {
 		return c.failure(err)
 	}
+	if a.Method != http.MethodGet || !a.HasHTTP() {
+		// A success published by a front without a GET's answer (a queue
+		// refresher on the same lock group): the work is done; this
+		// request's handler makes its answer.
+		return c.runOwn(ctx, req)
+	}
 	return c.success(a)
+}
+
+// fetch runs h while holding the lock and makes the answer it publishes.
+// A bad request is not an attempt (lockmw.ErrBadInput), and a 5xx answer
+// is a failure, not shared: the holder's client gets it, the key's other
+// requests the failure.
+func (c *core[Req, T]) fetch() func(context.Context, Req) (answer.Answer, error) {
+	if c.h == nil {
+		return nil // lockmw reports the missing handler as a configuration error
+	}
+	return func(ctx context.Context, req Req) (answer.Answer, error) {
+		resp, err := c.h(ctx, req)
+		if err != nil {
+			if errors.Is(err, ErrBadRequest) {
+				return answer.Answer{}, fmt.Errorf("%w: %w", lockmw.ErrBadInput, err)
+			}
+			return answer.Answer{}, err
+		}
+		a, err := c.answerOf(resp)
+		if err != nil {
+			return answer.Answer{}, err
+		}
+		if a.Status >= 500 {
+			return answer.Answer{}, &statusError{a: a}
+		}
+		return a, nil
+	}
+}
+
+// answerOf is the answer of a handler's Response.
+func (c *core[Req, T]) answerOf(resp Response[T]) (answer.Answer, error) {
+	status := resp.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if status < 200 || status > 599 {
+		return answer.Answer{}, &encodeError{code: "bad_status", msg: "status " + strconv.Itoa(status)}
+	}
+	body, err := c.o.codec.Encode(resp.Body)
+	if err != nil {
+		return answer.Answer{}, &encodeError{code: "body_encoding", msg: "encoding the body failed"}
+	}
+	return answer.Answer{Method: http.MethodGet, Status: status, ContentType: c.o.codec.ContentType(), Body: body, At: c.now()}, nil
 }
 
 // success is the reply of a published answer, with Cache-Control when the
 // answer is a 200 within the freshness window.
-func (c *core[Req, T]) success(a answer) reply {
-	h := map[string]string{"Content-Type": a.contentType}
-	if c.o.fresh > 0 && a.status == http.StatusOK {
+func (c *core[Req, T]) success(a answer.Answer) reply {
+	r := plainReply(a)
+	if c.o.fresh > 0 && a.Status == http.StatusOK {
 		// Ages are whole seconds in HTTP (RFC 9111, 5.1).
-		age := max(c.now().Sub(a.at), 0).Truncate(time.Second)
+		age := max(c.now().Sub(a.At), 0).Truncate(time.Second)
 		if left := (c.o.fresh - age) / time.Second; left >= 1 {
-			h["Cache-Control"] = "max-age=" + strconv.FormatInt(int64(left), 10)
+			r.header["Cache-Control"] = "max-age=" + strconv.FormatInt(int64(left), 10)
 		}
 	}
-	return reply{status: a.status, header: h, body: a.body}
+	return r
 }
 
-// checkedKey is key, refusing ids that no partition key can hold.
+// plainReply is the reply of an answer: its status, media type and body;
+// a 204 or 304 has neither body nor media type (RFC 9110 §15.3.5,
+// §15.4.5).
+func plainReply(a answer.Answer) reply {
+	if a.Status == http.StatusNoContent || a.Status == http.StatusNotModified {
+		return reply{status: a.Status, header: map[string]string{}}
+	}
+	return reply{status: a.Status, header: map[string]string{"Content-Type": a.ContentType}, body: a.Body}
+}
+
+// checkedKey is key, refusing ids that no partition key can hold; its
+// errors of a client's request match lockmw.ErrBadInput.
 func checkedKey[Req any](key func(context.Context, Req) (string, error)) func(context.Context, Req) (string, error) {
 	if key == nil {
 		return nil // lockmw reports the missing key function
@@ -94,10 +160,13 @@ func checkedKey[Req any](key func(context.Context, Req) (string, error)) func(co
 	return func(ctx context.Context, req Req) (string, error) {
 		id, err := key(ctx, req)
 		if err != nil {
+			if errors.Is(err, ErrBadRequest) {
+				return "", fmt.Errorf("%w: %w", lockmw.ErrBadInput, err)
+			}
 			return "", err
 		}
 		if len(id) > lockcore.MaxPartitionKeyBytes {
-			return "", fmt.Errorf("%w: %d bytes, at most %d", ErrKeyTooLong, len(id), lockcore.MaxPartitionKeyBytes)
+			return "", fmt.Errorf("%w: %w: %d bytes, at most %d", lockmw.ErrBadInput, ErrKeyTooLong, len(id), lockcore.MaxPartitionKeyBytes)
 		}
 		return id, nil
 	}
@@ -108,3 +177,13 @@ type encodeError struct{ code, msg string }
 
 func (e *encodeError) Error() string       { return "httpmw: " + e.msg }
 func (e *encodeError) FailureCode() string { return e.code }
+
+// statusError is the holder's error when its handler answered a 5xx: the
+// answer goes to the holder's client, and the lock is released as failure
+// with the reason "status_" and the status.
+type statusError struct{ a answer.Answer }
+
+func (e *statusError) Error() string {
+	return "httpmw: the handler answered " + strconv.Itoa(e.a.Status)
+}
+func (e *statusError) FailureCode() string { return "status_" + strconv.Itoa(e.a.Status) }

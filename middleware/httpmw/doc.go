@@ -8,30 +8,74 @@
 // [PathParam], [Query], [Header] and [JSONBody] for the usual places), and
 // the handler gets the typed request and answers a [Response]: the status
 // it chose (200 when zero) and a body, encoded with the [Codec] (JSON by
-// default, [WithCodec]) and sent with its Content-Type. The holder of the
-// lock publishes that answer inline; every waiter of the burst answers
-// with the same status and bytes.
+// default, [WithCodec]) and sent with its Content-Type.
+//
+// # Which requests share an answer
+//
+// Only GET and HEAD, the safe methods whose answers are reusable (RFC 9110
+// §9.2.1), go through the lock: the holder publishes its answer inline and
+// every waiter of the burst, and every request within the fresh-success
+// window, answers with the same status and bytes. A HEAD shares the GET's
+// answer and is sent it without content (RFC 9110 §9.3.2: the header
+// fields of the GET, no content), so a handler answers a HEAD as it
+// answers the GET. Every other method (POST, PUT, DELETE, PATCH, OPTIONS,
+// a method in other case) runs its own handler without the lock, and its
+// answer is shared with nobody: a preflight's 204 never answers a GET, a
+// PUT never gets a GET's 200. The handler then finds no lockmw.Info in
+// its context (lockmw.FromContext reports false). A request that finds the
+// key's success published by a front without an HTTP answer (an sqsmw
+// refresher on the same lock group: the fronts publish one format) runs
+// its own handler the same way.
+//
+// An answer is published inline in the lock item, compressed when that
+// helps, up to lockmw.WithMaxAnswerBytes (64 KiB by default); a larger one
+// needs lockmw.WithAnswerStore (given with [WithLockmw]) to go by
+// reference, else the key's other requests are answered 500 no_answer and
+// the holder's log line says why at Error level (503 with Retry-After when
+// the answer store fails for a moment: a throttle, a 5xx, a timeout).
 //
 // Outcomes map to HTTP as clients and caches read them:
 //
 //   - success: the handler's status and body; with [WithFreshness] a 200
 //     also carries Cache-Control: max-age for what is left of the window;
+//     a 204 or 304 carries neither body nor Content-Type;
 //   - the holders of the burst failed (lockcore.ErrHolderFailed) with a
-//     throttle reason (see [WithThrottleReason]): 429 with Retry-After,
-//     the whole seconds until the failure's not-before, at least 1;
-//   - any other shared failure, a wait that ran out, a store that failed,
-//     no time left: 503 with Retry-After;
+//     throttle reason (see [WithThrottleReason]): 429 with Retry-After;
+//   - any other shared failure, a wait that ran out, a store that failed
+//     in a way that passes (a throttle, a 5xx), no time left: 503 with
+//     Retry-After;
+//   - a lock table that cannot work (AccessDeniedException,
+//     ResourceNotFoundException: a client fault other than a throttle) or
+//     a bad configuration: 500 with the code "configuration", no
+//     Retry-After;
 //   - no usable key (the key function failed, the id is longer than a
-//     DynamoDB partition key may be) or a request that cannot be read:
-//     400;
+//     DynamoDB partition key may be), or the handler's error matching
+//     [ErrBadRequest]: 400; the handler's bad request is not shared, not
+//     published as the key's failure and not counted as an attempt
+//     (lockmw.ErrBadInput), and is logged at Warn;
 //   - the handler's own error: 502, or 429 or 503 with Retry-After when
 //     the error carries lockmw's retry hints (lockmw.RetryAfterer,
 //     lockmw.FailureCoder), so that the holder tells its client what the
-//     waiters tell theirs.
+//     waiters tell theirs;
+//   - the handler's own 5xx Response: sent to its client as it is, and
+//     released as the key's failure (reason "status_503" and so on), not
+//     shared as a success;
+//   - a panic of the handler: 500 with the code "internal"; the lock is
+//     released as failure and the panic goes no further.
 //
-// Error answers are application/problem+json (RFC 9457) with the status, a
-// title and the failure code of lockmw.ErrorCode; they never carry an
-// error's text, an upstream's body or URL, or a stack. The adapters return
-// a nil error for every request, so the front door never turns a lock
-// outcome into its own opaque 502.
+// Retry-After is whole seconds (RFC 9110 §10.2.3): the time until the
+// shared failure's not-before, rounded up, or 1 s when there is none,
+// spread by up to half of it (at least 2 s) so that a herd told to come
+// back does not come back in the same second, and never before the
+// not-before. Behind API Gateway ([WrapREST], [WrapHTTPAPI]) a waiter
+// answers 2 s before the integration timeout ([WithIntegrationTimeout],
+// 29 s by default), not after it; function URLs and ALB targets have no
+// limit below the function's own.
+//
+// Error answers are application/problem+json (RFC 9457) with the type
+// about:blank, the status, its title and a failure code; they never carry
+// an error's text, an AWS error code, an upstream's body or URL, or a
+// stack, and have Cache-Control: no-store. The adapters return a nil error
+// for every request, so the front door never turns a lock outcome into its
+// own opaque 502.
 package httpmw

@@ -4,9 +4,12 @@ import "errors"
 
 var (
 	// ErrBadRequest is matched by the errors of the key helpers ([PathParam],
-	// [Query], [Header], [JSONBody]) when the request does not carry what
-	// they read. A key function may wrap it too; every key error is
-	// answered 400 either way.
+	// [Query], [Header], [JSONBody]) and of [DecodeJSON] when the request
+	// does not carry what they read. A key function may wrap it too; every
+	// key error is answered 400 either way, and one matching it is logged
+	// at Warn. A handler error matching it is answered 400 and is the
+	// client's alone: not shared with the key's other requests, not
+	// published as the key's failure, not counted as an attempt.
 	ErrBadRequest = errors.New("httpmw: bad request")
 
 	// ErrKeyTooLong means the key function returned an id longer than

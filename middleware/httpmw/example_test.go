@@ -30,9 +30,10 @@ func ExampleWrapHTTPAPI() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, _ := h(ctx, events.APIGatewayV2HTTPRequest{PathParameters: map[string]string{"pair": "EURUSD"}})
+	get := events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "GET"}}
+	resp, _ := h(ctx, events.APIGatewayV2HTTPRequest{RequestContext: get, PathParameters: map[string]string{"pair": "EURUSD"}})
 	fmt.Println(resp.StatusCode, resp.Headers["Content-Type"], resp.Headers["Cache-Control"], resp.Body)
-	resp, _ = h(ctx, events.APIGatewayV2HTTPRequest{})
+	resp, _ = h(ctx, events.APIGatewayV2HTTPRequest{RequestContext: get})
 	fmt.Println(resp.StatusCode, resp.Headers["Content-Type"], resp.Body)
 	// Output:
 	// 200 application/json max-age=30 {"pair":"EURUSD","bid":1.0842}

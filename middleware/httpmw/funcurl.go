@@ -17,7 +17,7 @@ import (
 func WrapFunctionURL[T any](h func(context.Context, events.LambdaFunctionURLRequest) (Response[T], error), store lockcore.Store,
 	key func(context.Context, events.LambdaFunctionURLRequest) (string, error), opts ...Option,
 ) func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
-	c := newCore(h, store, key, opts)
+	c := newCore(h, store, key, false, opts)
 	return func(ctx context.Context, req events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
 		r := c.serve(ctx, req)
 		body, b64 := encodeBody(r.header["Content-Type"], r.body)

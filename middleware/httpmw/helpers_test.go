@@ -32,8 +32,13 @@ type rate struct {
 }
 
 // handler is a shape-independent test handler: it gets the pair the key
-// function took.
+// function took, and the request's method with methodOf(ctx).
 type handler func(ctx context.Context, pair string) (httpmw.Response[rate], error)
+
+type methodKey struct{}
+
+// methodOf is the method of the request whose handler got ctx.
+func methodOf(ctx context.Context) string { s, _ := ctx.Value(methodKey{}).(string); return s }
 
 // got is an adapter's response, whatever its shape.
 type got struct {
@@ -42,6 +47,8 @@ type got struct {
 	Multi  bool              // the headers came as multiValueHeaders
 	Body   []byte
 	Desc   string // ALB's statusDescription
+	Base64 bool   // isBase64Encoded
+	Raw    map[string]json.RawMessage
 }
 
 func (g got) header(name string) string { return g.Header[strings.ToLower(name)] }
@@ -57,26 +64,35 @@ type shape struct {
 
 var shapes = []shape{
 	{"REST", "rest-get-rate.json", wrapShape(httpmw.WrapREST[rate], httpmw.PathParam[events.APIGatewayProxyRequest]("pair"),
-		func(r events.APIGatewayProxyRequest) string { return r.PathParameters["pair"] })},
+		func(r events.APIGatewayProxyRequest) (string, string) { return r.PathParameters["pair"], r.HTTPMethod })},
 	{"HTTPAPI", "httpapi-get-rate.json", wrapShape(httpmw.WrapHTTPAPI[rate], httpmw.PathParam[events.APIGatewayV2HTTPRequest]("pair"),
-		func(r events.APIGatewayV2HTTPRequest) string { return r.PathParameters["pair"] })},
+		func(r events.APIGatewayV2HTTPRequest) (string, string) {
+			return r.PathParameters["pair"], r.RequestContext.HTTP.Method
+		})},
 	{"FunctionURL", "funcurl-get-rate.json", wrapShape(httpmw.WrapFunctionURL[rate], httpmw.Query[events.LambdaFunctionURLRequest]("pair"),
-		func(r events.LambdaFunctionURLRequest) string { return r.QueryStringParameters["pair"] })},
+		func(r events.LambdaFunctionURLRequest) (string, string) {
+			return r.QueryStringParameters["pair"], r.RequestContext.HTTP.Method
+		})},
 	{"ALB", "alb-get-rate.json", wrapShape(httpmw.WrapALB[rate], httpmw.Query[events.ALBTargetGroupRequest]("pair"),
-		func(r events.ALBTargetGroupRequest) string { return r.QueryStringParameters["pair"] })},
+		func(r events.ALBTargetGroupRequest) (string, string) {
+			return r.QueryStringParameters["pair"], r.HTTPMethod
+		})},
 	{"ALBMultiValue", "alb-multivalue-get-rate.json", wrapShape(httpmw.WrapALB[rate], httpmw.Query[events.ALBTargetGroupRequest]("pair"),
-		func(r events.ALBTargetGroupRequest) string { return r.MultiValueQueryStringParameters["pair"][0] })},
+		func(r events.ALBTargetGroupRequest) (string, string) {
+			return r.MultiValueQueryStringParameters["pair"][0], r.HTTPMethod
+		})},
 }
 
 // wrapShape returns a shape's wrap function from its adapter, key function
-// and a reader of the pair for the handler.
+// and a reader of the pair and the method for the handler.
 func wrapShape[Req, Resp any](
 	adapter func(func(context.Context, Req) (httpmw.Response[rate], error), lockcore.Store, func(context.Context, Req) (string, error), ...httpmw.Option) func(context.Context, Req) (Resp, error),
-	key func(context.Context, Req) (string, error), pairOf func(Req) string,
+	key func(context.Context, Req) (string, error), pairOf func(Req) (string, string),
 ) func(h handler, store lockcore.Store, opts ...httpmw.Option) func(ctx context.Context, event []byte) (got, error) {
 	return func(h handler, store lockcore.Store, opts ...httpmw.Option) func(ctx context.Context, event []byte) (got, error) {
 		f := adapter(func(ctx context.Context, req Req) (httpmw.Response[rate], error) {
-			return h(ctx, pairOf(req))
+			pair, method := pairOf(req)
+			return h(context.WithValue(ctx, methodKey{}, method), pair)
 		}, store, key, opts...)
 		return func(ctx context.Context, event []byte) (got, error) {
 			var req Req
@@ -109,7 +125,10 @@ func decodeResponse(raw []byte) (got, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return got{}, err
 	}
-	g := got{Status: r.StatusCode, Header: map[string]string{}, Desc: r.StatusDescription, Body: []byte(r.Body)}
+	g := got{Status: r.StatusCode, Header: map[string]string{}, Desc: r.StatusDescription, Body: []byte(r.Body), Base64: r.IsBase64Encoded}
+	if err := json.Unmarshal(raw, &g.Raw); err != nil {
+		return got{}, err
+	}
 	for k, v := range r.Headers {
 		g.Header[strings.ToLower(k)] = v
 	}
@@ -125,6 +144,26 @@ func decodeResponse(raw []byte) (got, error) {
 		g.Body = b
 	}
 	return g, nil
+}
+
+// withMethod returns event with its method set to method: httpMethod in
+// payload format 1.0 and ALB events, requestContext.http.method in 2.0.
+func withMethod(t testing.TB, event []byte, method string) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(event, &m); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m["httpMethod"]; ok {
+		m["httpMethod"] = method
+	} else {
+		m["requestContext"].(map[string]any)["http"].(map[string]any)["method"] = method
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // sample returns the shape's sample event with the pair replaced by pair.

@@ -16,7 +16,7 @@ import (
 func WrapHTTPAPI[T any](h func(context.Context, events.APIGatewayV2HTTPRequest) (Response[T], error), store lockcore.Store,
 	key func(context.Context, events.APIGatewayV2HTTPRequest) (string, error), opts ...Option,
 ) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	c := newCore(h, store, key, opts)
+	c := newCore(h, store, key, true, opts)
 	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		r := c.serve(ctx, req)
 		body, b64 := encodeBody(r.header["Content-Type"], r.body)

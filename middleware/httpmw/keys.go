@@ -22,8 +22,11 @@ func PathParam[Req Request](name string) func(context.Context, Req) (string, err
 }
 
 // Query returns a key function that takes the lock id from the first value
-// of the query string parameter name; for ALB targets it is URL-decoded
-// first (ALB passes it as the client sent it). A missing, blank or
+// of the query string parameter name (from multiValueQueryStringParameters
+// when the event has them; payload format 2.0 joins a repeated
+// parameter's values with commas, and that joined value is the id); for
+// ALB targets it is URL-decoded first (ALB passes it as the client sent
+// it). A missing, blank or
 // undecodable parameter is an error matching [ErrBadRequest]. The
 // function is safe for concurrent use.
 func Query[Req Request](name string) func(context.Context, Req) (string, error) {
@@ -34,7 +37,9 @@ func Query[Req Request](name string) func(context.Context, Req) (string, error) 
 }
 
 // Header returns a key function that takes the lock id from the first
-// value of the header name, matched without regard to case. A missing or
+// value of the header name, matched without regard to case (payload
+// format 2.0 carries the Cookie header in its cookies field, which Header
+// joins again with "; "). A missing or
 // blank header is an error matching [ErrBadRequest]. The function is safe
 // for concurrent use.
 func Header[Req Request](name string) func(context.Context, Req) (string, error) {

@@ -13,11 +13,22 @@ import (
 type Option func(*options)
 
 type options struct {
-	codec     Codec
-	fresh     time.Duration
-	throttled func(reason string) bool
-	lockOpts  []lockmw.Option
+	codec       Codec
+	fresh       time.Duration
+	throttled   func(reason string) bool
+	integration time.Duration
+	lockOpts    []lockmw.Option
 }
+
+// DefaultIntegrationTimeout is API Gateway's default integration timeout
+// for REST and HTTP APIs ("Amazon API Gateway quotas": 50 ms to 29 s),
+// the limit [WithIntegrationTimeout] sets when not given.
+const DefaultIntegrationTimeout = 29 * time.Second
+
+// waitMargin is how long before the integration timeout a waiter answers:
+// the time between API Gateway's request and the invocation's start, and
+// the answer's way back.
+const waitMargin = 2 * time.Second
 
 // WithCodec sets how the handler's body is encoded and its Content-Type.
 // Default: [JSONCodec]. A nil codec keeps the default.
@@ -61,6 +72,20 @@ func WithLockmw(opts ...lockmw.Option) Option {
 	return func(o *options) { o.lockOpts = append(o.lockOpts, opts...) }
 }
 
+// WithIntegrationTimeout sets the integration timeout of the API Gateway
+// REST or HTTP API in front of [WrapREST] and [WrapHTTPAPI]: a request
+// that waits for the key's holder answers (503 with Retry-After) 2 s
+// before it, so that the client gets that answer and not API Gateway's
+// own 504 (it sets lockcore.WithMaxWait(d - 2s), which options given with
+// [WithLockmw] may override). The holder's handler is not cut short: its
+// answer still serves the key's later requests. Default
+// [DefaultIntegrationTimeout]; a d of 2 s or less leaves the wait as the
+// lock's options set it. Function URLs and ALB targets have no limit below
+// the function's timeout: [WrapFunctionURL] and [WrapALB] ignore it.
+func WithIntegrationTimeout(d time.Duration) Option {
+	return func(o *options) { o.integration = d }
+}
+
 // IsThrottleReason reports whether a failure reason code names a
 // throttle: it contains "throttl", "rate_limit" or "too_many", as
 // "upstream_throttled" does.
@@ -71,7 +96,7 @@ func IsThrottleReason(reason string) bool {
 
 // buildOptions applies opts over the defaults.
 func buildOptions(opts []Option) options {
-	o := options{codec: JSONCodec{}, throttled: IsThrottleReason}
+	o := options{codec: JSONCodec{}, throttled: IsThrottleReason, integration: DefaultIntegrationTimeout}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
@@ -80,12 +105,16 @@ func buildOptions(opts []Option) options {
 	return o
 }
 
-// lockmwOptions are the options of the middleware: the freshness window,
-// then the user's.
-func (o *options) lockmwOptions() []lockmw.Option {
-	var opts []lockmw.Option
+// lockmwOptions are the options of the middleware: a panic is an error
+// (answered 500), the freshness window, the wait bounded by the
+// integration timeout behind API Gateway (gateway), then the user's.
+func (o *options) lockmwOptions(gateway bool) []lockmw.Option {
+	opts := []lockmw.Option{lockmw.WithPanicAsError(true)}
 	if o.fresh > 0 {
 		opts = append(opts, lockmw.WithLockOptions(lockcore.WithFreshSuccess(o.fresh)))
+	}
+	if gateway && o.integration > waitMargin {
+		opts = append(opts, lockmw.WithLockOptions(lockcore.WithMaxWait(o.integration-waitMargin)))
 	}
 	return append(opts, o.lockOpts...)
 }

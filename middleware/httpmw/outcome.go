@@ -1,33 +1,42 @@
 package httpmw
 
 import (
+	"context"
 	"errors"
+	"net"
 	"net/http"
 
+	"github.com/aws/smithy-go"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
 // Failure codes of error answers that lockmw.ErrorCode does not name.
 const (
-	CodeBadRequest  = "bad_request"   // no usable key in the request
+	CodeBadRequest  = "bad_request"   // no usable key in the request, or the handler's ErrBadRequest
 	CodeKeyTooLong  = "key_too_long"  // the key is over the partition-key limit
-	CodeConfig      = "configuration" // the adapter or the middleware is misconfigured
+	CodeConfig      = "configuration" // the adapter, the middleware or the lock table is misconfigured
 	CodeNoAnswer    = "no_answer"     // the holder's success came without a usable answer
 	CodeLockFailed  = "lock_failed"   // the lock could not be taken nor waited for
 	CodeNoTimeLeft  = "no_time_left"  // too little time left to take the lock
 	CodeHandlerFail = "error"         // the handler failed with no code of its own
+	CodeInternal    = "internal"      // the handler panicked
 )
 
 // failure maps the error of an invocation to its error answer.
 func (c *core[Req, T]) failure(err error) reply {
 	now := c.now()
+	var se *statusError
 	switch {
+	case errors.As(err, &se):
+		return plainReply(se.a) // the holder's own 5xx, for its client only
 	case errors.Is(err, lockmw.ErrConfig), errors.Is(err, lockmw.ErrNoAccount):
 		return problemReply(http.StatusInternalServerError, CodeConfig, nil)
+	case errors.Is(err, lockmw.ErrHandlerPanicked):
+		return problemReply(http.StatusInternalServerError, CodeInternal, nil)
 	case errors.Is(err, ErrKeyTooLong):
 		return problemReply(http.StatusBadRequest, CodeKeyTooLong, nil)
-	case errors.Is(err, lockmw.ErrKey):
+	case errors.Is(err, lockmw.ErrKey), errors.Is(err, ErrBadRequest):
 		return problemReply(http.StatusBadRequest, CodeBadRequest, nil)
 	}
 	var hf *lockcore.HolderFailedError
@@ -38,40 +47,101 @@ func (c *core[Req, T]) failure(err error) reply {
 		if c.o.throttled(hf.Reason) {
 			status = http.StatusTooManyRequests
 		}
-		return problemReply(status, hf.Reason, map[string]string{"Retry-After": retryAfterUntil(hf.NotBefore, now)})
+		return problemReply(status, hf.Reason, retryAfter(retryAfterUntil(hf.NotBefore, now)))
 	}
 	switch {
 	case errors.Is(err, lockmw.ErrLockFailed):
-		code := lockmw.ErrorCode(err)
-		if code == "error" {
-			code = CodeLockFailed
-		}
-		return problemReply(http.StatusServiceUnavailable, code, map[string]string{"Retry-After": "1"})
+		return c.lockFailure(err)
+	case errors.Is(err, lockmw.ErrNoAnswer) && passingStoreError(err):
+		// The answer store failed to give the answer back, as a store
+		// may for a moment.
+		return problemReply(http.StatusServiceUnavailable, CodeNoAnswer, retryAfter(retryAfterFor(0)))
 	case errors.Is(err, lockmw.ErrNoAnswer):
-		return problemReply(http.StatusServiceUnavailable, CodeNoAnswer, map[string]string{"Retry-After": "1"})
+		// The holder published success without an answer this
+		// configuration carries: retrying soon meets the same.
+		return problemReply(http.StatusInternalServerError, CodeNoAnswer, nil)
 	case errors.Is(err, lockmw.ErrNoTimeLeft):
-		return problemReply(http.StatusServiceUnavailable, CodeNoTimeLeft, map[string]string{"Retry-After": "1"})
+		return problemReply(http.StatusServiceUnavailable, CodeNoTimeLeft, retryAfter(retryAfterFor(0)))
 	}
 	return c.handlerFailure(err)
+}
+
+// lockFailure is the answer when the lock could not be taken nor waited
+// for: 503 with Retry-After for what passes (a wait that ran out, a
+// throttled or failing store), 500 for a lock table that cannot work (no
+// table, no permission). A store's error code never reaches the client.
+func (c *core[Req, T]) lockFailure(err error) reply {
+	if permanentStoreError(err) {
+		return problemReply(http.StatusInternalServerError, CodeConfig, nil)
+	}
+	code := publicCode(err)
+	if code == CodeHandlerFail {
+		code = CodeLockFailed
+	}
+	return problemReply(http.StatusServiceUnavailable, code, retryAfter(retryAfterFor(0)))
 }
 
 // handlerFailure is the answer of the holder whose handler failed: 502,
 // or, when the error carries lockmw's retry hints, what its waiters
 // answer for the failure it publishes (429 for a throttle, 503 with a
-// not-before), with the same Retry-After.
+// not-before), with Retry-After.
 func (c *core[Req, T]) handlerFailure(err error) reply {
-	code := lockmw.ErrorCode(err)
+	code := publicCode(err)
 	var ra lockmw.RetryAfterer
 	hinted := errors.As(err, &ra)
 	switch {
 	case c.o.throttled(code):
-		var d = retryAfterFor(0)
+		d := retryAfterFor(0)
 		if hinted {
 			d = retryAfterFor(ra.RetryAfter())
 		}
-		return problemReply(http.StatusTooManyRequests, code, map[string]string{"Retry-After": d})
+		return problemReply(http.StatusTooManyRequests, code, retryAfter(d))
 	case hinted && ra.RetryAfter() > 0:
-		return problemReply(http.StatusServiceUnavailable, code, map[string]string{"Retry-After": retryAfterFor(ra.RetryAfter())})
+		return problemReply(http.StatusServiceUnavailable, code, retryAfter(retryAfterFor(ra.RetryAfter())))
 	}
 	return problemReply(http.StatusBadGateway, code, nil)
+}
+
+// publicCode is lockmw.ErrorCode(err) unless that is an AWS API error's
+// code (a store's, or one the handler passed on), which is the generic
+// "error": such codes name the function's infrastructure, not the
+// client's request.
+func publicCode(err error) string {
+	code := lockmw.ErrorCode(err)
+	var ae smithy.APIError
+	if errors.As(err, &ae) && code == ae.ErrorCode() {
+		return CodeHandlerFail
+	}
+	return code
+}
+
+// transientClientCodes are the AWS API errors of the client fault that
+// pass: throttles and conflicts.
+var transientClientCodes = map[string]bool{
+	"ThrottlingException": true, "ProvisionedThroughputExceededException": true, "RequestLimitExceeded": true,
+	"LimitExceededException": true, "TransactionConflictException": true, "TransactionInProgressException": true,
+	"RequestTimeout": true, "RequestTimeoutException": true, "ExpiredTokenException": true,
+}
+
+// passingStoreError reports whether err is a store's failure that a retry
+// may not meet: an AWS API error other than a permanent one, or a
+// timeout.
+func passingStoreError(err error) bool {
+	var ae smithy.APIError
+	var ne net.Error
+	switch {
+	case errors.As(err, &ae):
+		return !permanentStoreError(err)
+	case errors.As(err, &ne):
+		return ne.Timeout()
+	}
+	return errors.Is(err, context.DeadlineExceeded)
+}
+
+// permanentStoreError reports whether err is an AWS API error that a
+// retry meets again: a client fault other than a throttle or a conflict,
+// such as AccessDeniedException or ResourceNotFoundException.
+func permanentStoreError(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && ae.ErrorFault() == smithy.FaultClient && !transientClientCodes[ae.ErrorCode()]
 }

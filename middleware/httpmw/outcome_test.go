@@ -28,7 +28,7 @@ type outcomeCase struct {
 	run        func(t *testing.T, s shape, serve serveFunc) got
 	status     int
 	code       string // the problem's code, "" for a success
-	retryAfter string // "" for none
+	retryAfter int64  // the least Retry-After, 0 for none
 	calls      int    // handler calls
 }
 
@@ -53,8 +53,8 @@ func once(pair string) func(t *testing.T, s shape, serve serveFunc) got {
 func twice(t *testing.T, s shape, serve serveFunc) got {
 	first := request(t, serve, sample(t, s, samplePair), 10*time.Second)
 	second := request(t, serve, sample(t, s, samplePair), 10*time.Second)
-	if first.Status != second.Status || first.header("Retry-After") != second.header("Retry-After") {
-		t.Errorf("holder got %d Retry-After %q, waiter %d Retry-After %q; want the same",
+	if first.Status != second.Status || (first.header("Retry-After") == "") != (second.header("Retry-After") == "") {
+		t.Errorf("holder got %d Retry-After %q, waiter %d Retry-After %q; want the same status, both with Retry-After or neither",
 			first.Status, first.header("Retry-After"), second.Status, second.header("Retry-After"))
 	}
 	return second
@@ -78,9 +78,9 @@ func TestOutcomesMapToStatusOnEveryShape(t *testing.T) {
 			return httpmw.Response[rate]{Status: http.StatusNotFound, Body: rate{Pair: "none"}}, nil
 		}, run: once(samplePair), status: 404, calls: 1},
 		{name: "shared throttle", h: failing(&hintedError{code: "upstream_throttled", wait: 30 * time.Second}),
-			run: twice, status: 429, code: "upstream_throttled", retryAfter: "30", calls: 1},
+			run: twice, status: 429, code: "upstream_throttled", retryAfter: 30, calls: 1},
 		{name: "shared failure with not-before", h: failing(&hintedError{code: "upstream_unavailable", wait: 20 * time.Second}),
-			run: twice, status: 503, code: "upstream_unavailable", retryAfter: "20", calls: 1},
+			run: twice, status: 503, code: "upstream_unavailable", retryAfter: 20, calls: 1},
 		{name: "shared failure without not-before", h: failing(&hintedError{code: "upstream_bad_answer"}),
 			opts: []httpmw.Option{quiet(lockcore.WithMaxAttempts(1))},
 			run: func(t *testing.T, s shape, serve serveFunc) got {
@@ -91,9 +91,9 @@ func TestOutcomesMapToStatusOnEveryShape(t *testing.T) {
 				// window (the 6 s lease), longer than this request can
 				// wait, so it is refused at once with the time it ends.
 				return request(t, serve, sample(t, s, samplePair), 5*time.Second)
-			}, status: 503, code: "upstream_bad_answer", retryAfter: "6", calls: 1},
+			}, status: 503, code: "upstream_bad_answer", retryAfter: 6, calls: 1},
 		{name: "wait ran out", h: nil, opts: []httpmw.Option{quiet(lockcore.WithMaxWait(time.Second))},
-			run: waitRunsOut, status: 503, code: "wait_timeout", retryAfter: "1", calls: 1},
+			run: waitRunsOut, status: 503, code: "wait_timeout", retryAfter: 1, calls: 1},
 		{name: "missing key", h: okHandler, run: once(""), status: 400, code: httpmw.CodeBadRequest},
 		{name: "key over the partition-key limit", h: okHandler, run: once(strings.Repeat("k", lockcore.MaxPartitionKeyBytes+1)),
 			status: 400, code: httpmw.CodeKeyTooLong},
@@ -103,7 +103,7 @@ func TestOutcomesMapToStatusOnEveryShape(t *testing.T) {
 			status: 502, code: "upstream_bad_answer", calls: 1},
 		{name: "no time left", h: okHandler, run: func(t *testing.T, s shape, serve serveFunc) got {
 			return request(t, serve, sample(t, s, samplePair), time.Second)
-		}, status: 503, code: httpmw.CodeNoTimeLeft, retryAfter: "1"},
+		}, status: 503, code: httpmw.CodeNoTimeLeft, retryAfter: 1},
 		{name: "configuration", h: okHandler, nilStore: true, run: once(samplePair), status: 500, code: httpmw.CodeConfig},
 	}
 	for _, s := range shapes {
@@ -139,9 +139,7 @@ func checkOutcome(t *testing.T, s shape, tc outcomeCase) {
 	if g.Status != tc.status {
 		t.Fatalf("status %d (body %s), want %d", g.Status, g.Body, tc.status)
 	}
-	if ra := g.header("Retry-After"); ra != tc.retryAfter {
-		t.Errorf("Retry-After %q, want %q", ra, tc.retryAfter)
-	}
+	checkRetryAfter(t, g.header("Retry-After"), tc.retryAfter)
 	if n := c.count(); n != tc.calls {
 		t.Errorf("handler calls %d, want %d", n, tc.calls)
 	}
@@ -192,4 +190,21 @@ func withHolder(t *testing.T, s shape, serve serveFunc, block chan struct{}) ser
 // waitRunsOut is one request that waits for the holder withHolder set up.
 func waitRunsOut(t *testing.T, s shape, serve serveFunc) got {
 	return request(t, serve, sample(t, s, samplePair), 10*time.Second)
+}
+
+// checkRetryAfter fails unless ra is whole seconds (RFC 9110 §10.2.3) no
+// fewer than least and spread by at most half of it (at least 2 s), or
+// absent when least is 0.
+func checkRetryAfter(t *testing.T, ra string, least int64) {
+	t.Helper()
+	if least == 0 {
+		if ra != "" {
+			t.Errorf("Retry-After %q, want none", ra)
+		}
+		return
+	}
+	n, err := strconv.ParseInt(ra, 10, 64)
+	if err != nil || n < least || n > least+max(least/2, 2) {
+		t.Errorf("Retry-After %q, want whole seconds in [%d, %d]", ra, least, least+max(least/2, 2))
+	}
 }

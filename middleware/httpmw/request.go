@@ -17,11 +17,13 @@ type Request interface {
 
 // view is what the key helpers read of a request, whatever its shape.
 type view struct {
+	method     string
 	pathParams map[string]string
 	query      map[string]string
 	mvQuery    map[string][]string
 	headers    map[string]string
 	mvHeaders  map[string][]string
+	cookies    []string // payload 2.0: the Cookie headers, split
 	body       string
 	base64     bool
 	rawQuery   bool // ALB: query values are passed as the client sent them
@@ -31,15 +33,16 @@ type view struct {
 func viewOf[Req Request](req Req) view {
 	switch r := any(req).(type) {
 	case events.APIGatewayProxyRequest:
-		return view{pathParams: r.PathParameters, query: r.QueryStringParameters, mvQuery: r.MultiValueQueryStringParameters,
+		return view{method: r.HTTPMethod, pathParams: r.PathParameters, query: r.QueryStringParameters, mvQuery: r.MultiValueQueryStringParameters,
 			headers: r.Headers, mvHeaders: r.MultiValueHeaders, body: r.Body, base64: r.IsBase64Encoded}
 	case events.APIGatewayV2HTTPRequest:
-		return view{pathParams: r.PathParameters, query: r.QueryStringParameters, headers: r.Headers,
-			body: r.Body, base64: r.IsBase64Encoded}
+		return view{method: r.RequestContext.HTTP.Method, pathParams: r.PathParameters, query: r.QueryStringParameters, headers: r.Headers,
+			cookies: r.Cookies, body: r.Body, base64: r.IsBase64Encoded}
 	case events.LambdaFunctionURLRequest:
-		return view{query: r.QueryStringParameters, headers: r.Headers, body: r.Body, base64: r.IsBase64Encoded}
+		return view{method: r.RequestContext.HTTP.Method, query: r.QueryStringParameters, headers: r.Headers, cookies: r.Cookies,
+			body: r.Body, base64: r.IsBase64Encoded}
 	case events.ALBTargetGroupRequest:
-		return view{query: r.QueryStringParameters, mvQuery: r.MultiValueQueryStringParameters,
+		return view{method: r.HTTPMethod, query: r.QueryStringParameters, mvQuery: r.MultiValueQueryStringParameters,
 			headers: r.Headers, mvHeaders: r.MultiValueHeaders, body: r.Body, base64: r.IsBase64Encoded, rawQuery: true}
 	}
 	return view{}
@@ -51,13 +54,16 @@ func (v view) param(name string) (string, bool) {
 	return s, ok
 }
 
-// queryValue returns the first value of the query parameter name.
+// queryValue returns the first value of the query parameter name: from
+// the multi-value map when the event has one (a REST API's single-value
+// map holds the last value of a repeated parameter), else the single
+// value (payload 2.0 joins a repeated parameter's values with commas).
 func (v view) queryValue(name string) (string, bool) {
-	s, ok := v.query[name]
-	if !ok {
-		if vs := v.mvQuery[name]; len(vs) > 0 {
-			s, ok = vs[0], true
-		}
+	s, ok := "", false
+	if vs := v.mvQuery[name]; len(vs) > 0 {
+		s, ok = vs[0], true
+	} else {
+		s, ok = v.query[name]
 	}
 	if ok && v.rawQuery {
 		u, err := url.QueryUnescape(s)
@@ -70,16 +76,20 @@ func (v view) queryValue(name string) (string, bool) {
 }
 
 // header returns the first value of the header name, matched without
-// regard to case.
+// regard to case, from the multi-value map first, as queryValue. Payload format 2.0 carries the Cookie header in its own
+// field, split at "; ": it is joined again.
 func (v view) header(name string) (string, bool) {
-	for k, s := range v.headers {
-		if strings.EqualFold(k, name) {
-			return s, true
-		}
+	if len(v.cookies) > 0 && strings.EqualFold(name, "cookie") {
+		return strings.Join(v.cookies, "; "), true
 	}
 	for k, vs := range v.mvHeaders {
 		if strings.EqualFold(k, name) && len(vs) > 0 {
 			return vs[0], true
+		}
+	}
+	for k, s := range v.headers {
+		if strings.EqualFold(k, name) {
+			return s, true
 		}
 	}
 	return "", false

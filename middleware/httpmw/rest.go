@@ -21,7 +21,7 @@ import (
 func WrapREST[T any](h func(context.Context, events.APIGatewayProxyRequest) (Response[T], error), store lockcore.Store,
 	key func(context.Context, events.APIGatewayProxyRequest) (string, error), opts ...Option,
 ) func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
-	c := newCore(h, store, key, opts)
+	c := newCore(h, store, key, true, opts)
 	return func(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
 		r := c.serve(ctx, req)
 		body, b64 := encodeBody(r.header["Content-Type"], r.body)

@@ -1,6 +1,7 @@
 package httpmw
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"time"
 )
@@ -9,21 +10,29 @@ import (
 // not-before a handler error can set.
 const maxRetryAfterSeconds = 3600
 
-// retryAfterUntil is the Retry-After for a retry no earlier than t: the
-// whole seconds from now to t, rounded up, at least 1. A zero t gives 1.
-func retryAfterUntil(t, now time.Time) string {
+// retryAfterUntil is the Retry-After for a retry no earlier than t, in
+// whole seconds (RFC 9110 §10.2.3): see retryAfterFor.
+func retryAfterUntil(t, now time.Time) int64 {
 	if t.IsZero() {
-		return "1"
+		return retryAfterFor(0)
 	}
 	return retryAfterFor(t.Sub(now))
 }
 
-// retryAfterFor is the Retry-After for a wait of d: whole seconds, rounded
-// up, at least 1 and at most an hour.
-func retryAfterFor(d time.Duration) string {
+// retryAfterFor is the Retry-After for a wait of d: the whole seconds of d
+// rounded up (at least 1, at most an hour), spread by up to half of that
+// (at least 2 s), so that a herd told to come back does not come back in
+// the same second, and none before d.
+func retryAfterFor(d time.Duration) int64 {
 	secs := int64(1)
 	if d > time.Second {
 		secs = int64((d + time.Second - 1) / time.Second)
 	}
-	return strconv.FormatInt(min(secs, maxRetryAfterSeconds), 10)
+	secs = min(secs, maxRetryAfterSeconds)
+	return secs + rand.Int64N(max(secs/2, 2)+1)
+}
+
+// retryAfter is the Retry-After header of secs.
+func retryAfter(secs int64) map[string]string {
+	return map[string]string{"Retry-After": strconv.FormatInt(secs, 10)}
 }

@@ -1,6 +1,9 @@
 package httpmw_test
 
 import (
+	"context"
+	"strconv"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,22 +16,22 @@ func TestRetryAfterCountsDownToTheNotBefore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := shapes[1]
 		serve := s.wrap(failing(&hintedError{code: "upstream_throttled", wait: 30 * time.Second}), lockcore.NewMemoryStore(), quiet())
-		if g := request(t, serve, sample(t, s, samplePair), 10*time.Second); g.header("Retry-After") != "30" {
-			t.Fatalf("holder Retry-After %q, want 30", g.header("Retry-After"))
-		}
+		checkRetryAfter(t, request(t, serve, sample(t, s, samplePair), 10*time.Second).header("Retry-After"), 30)
 		for _, tc := range []struct {
 			after time.Duration
-			want  string
+			least int64
 		}{
-			{2500 * time.Millisecond, "28"}, // 27.5 s left, rounded up
-			{17 * time.Second, "11"},        // 10.5 s left, more than a waiter can wait
+			{2500 * time.Millisecond, 28}, // 27.5 s left, rounded up
+			{17 * time.Second, 11},        // 10.5 s left, more than a waiter can wait
 			// With less left than a waiter can wait, it waits for the
 			// not-before and tries again: not an answer to check here.
 		} {
 			time.Sleep(tc.after)
-			if g := request(t, serve, sample(t, s, samplePair), 10*time.Second); g.Status != 429 || g.header("Retry-After") != tc.want {
-				t.Errorf("after %v more: %d Retry-After %q, want 429 %s", tc.after, g.Status, g.header("Retry-After"), tc.want)
+			g := request(t, serve, sample(t, s, samplePair), 10*time.Second)
+			if g.Status != 429 {
+				t.Errorf("after %v more: status %d, want 429", tc.after, g.Status)
 			}
+			checkRetryAfter(t, g.header("Retry-After"), tc.least)
 		}
 	})
 }
@@ -50,6 +53,76 @@ func TestThrottleReasonIsConfigurable(t *testing.T) {
 					t.Errorf("request %d: status %d, want %d", i, g.Status, tc.status)
 				}
 			}
+		}
+	})
+}
+
+// TestRetryAfterIsSpread: a herd told to come back after a throttle does
+// not come back in one second: the waiters' Retry-After values differ,
+// and none names a time before the shared not-before (RFC 9110 §10.2.3
+// leaves the delay to the server).
+func TestRetryAfterIsSpread(t *testing.T) {
+	for _, s := range shapes {
+		t.Run(s.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const n = 20
+				release := make(chan struct{})
+				h := func(context.Context, string) (httpmw.Response[rate], error) {
+					<-release
+					return httpmw.Response[rate]{}, &hintedError{code: "upstream_throttled", wait: 30 * time.Second}
+				}
+				serve := s.wrap(h, lockcore.NewMemoryStore(), quiet())
+				answers := make([]got, n)
+				var wg sync.WaitGroup
+				for i := range n {
+					wg.Go(func() { answers[i] = request(t, serve, sample(t, s, samplePair), 10*time.Second) })
+				}
+				synctest.Wait()
+				close(release)
+				wg.Wait()
+				seen := map[string]bool{}
+				for i, g := range answers {
+					if g.Status != 429 {
+						t.Errorf("answer %d: status %d, want 429", i, g.Status)
+					}
+					checkRetryAfter(t, g.header("Retry-After"), 30)
+					seen[g.header("Retry-After")] = true
+				}
+				if len(seen) < 2 {
+					t.Errorf("every one of %d clients was told Retry-After %v, want them spread", n, seen)
+				}
+			})
+		})
+	}
+}
+
+// TestRetryAfterOfAWaitThatRanOutIsSpread: a wait that ran out has no
+// not-before; its Retry-After is spread over whole seconds from 1.
+func TestRetryAfterOfAWaitThatRanOutIsSpread(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := shapes[1]
+		release := make(chan struct{})
+		h := func(ctx context.Context, pair string) (httpmw.Response[rate], error) {
+			<-release
+			return okHandler(ctx, pair)
+		}
+		serve := s.wrap(h, lockcore.NewMemoryStore(), quiet(lockcore.WithMaxWait(time.Second)))
+		var wg sync.WaitGroup
+		wg.Go(func() { request(t, serve, sample(t, s, samplePair), 10*time.Second) })
+		synctest.Wait()
+		seen := map[int64]bool{}
+		for range 20 {
+			g := request(t, serve, sample(t, s, samplePair), 10*time.Second)
+			n, err := strconv.ParseInt(g.header("Retry-After"), 10, 64)
+			if g.Status != 503 || err != nil || n < 1 || n > 3 {
+				t.Errorf("status %d Retry-After %q, want 503 and 1 to 3", g.Status, g.header("Retry-After"))
+			}
+			seen[n] = true
+		}
+		close(release)
+		wg.Wait()
+		if len(seen) < 2 {
+			t.Errorf("Retry-After always %v, want it spread", seen)
 		}
 	})
 }

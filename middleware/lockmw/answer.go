@@ -33,15 +33,16 @@ const maxDecodedAnswer = 32 << 20
 const (
 	answerRaw   byte = 'r' // the codec's bytes
 	answerFlate byte = 'z' // the codec's bytes, compressed with DEFLATE (RFC 1951)
+	answerRef   byte = 'x' // a reference: the stored answer is in the AnswerStore (see answerstore.go)
 )
 
-// errAnswerTooLarge: the encoded answer is over the maximum; it is not
-// published inline and waiters get ErrNoAnswer.
-var errAnswerTooLarge = errors.New("lockmw: answer too large to publish inline")
+// errAnswerTooLarge: the encoded answer is over what the configuration
+// can carry; it is not published and waiters get ErrNoAnswer.
+var errAnswerTooLarge = errors.New("lockmw: answer too large to publish")
 
-// encodeAnswer encodes v with codec, compresses it when that helps, and
-// checks its stored size against max.
-func encodeAnswer[T any](codec Codec[T], v T, max int) ([]byte, error) {
+// encodeAnswer encodes v with codec and compresses it when that helps:
+// the answer as stored, inline or by reference.
+func encodeAnswer[T any](codec Codec[T], v T) ([]byte, error) {
 	raw, err := codec.Encode(v)
 	if err != nil {
 		return nil, fmt.Errorf("lockmw: encode answer: %w", err)
@@ -51,9 +52,6 @@ func encodeAnswer[T any](codec Codec[T], v T, max int) ([]byte, error) {
 		if z, err := deflate(raw); err == nil && len(z) < len(stored) {
 			stored = z
 		}
-	}
-	if len(stored) > max {
-		return nil, fmt.Errorf("%w: %d bytes stored (%d encoded), maximum %d", errAnswerTooLarge, len(stored), len(raw), max)
 	}
 	return stored, nil
 }

@@ -53,7 +53,7 @@ func TestEncodeAnswerRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stored, err := encodeAnswer[string](JSONCodec[string]{}, tt.v, DefaultMaxAnswerBytes)
+			stored, err := encodeAnswer[string](JSONCodec[string]{}, tt.v)
 			if err != nil || stored[0] != tt.wantKind {
 				t.Fatalf("encodeAnswer() = %q..., %v; want format %q", stored[:1], err, tt.wantKind)
 			}

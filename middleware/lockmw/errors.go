@@ -31,6 +31,17 @@ var (
 	// handler did not run.
 	ErrNoTimeLeft = errors.New("lockmw: no time left before the deadline")
 
+	// ErrBadInput, wrapped in an error of Handlers.Fetch, says that the
+	// event itself was bad (a client's malformed request) and the work was
+	// not attempted. The lock is released without publishing a failure
+	// (lockcore.WithKeepEpisode): nothing is shared with the key's other
+	// invocations, no attempt of the failure episode is counted, and a
+	// waiter takes the lock and runs its own handler. The invocation
+	// returns the handler's error. Wrapped in a key function's error, it
+	// makes the invocation's log line Warn instead of Error: the client's
+	// fault, not the function's.
+	ErrBadInput = errors.New("lockmw: bad input")
+
 	// ErrNoAccount means no record account was configured with
 	// [WithRecordAccount] and none could be read from the invoked function
 	// ARN in the Lambda context. The handler did not run.

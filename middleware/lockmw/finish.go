@@ -44,12 +44,18 @@ func (c *call) lockLost() bool {
 // attempt after a published failure, Warn or Error for trouble.
 func (c *call) level(err error) (slog.Level, string) {
 	switch {
+	case !c.tried && errors.Is(err, ErrBadInput):
+		return slog.LevelWarn, "lockmw: handler not run: bad input"
 	case !c.tried:
 		return slog.LevelError, "lockmw: handler not run"
 	case c.relErr != nil:
 		return slog.LevelError, "lockmw: invocation done"
 	case c.lockLost():
 		return slog.LevelWarn, "lockmw: the lock ended before the handler returned"
+	case errors.Is(c.answerErr, errAnswerTooLarge):
+		return slog.LevelError, "lockmw: answer not published inline, too large; waiters get no answer: give WithAnswerStore or raise WithMaxAnswerBytes"
+	case errors.Is(c.answerErr, errAnswerStore):
+		return slog.LevelError, "lockmw: answer not published: the answer store refused it; waiters get no answer"
 	case c.answerErr != nil:
 		return slog.LevelWarn, "lockmw: answer not published inline; waiters get no answer"
 	case err != nil:

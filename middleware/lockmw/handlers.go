@@ -27,9 +27,10 @@ type Handlers[TIn, TOut any] struct {
 	// the same conditional write, and every waiter that sees the success
 	// returns it decoded: no cache, no read of anything else. A waiter
 	// accepts only the answer written by the release whose success it
-	// sees. An answer larger than [WithMaxAnswerBytes] allows is not
-	// published inline: the holder's release still succeeds, its log line
-	// says why, and the waiters get an error matching [ErrNoAnswer] (or
+	// sees. An answer larger than [WithMaxAnswerBytes] allows goes by
+	// reference to the [WithAnswerStore] store; without one it is not
+	// published: the holder's release still succeeds, its log line says
+	// why, and the waiters get an error matching [ErrNoAnswer] (or
 	// OnFailed runs).
 	//
 	// With lockcore.WithFreshSuccess(d) the lock table becomes a

@@ -1,6 +1,7 @@
 package lockmw
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -48,7 +49,10 @@ func (w *wrapper[TIn, TOut]) answerOption(c *call, out TOut) []lockcore.ReleaseO
 	if w.codec == nil {
 		return nil
 	}
-	stored, err := encodeAnswer(w.codec, out, w.maxAnswer)
+	stored, err := encodeAnswer(w.codec, out)
+	if err == nil && len(stored) > w.maxAnswer {
+		stored, err = w.byReference(c, stored)
+	}
 	if err != nil {
 		c.answerErr = err
 		c.rec.AddMetric(MetricAnswerNotInline, "Count", 1)
@@ -59,13 +63,18 @@ func (w *wrapper[TIn, TOut]) answerOption(c *call, out TOut) []lockcore.ReleaseO
 	return []lockcore.ReleaseOption{lockcore.WithAnswer(stored)}
 }
 
-// inlineAnswer decodes the answer the holder published with its success.
-func (w *wrapper[TIn, TOut]) inlineAnswer(res lockcore.WaitResult) (TOut, error) {
+// inlineAnswer decodes the answer the holder published with its success,
+// reading it from the answer store when the item carries a reference.
+func (w *wrapper[TIn, TOut]) inlineAnswer(ctx context.Context, res lockcore.WaitResult) (TOut, error) {
+	var zero TOut
 	if len(res.Answer) == 0 {
-		var zero TOut
 		return zero, fmt.Errorf("%w: the holder with fence %d published success without one (too large or not encodable; its log line says which)", ErrNoAnswer, res.Fence)
 	}
-	out, err := decodeAnswer(w.codec, res.Answer)
+	stored, err := w.dereference(ctx, res.Answer)
+	if err != nil {
+		return zero, fmt.Errorf("%w: %w", ErrNoAnswer, err)
+	}
+	out, err := decodeAnswer(w.codec, stored)
 	if err != nil {
 		return out, fmt.Errorf("%w: %w", ErrNoAnswer, err)
 	}

@@ -191,7 +191,7 @@ func (w *wrapper[TIn, TOut]) released(c *call, in TIn, res lockcore.WaitResult) 
 	if w.hs.OnReleased != nil {
 		return w.hs.OnReleased(hctx, in)
 	}
-	out, err := w.inlineAnswer(res)
+	out, err := w.inlineAnswer(hctx, res)
 	if err != nil && w.hs.OnFailed != nil {
 		return w.hs.OnFailed(hctx, in, err)
 	}

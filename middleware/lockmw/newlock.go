@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/herdlock/herdlock/lockcore"
@@ -37,8 +39,25 @@ func (w *wrapper[TIn, TOut]) newLock(c *call, in TIn) (*lockcore.Lock, error) {
 // setKey records the lock key in the info, the log and the trace.
 func (c *call) setKey(key lockcore.Key) {
 	c.info.Key = key
-	c.log = withLazy(c.log, slog.String("lockGroup", key.Group), slog.String("lockId", key.ID))
+	c.log = withLazy(c.log, slog.String("lockGroup", key.Group), slog.String("lockId", logID(key.ID)))
 	c.tr.setKey(key)
+}
+
+// maxLoggedID is how much of a lock id the log lines carry: an id comes
+// from the client's request and may be 2 KiB long.
+const maxLoggedID = 128
+
+// logID is id as the log lines carry it: cut after maxLoggedID bytes, at
+// a character boundary, with the full length noted.
+func logID(id string) string {
+	if len(id) <= maxLoggedID {
+		return id
+	}
+	cut := maxLoggedID
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return id[:cut] + "…(" + strconv.Itoa(len(id)) + " bytes)"
 }
 
 // timeLeft fails when the deadline is closer than the safety margin.

@@ -69,6 +69,8 @@ type options struct {
 	noCoalesce   bool
 	maxAnswer    int
 	tableCheck   bool
+	answers      AnswerStore
+	answersSet   bool
 }
 
 // WithLockGroup sets the lock group, the kind of resource the lock ids name.
@@ -161,8 +163,9 @@ func WithTracer(t Tracer) Option {
 // (see [Handlers].OnReleased), as stored in the lock item: encoded,
 // compressed when that is smaller, plus one format byte. Default
 // [DefaultMaxAnswerBytes]; at most lockcore.MaxAnswerBytes. A larger answer
-// is not published inline: the holder releases with success and the
-// reference only, says so in its log line, and waiters without a read
+// goes by reference to the [WithAnswerStore] store; without one it is not
+// published: the holder releases with success and the reference only,
+// says so in its log line at Error level, and waiters without a read
 // handler get an error matching [ErrNoAnswer].
 func WithMaxAnswerBytes(n int) Option {
 	return func(o *options) { o.maxAnswer = n }
@@ -231,6 +234,9 @@ func (o *options) check() error {
 	}
 	if o.maxAnswer < 1 || o.maxAnswer > maxInlineAnswer {
 		errs = append(errs, fmt.Errorf("WithMaxAnswerBytes: %d is not between 1 and %d", o.maxAnswer, maxInlineAnswer))
+	}
+	if o.answersSet && o.answers == nil {
+		errs = append(errs, errors.New("WithAnswerStore: nil store"))
 	}
 	if o.loggerSet && o.logger == nil {
 		errs = append(errs, errors.New("WithLogger: nil logger"))

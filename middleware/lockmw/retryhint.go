@@ -51,6 +51,9 @@ func failureOptions(err error, now time.Time) []lockcore.ReleaseOption {
 	if err == nil {
 		return []lockcore.ReleaseOption{lockcore.WithFailureReason(ReasonHandlerPanic)}
 	}
+	if errors.Is(err, ErrBadInput) {
+		return []lockcore.ReleaseOption{lockcore.WithKeepEpisode()}
+	}
 	reason := ReasonHandlerError
 	var fc FailureCoder
 	if errors.As(err, &fc) && fc.FailureCode() != "" {

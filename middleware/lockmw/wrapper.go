@@ -22,6 +22,7 @@ type wrapper[TIn, TOut any] struct {
 	key       func(context.Context, TIn) (string, error)
 	codec     Codec[TOut] // nil: a read handler, no inline answers
 	maxAnswer int
+	answers   AnswerStore // nil: no answers by reference
 
 	group      string
 	accountID  int64
@@ -123,6 +124,7 @@ func (w *wrapper[TIn, TOut]) apply(o *options) error {
 	}
 	w.margin = o.margin
 	w.maxAnswer = o.maxAnswer
+	w.answers = o.answers
 	if w.hs.OnReleased == nil {
 		w.codec = w.hs.Codec
 		if w.codec == nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/internal/answer"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -46,9 +47,9 @@ type group struct {
 func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record events.SQSMessage) (string, error),
 	opts ...Option) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	o := buildOptions(opts)
-	var fetch func(context.Context, group) (struct{}, error)
+	var fetch func(context.Context, group) (answer.Answer, error)
 	if h != nil {
-		fetch = func(ctx context.Context, g group) (struct{}, error) {
+		fetch = func(ctx context.Context, g group) (answer.Answer, error) {
 			if !g.holdUntil.IsZero() {
 				// The hold ends then (lockcore cancels it a little
 				// earlier, by its drift allowance); the handler's
@@ -57,7 +58,7 @@ func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record 
 				ctx, cancel = context.WithDeadlineCause(ctx, g.holdUntil, lockcore.ErrMaxHoldReached)
 				defer cancel()
 			}
-			return struct{}{}, h(ctx, g.key, g.records)
+			return answer.Done, h(ctx, g.key, g.records)
 		}
 	}
 	// The batch margin is each key's safety margin: a key's context ends
@@ -65,11 +66,15 @@ func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record 
 	// releases in the margin, which the batch keeps once.
 	lockOpts := append([]lockmw.Option{lockmw.WithPanicAsError(true)}, o.lockOpts...)
 	lockOpts = append(lockOpts, lockmw.WithSafetyMargin(o.margin))
+	// The answer is the fronts' shared format (a bare success), so that an
+	// HTTP front on the same lock group reads this front's success, and
+	// this front any success of theirs.
 	b := &batcher{
-		o:      o,
-		key:    key,
-		log:    lockmw.LoggerOf(lockOpts...),
-		invoke: lockmw.Wrap(fetch, store, func(_ context.Context, g group) (string, error) { return g.key, nil }, lockOpts...),
+		o:   o,
+		key: key,
+		log: lockmw.LoggerOf(lockOpts...),
+		invoke: lockmw.WrapHandlers(lockmw.Handlers[group, answer.Answer]{Fetch: fetch, Codec: answer.Codec{}}, store,
+			func(_ context.Context, g group) (string, error) { return g.key, nil }, lockOpts...),
 	}
 	return b.handle
 }
@@ -84,7 +89,7 @@ type batcher struct {
 	log *slog.Logger
 
 	nilKeyOnce sync.Once // the nil key function is logged once
-	invoke     func(context.Context, group) (struct{}, error)
+	invoke     func(context.Context, group) (answer.Answer, error)
 }
 
 // recordKey is the lock id of r, checked.

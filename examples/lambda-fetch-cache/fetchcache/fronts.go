@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/herdlock/herdlock/emf"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/httpmw"
 	"github.com/herdlock/herdlock/middleware/lockmw"
@@ -23,14 +25,12 @@ const (
 	SourceSQS         = "sqs"          // an SQS batch of {"pair": ...} bodies
 )
 
-// Lock group suffixes of the front doors. Each front publishes its own
-// kind of answer in the lock item (a Response, an HTTP answer, nothing for
-// a queue), so each coalesces in its own lock group; the cache table is
-// shared by all.
-const (
-	GroupSuffixHTTP  = "-http"
-	GroupSuffixQueue = "-queue"
-)
+// GroupSuffixFronts is the lock group suffix of the HTTP fronts and the
+// queue front: they publish one answer format (httpmw's and sqsmw's), so
+// they share one lock group and a refresh and a GET of the same pair
+// coalesce. The direct front publishes a Response and keeps the group
+// itself; the cache table is shared by all.
+const GroupSuffixFronts = "-fronts"
 
 // Classify names the event source of an event by its shape: Records of
 // "aws:sqs", a requestContext.http of a function URL domain or of an HTTP
@@ -120,31 +120,62 @@ func NewFronts(direct func(context.Context, Request) (Response, error), store lo
 	}
 	httpOpts := []httpmw.Option{
 		httpmw.WithFreshness(fresh),
-		httpmw.WithLockmw(append([]lockmw.Option{lockmw.WithLockGroup(group + GroupSuffixHTTP)}, opts...)...),
+		httpmw.WithLockmw(append([]lockmw.Option{lockmw.WithLockGroup(group + GroupSuffixFronts)}, opts...)...),
 	}
 	f := Fronts{
 		Direct:      direct,
-		HTTPAPI:     httpmw.WrapHTTPAPI(httpFetch[events.APIGatewayV2HTTPRequest](fetch), store, pathKey, httpOpts...),
-		FunctionURL: httpmw.WrapFunctionURL(httpFetch[events.LambdaFunctionURLRequest](fetch), store, urlKey, httpOpts...),
+		HTTPAPI:     httpmw.WrapHTTPAPI(httpFetch(fetch, a.fetchUnlocked, pathKey), store, pathKey, httpOpts...),
+		FunctionURL: httpmw.WrapFunctionURL(httpFetch(fetch, a.fetchUnlocked, urlKey), store, urlKey, httpOpts...),
 	}
 	if cache != nil {
 		f.Queue = sqsmw.Wrap(a.refresh, store, sqsmw.JSONBody(func(r Request) (string, error) { return Key(context.Background(), r) }),
-			sqsmw.WithLockmw(append([]lockmw.Option{lockmw.WithLockGroup(group + GroupSuffixQueue),
+			sqsmw.WithLockmw(append([]lockmw.Option{lockmw.WithLockGroup(group + GroupSuffixFronts),
 				lockmw.WithLockOptions(lockcore.WithFreshSuccess(fresh))}, opts...)...))
 	}
 	return f, nil
 }
 
-// httpFetch is the HTTP holder: fetch for the pair the lock is on.
-func httpFetch[Req httpmw.Request](fetch func(context.Context, Request) (Response, error)) func(context.Context, Req) (httpmw.Response[Response], error) {
-	return func(ctx context.Context, _ Req) (httpmw.Response[Response], error) {
-		info, _ := lockmw.FromContext(ctx)
-		r, err := fetch(ctx, Request{Pair: info.Key.ID})
+// httpFetch is the HTTP handler for the pair the request names: fetch
+// when it holds the lock (a GET or HEAD), unlocked when it runs without
+// (another method, which httpmw never answers from another request's
+// answer).
+func httpFetch[Req httpmw.Request](fetch, unlocked func(context.Context, Request) (Response, error),
+	key func(context.Context, Req) (string, error)) func(context.Context, Req) (httpmw.Response[Response], error) {
+	return func(ctx context.Context, req Req) (httpmw.Response[Response], error) {
+		pair, err := key(ctx, req)
+		if err != nil {
+			return httpmw.Response[Response]{}, err
+		}
+		if _, held := lockmw.FromContext(ctx); !held {
+			fetch = unlocked
+		}
+		r, err := fetch(ctx, Request{Pair: pair})
 		if err != nil {
 			return httpmw.Response[Response]{}, err
 		}
 		return httpmw.OK(r), nil
 	}
+}
+
+// fetchUnlocked answers a request that runs without the lock: from the
+// cache when it is fresh, else from the upstream, whose data it does not
+// store (a write to the cache needs the holder's fence).
+func (a *app) fetchUnlocked(ctx context.Context, req Request) (Response, error) {
+	if a.cache != nil {
+		e, found, err := a.cache.Get(ctx, req.Pair)
+		if err != nil {
+			return Response{}, err
+		}
+		if found && e.fresh(a.now()) {
+			return fromEntry(e, OutcomeNone, lockmw.Info{}), nil
+		}
+	}
+	data, err := a.upstream.Fetch(ctx, req.Pair)
+	_ = lockmw.Metrics(ctx).Add(MetricUpstreamCall, emf.Count, 1)
+	if err != nil {
+		return Response{}, ownFailure(req.Pair, err, a.now())
+	}
+	return Response{Pair: req.Pair, Data: data, Source: SourceUpstream, Outcome: OutcomeNone, FetchedAtMs: a.now().UnixMilli()}, nil
 }
 
 // pathKey is the pair of GET /rates/{pair}, checked.
@@ -153,20 +184,30 @@ func pathKey(ctx context.Context, req events.APIGatewayV2HTTPRequest) (string, e
 	if err != nil {
 		return "", err
 	}
-	return Key(ctx, Request{Pair: p})
+	return clientKey(ctx, Request{Pair: p})
+}
+
+// clientKey is Key for a client's request: a malformed pair is also
+// httpmw's bad request (answered 400, logged at Warn).
+func clientKey(ctx context.Context, r Request) (string, error) {
+	id, err := Key(ctx, r)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", httpmw.ErrBadRequest, err)
+	}
+	return id, nil
 }
 
 // urlKey is the pair of a function URL request: ?pair=, else the
 // {"pair": ...} body, checked.
 func urlKey(ctx context.Context, req events.LambdaFunctionURLRequest) (string, error) {
 	if p, err := httpmw.Query[events.LambdaFunctionURLRequest]("pair")(ctx, req); err == nil {
-		return Key(ctx, Request{Pair: p})
+		return clientKey(ctx, Request{Pair: p})
 	}
 	r, err := httpmw.DecodeJSON[Request](req)
 	if err != nil {
 		return "", err
 	}
-	return Key(ctx, r)
+	return clientKey(ctx, r)
 }
 
 // refresh is the queue front's handler: the records of one pair, fetched

@@ -1,0 +1,98 @@
+package httpmw_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/httpmw"
+)
+
+// panicFirst panics in its first call, then answers the rate.
+func panicFirst() handler {
+	var once sync.Once
+	return func(ctx context.Context, pair string) (httpmw.Response[rate], error) {
+		once.Do(func() { panic("index out of range [7] with length 3") })
+		return okHandler(ctx, pair)
+	}
+}
+
+// TestHandlerPanicIs500WithTheLockReleased: a handler's panic never
+// escapes the adapter (a Lambda runtime would end the process and API
+// Gateway answer its own 502): the client gets 500 problem+json without
+// the panic's text, and the lock is released, so the next request runs
+// the handler and gets 200. Also for a method that runs without the lock.
+func TestHandlerPanicIs500WithTheLockReleased(t *testing.T) {
+	for _, method := range []string{"GET", "POST"} {
+		for _, s := range shapes {
+			t.Run(method+"/"+s.name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					c := &counting{h: panicFirst()}
+					serve := s.wrap(c.handle, lockcore.NewMemoryStore(), quiet())
+					first := request(t, serve, withMethod(t, sample(t, s, samplePair), method), 10*time.Second)
+					second := request(t, serve, withMethod(t, sample(t, s, samplePair), method), 10*time.Second)
+					if first.Status != 500 || second.Status != 200 {
+						t.Errorf("statuses %d, %d; want 500 then 200", first.Status, second.Status)
+					}
+					if p := problem(t, first); p.Code != httpmw.CodeInternal || first.header("Cache-Control") != "no-store" {
+						t.Errorf("problem code %q Cache-Control %q, want %q and no-store", p.Code, first.header("Cache-Control"), httpmw.CodeInternal)
+					}
+					wantCalls(t, c.count(), 2)
+				})
+			})
+		}
+	}
+}
+
+// TestHandlers5xxIsNotShared: a handler's own 503 Response with a nil
+// error goes to its client and is not published as the key's success: the
+// next request within the fresh window runs the handler again.
+func TestHandlers5xxIsNotShared(t *testing.T) {
+	for _, s := range shapes {
+		t.Run(s.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var once sync.Once
+				c := &counting{h: func(ctx context.Context, pair string) (httpmw.Response[rate], error) {
+					unavailable := false
+					once.Do(func() { unavailable = true })
+					if unavailable {
+						return httpmw.Response[rate]{Status: http.StatusServiceUnavailable, Body: rate{Pair: "down"}}, nil
+					}
+					return okHandler(ctx, pair)
+				}}
+				serve := s.wrap(c.handle, lockcore.NewMemoryStore(), quiet(), httpmw.WithFreshness(time.Minute))
+				first := request(t, serve, sample(t, s, samplePair), 10*time.Second)
+				second := request(t, serve, sample(t, s, samplePair), 10*time.Second)
+				if first.Status != 503 || string(first.Body) != `{"pair":"down","bid":0}` || first.header("Content-Type") != "application/json" {
+					t.Errorf("holder: %d %q %s, want the handler's own 503", first.Status, first.header("Content-Type"), first.Body)
+				}
+				if second.Status != 200 {
+					t.Errorf("next request: %d %s, want its own 200", second.Status, second.Body)
+				}
+				wantCalls(t, c.count(), 2)
+			})
+		})
+	}
+}
+
+// TestBadConfigurationIs500OnEveryMethod: a configuration lockmw refuses
+// (here no store) is 500 for a request that would run without the lock
+// too, not only for a GET.
+func TestBadConfigurationIs500OnEveryMethod(t *testing.T) {
+	for _, method := range []string{"GET", "POST", "OPTIONS"} {
+		for _, s := range shapes {
+			t.Run(method+"/"+s.name, func(t *testing.T) {
+				c := &counting{h: okHandler}
+				g := request(t, s.wrap(c.handle, nil, quiet()), withMethod(t, sample(t, s, samplePair), method), 10*time.Second)
+				if p := problem(t, g); g.Status != 500 || p.Code != httpmw.CodeConfig {
+					t.Errorf("status %d code %q, want 500 %q", g.Status, p.Code, httpmw.CodeConfig)
+				}
+				wantCalls(t, c.count(), 0)
+			})
+		}
+	}
+}
