@@ -128,7 +128,7 @@ model:
 	bash model/check.sh full
 
 # What each module costs a user's module: modules, go.sum lines, bootstrap
-# size, init time (the README's table).
+# size, init time (the table in docs/modules.md).
 modcost:
 	$(GO) run ./internal/modcost
 

@@ -4,9 +4,14 @@
 // herdlock's lock. The work is in package fetchcache; main reads the
 // configuration, builds the clients and starts the runtime loop.
 //
-// Build it as Lambda runs it:
+// Build it as Lambda runs it, with the tracing SDK its TRACING mode needs
+// (TRACING unset means xray in Lambda; a bootstrap without the mode's tag
+// stops at init):
 //
-//	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -o bootstrap ./examples/lambda-fetch-cache
+//	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc,xray -o bootstrap ./examples/lambda-fetch-cache
+//
+// make build-FetchFunction (what sam build runs) does this; LAMBDA_TAGS
+// picks the tags (xray, otel, both, or none with TRACING=off).
 //
 // One function serves every front door; it tells them apart by the event's
 // shape (fetchcache.Classify): a direct invocation ({"pair": "EUR-USD"}),

@@ -23,7 +23,7 @@ type server interface {
 }
 
 // startServer starts the harness's DynamoDB-API server: Dynoxide, the
-// emulator closest to DynamoDB (see the README).
+// emulator closest to DynamoDB (see docs/testing.md).
 func startServer(ctx context.Context) (server, error) { return dynoxide.Start(ctx) }
 
 // serverClient returns a client of the server (or of a proxy in front of

@@ -7,7 +7,7 @@
 // module of its own whose herdlock requirements are replaced by this
 // checkout's folders.
 //
-//	go run ./internal/modcost            # the table in the README
+//	go run ./internal/modcost            # the table in docs/modules.md
 //
 // The package's test checks the quick-start consumer's figures against
 // the targets: at most 25 modules, and none of the test harness's or the

@@ -16,7 +16,7 @@ func main() {
 	}
 }
 
-// run prints the README's table: one row per consumer, its figures and
+// run prints the table of docs/modules.md: one row per consumer, its figures and
 // what they add to the baseline's.
 func run(ctx context.Context, out io.Writer) error {
 	repo, err := repoRoot()

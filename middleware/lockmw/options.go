@@ -110,8 +110,10 @@ func WithSafetyMargin(d time.Duration) Option {
 // WithLockOptions passes options to every [lockcore.New]: lease, poll
 // interval, maximum wait and so on. Default: lockcore's defaults, except a
 // fresh-success window of [DefaultFreshSuccess]. The
-// middleware adds its own logger and metrics after them, and the maximum
-// hold and wait are further capped by the invocation's deadline.
+// middleware adds its own lockcore.WithLogger, lockcore.WithMetrics and
+// lockcore.WithReleaseTimeout after them, so those three given here have
+// no effect (use [WithLogger], [WithMetrics] and [WithSafetyMargin]); the
+// maximum hold and wait are further capped by the invocation's deadline.
 func WithLockOptions(opts ...lockcore.Option) Option {
 	return func(o *options) { o.lockOpts = append(o.lockOpts, opts...) }
 }

@@ -43,7 +43,11 @@ func Wrap[TIn, TOut any](h func(context.Context, TIn) (TOut, error), store lockc
 //     reference) when Fetch returns a nil error and failure otherwise. If
 //     Fetch or ResultRef panics, the lock is released as failure and the
 //     panic goes on.
-//   - RELEASED: hs.OnReleased runs, or Fetch when it is nil.
+//   - RELEASED: hs.OnReleased runs when it is set. When it is nil, the
+//     invocation returns the holder's inline answer, decoded with
+//     hs.Codec; Fetch does not run. An answer that was not published
+//     inline is an error matching [ErrNoAnswer] (or hs.OnFailed's
+//     fallback, when it is set).
 //   - FAILED: hs.OnFailed runs, or the invocation returns an error
 //     matching [ErrLockFailed].
 //

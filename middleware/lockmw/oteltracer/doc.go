@@ -1,7 +1,8 @@
 // Package oteltracer records lockmw's spans, and the DynamoDB calls of the
-// AWS SDK, as OpenTelemetry spans. It depends on the OpenTelemetry API
-// (go.opentelemetry.io/otel/trace) only: the program chooses the SDK, the
-// exporter and the sampler, and passes its TracerProvider.
+// AWS SDK, as OpenTelemetry spans. It imports the OpenTelemetry API only
+// (go.opentelemetry.io/otel/trace, and go.opentelemetry.io/otel/attribute
+// and go.opentelemetry.io/otel/codes), never the SDK: the program chooses
+// the SDK, the exporter and the sampler, and passes its TracerProvider.
 //
 //	tracer, err := oteltracer.New(tp)
 //	client := dynamodb.NewFromConfig(awsCfg, oteltracer.InstrumentDynamoDB(tp))
