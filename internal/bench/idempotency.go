@@ -155,7 +155,9 @@ func (p *powertoolsLayer) invoke(ctx context.Context, key string, payload []byte
 	now := time.Now()
 	sum := sha256.Sum256(payload)
 	hash := hex.EncodeToString(sum[:])
-	num := func(v int64) types.AttributeValue { return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)} }
+	num := func(v int64) types.AttributeValue {
+		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+	}
 	str := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	_, err := p.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(powertoolsTable),
