@@ -92,6 +92,36 @@ func TestEndToEndIdempotentOrders(t *testing.T) {
 	}
 }
 
+// TestEndToEndIdempotentOrderUpstreamRefusal: an upstream that refuses
+// the order (429 with Retry-After) is the client's 503 with a Retry-After,
+// and that failure is not kept: the client's retry with the same key,
+// after the wait, creates the order instead of replaying the 503.
+func TestEndToEndIdempotentOrderUpstreamRefusal(t *testing.T) {
+	stack := newEmulatorStack(t)
+	r := stack.start(t, localrun.Options{N: 1, Upstream: sandbox.UpstreamConfig{ThrottleFirst: time.Second,
+		RetryAfter: time.Second, ThrottleItems: []string{sandbox.OrdersItem}}})
+	ev := localrun.OrderEvents("checkout-throttled", `{"pair":"EUR-USD","amount":3}`, 1)[0]
+	first := r.Pool.Sandboxes[0].Invoke(burstContext(t), ev)
+	refused := httpAnswers(t, []sandbox.Invocation{first})[0]
+	var p httpmw.Problem
+	if err := json.Unmarshal([]byte(refused.Body), &p); err != nil || refused.StatusCode != 503 || p.Code != "upstream_throttled" ||
+		refused.Headers["Retry-After"] != "1" {
+		t.Fatalf("throttled order: %d %v %s, want 503 upstream_throttled with Retry-After: 1", refused.StatusCode, refused.Headers, refused.Body)
+	}
+	if got := len(r.Upstream.Orders()); got != 0 {
+		t.Fatalf("upstream orders after a refusal = %d, want 0", got)
+	}
+	// Wait what the answer asked for: a known instant on the wall clock.
+	time.Sleep(time.Until(first.End.Add(time.Second + 50*time.Millisecond)))
+	retry := httpAnswers(t, []sandbox.Invocation{r.Pool.Sandboxes[0].Invoke(burstContext(t), ev)})[0]
+	if retry.StatusCode != 201 || retry.Headers[idempotency.HeaderReplayed] != "" {
+		t.Errorf("retry after the wait: %d %v %s, want a new 201, not a replay of the 503", retry.StatusCode, retry.Headers, retry.Body)
+	}
+	if got := len(r.Upstream.Orders()); got != 1 {
+		t.Errorf("upstream orders after the retry = %d, want 1", got)
+	}
+}
+
 // TestEndToEndIdempotentQueue redelivers an SQS batch of refreshes (the
 // same message ids) after the cache it filled expired: each record is
 // processed once per message id, so the redelivery calls the upstream for
