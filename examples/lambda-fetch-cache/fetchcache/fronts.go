@@ -144,7 +144,10 @@ func NewFronts(direct func(context.Context, Request) (Response, error), store lo
 			return Fronts{}, err
 		}
 		f.Queue = sqsmw.Wrap(func(ctx context.Context, pair string, recs []events.SQSMessage) error {
-			info, _ := lockmw.FromContext(ctx)
+			info, ok := lockmw.FromContext(ctx)
+			if !ok {
+				return errors.New("fetchcache: no lock information in the context")
+			}
 			return records(context.WithValue(ctx, pairHoldKey{}, &pairHold{pair: pair, info: info}), pair, recs)
 		}, store, sqsmw.JSONBody(func(r Request) (string, error) { return Key(context.Background(), r) }),
 			sqsmw.WithLockmw(append([]lockmw.Option{lockmw.WithLockGroup(group + GroupSuffixFronts),
