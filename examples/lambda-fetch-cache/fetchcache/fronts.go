@@ -111,7 +111,12 @@ func run[In, Out any](ctx context.Context, raw json.RawMessage, h func(context.C
 // HTTP holder fetches, and there is no queue front. The HTTP fronts answer
 // 200 with the holder's [Response] for the whole burst, with Cache-Control
 // for what is left of fresh; a throttled upstream is 429 with Retry-After
-// for the whole burst. opts are as for the direct handler.
+// for the whole burst. The HTTP API front also routes POST /orders
+// ([OrdersRouteKey]) to the order handler, made idempotent by the
+// Idempotency-Key header (idempotency.WrapHTTP, records in the lock group
+// with [GroupSuffixIdempotency]), and the queue front runs each record once
+// per message id (idempotency.SQSHandler) inside its pair's group. opts
+// are as for the direct handler.
 func NewFronts(direct func(context.Context, Request) (Response, error), store lockcore.Store, group string, fresh time.Duration,
 	cache *Cache, up *Upstream, opts ...lockmw.Option) (Fronts, error) {
 	a := &app{cache: cache, upstream: up, now: time.Now}
