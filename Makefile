@@ -15,10 +15,12 @@ DYNALITE_STAMP := $(DYNALITE_DIR)/node_modules/.package-lock.json
 DYNOXIDE_DIR := internal/dynoxide
 DYNOXIDE_STAMP := $(DYNOXIDE_DIR)/node_modules/.package-lock.json
 
-# Knobs: make demo N=50 UPSTREAM_LATENCY=500ms FRONT=http; make chaos SEED=7 DURATION=10m
+# Knobs: make demo N=50 UPSTREAM_LATENCY=500ms FRONT=http; make demo FRONT=http IDEMPOTENT=1
+# (N duplicates of one POST /orders); make chaos SEED=7 DURATION=10m
 N                ?= 10
 UPSTREAM_LATENCY ?= 300ms
 FRONT            ?= direct
+IDEMPOTENT       ?=
 SEED             ?= 1
 DURATION         ?= 10m
 
@@ -101,7 +103,7 @@ lint: $(STATICCHECK)
 # is (CGO_ENABLED=0, -trimpath), so a cold build compiles the AWS SDK once
 # for both, not twice.
 demo: $(DYNOXIDE_STAMP) $(RIE)
-	CGO_ENABLED=0 $(GO) run -trimpath ./examples/lambda-fetch-cache/demo -n $(N) -upstream-latency $(UPSTREAM_LATENCY) -front $(FRONT)
+	CGO_ENABLED=0 $(GO) run -trimpath ./examples/lambda-fetch-cache/demo -n $(N) -upstream-latency $(UPSTREAM_LATENCY) -front $(FRONT)$(if $(IDEMPOTENT), -idempotent)
 
 # Called by `sam build` (template.yaml: BuildMethod makefile) with ARTIFACTS_DIR.
 # LAMBDA_TAGS picks the tracing SDKs compiled in (xray, otel, both

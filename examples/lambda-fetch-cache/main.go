@@ -15,9 +15,11 @@
 //
 // One function serves every front door; it tells them apart by the event's
 // shape (fetchcache.Classify): a direct invocation ({"pair": "EUR-USD"}),
-// the HTTP API route GET /rates/{pair}, the function URL (?pair= or a
+// the HTTP API routes GET /rates/{pair} and POST /orders (an order created
+// upstream once per Idempotency-Key), the function URL (?pair= or a
 // {"pair": ...} body), and SQS batches of {"pair": ...} refreshes with
-// ReportBatchItemFailures (in the cache answer mode only).
+// ReportBatchItemFailures, each message id processed once (in the cache
+// answer mode only).
 //
 // A missing or invalid setting stops it at init with a message on stderr and
 // exit status 1, before it takes any invocation.

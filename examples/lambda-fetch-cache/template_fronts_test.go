@@ -6,11 +6,13 @@ import (
 
 	"github.com/awslabs/goformation/v7/cloudformation"
 	"github.com/awslabs/goformation/v7/cloudformation/serverless"
+	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
 	"gopkg.in/yaml.v3"
 )
 
 // TestTemplateFronts checks the front doors of the function: the HTTP API
-// route GET /rates/{pair} (payload 2.0, which httpmw.WrapHTTPAPI reads),
+// routes GET /rates/{pair} and POST /orders (payload 2.0, which
+// httpmw.WrapHTTPAPI and idempotency.WrapHTTP read),
 // and the refresh queue with partial batch responses and a dead-letter
 // queue, polled with a visibility timeout that outlasts the function.
 func TestTemplateFronts(t *testing.T) {
@@ -19,17 +21,26 @@ func TestTemplateFronts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	route := rawNode(t, "Resources", "FetchFunction", "Properties", "Events", "RatesRoute")
-	if v := scalar(t, route, "Type"); v != "HttpApi" {
-		t.Errorf("RatesRoute Type %q, want HttpApi", v)
+	routes := []struct{ event, path, method string }{
+		{"RatesRoute", "/rates/{pair}", "GET"},
+		{"OrdersRoute", "/orders", "POST"},
 	}
-	for key, want := range map[string]string{"Path": "/rates/{pair}", "Method": "GET", "PayloadFormatVersion": "2.0"} {
-		if v := scalar(t, route, "Properties", key); v != want {
-			t.Errorf("RatesRoute %s = %q, want %q", key, v, want)
+	for _, tt := range routes {
+		route := rawNode(t, "Resources", "FetchFunction", "Properties", "Events", tt.event)
+		if v := scalar(t, route, "Type"); v != "HttpApi" {
+			t.Errorf("%s Type %q, want HttpApi", tt.event, v)
 		}
-	}
-	if n := mapping(t, route, "Properties", "ApiId"); n.Tag != "!Ref" || n.Value != "RatesHttpApi" {
-		t.Errorf("RatesRoute ApiId %s %s, want !Ref RatesHttpApi", n.Tag, n.Value)
+		for key, want := range map[string]string{"Path": tt.path, "Method": tt.method, "PayloadFormatVersion": "2.0"} {
+			if v := scalar(t, route, "Properties", key); v != want {
+				t.Errorf("%s %s = %q, want %q", tt.event, key, v, want)
+			}
+		}
+		if n := mapping(t, route, "Properties", "ApiId"); n.Tag != "!Ref" || n.Value != "RatesHttpApi" {
+			t.Errorf("%s ApiId %s %s, want !Ref RatesHttpApi", tt.event, n.Tag, n.Value)
+		}
+		if got := fetchcache.OrdersRouteKey; tt.event == "OrdersRoute" && got != tt.method+" "+tt.path {
+			t.Errorf("the function routes %q to the orders handler, the template's route is %s %s", got, tt.method, tt.path)
+		}
 	}
 
 	queue := rawNode(t, "Resources", "FetchFunction", "Properties", "Events", "RefreshQueue")

@@ -32,6 +32,9 @@ type Results struct {
 	CPU       CPU               `json:"cpu"`
 	// ProcessHerds is figure 7: same-key herds in one process.
 	ProcessHerds []ProcessHerdResult `json:"processHerds,omitempty"`
+	// Idempotency is figure 13: duplicates that wait (herdlock's
+	// idempotency) against duplicates that raise (Powertools-style).
+	Idempotency []IdempotencyResult `json:"idempotency,omitempty"`
 }
 
 // Settings are the lock settings of the run.

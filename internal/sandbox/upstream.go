@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/json"
 	"hash/fnv"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -48,7 +49,10 @@ type UpstreamConfig struct {
 
 // Upstream is a local HTTP API that stands for a rate-limited third-party
 // service: GET /{item} answers a JSON quote for item after the configured
-// latency, and counts every request. It is safe for concurrent use.
+// latency, and POST /orders creates an order from its JSON body (201 with
+// an [Order]), a side effect that [Upstream.Orders] counts. It counts every
+// request; the rate limit, ThrottleFirst (item "orders") and the latency
+// apply to both. It is safe for concurrent use.
 type Upstream struct {
 	srv *httptest.Server
 	cfg UpstreamConfig
@@ -63,6 +67,22 @@ type Upstream struct {
 	inWindow    int
 	stall       *stall // applies to the next request, nil when none
 	arrivals    []Arrival
+	orders      []Order
+}
+
+// OrdersItem is the item name of POST /orders in [Arrival] and
+// [UpstreamConfig].ThrottleItems.
+const OrdersItem = "orders"
+
+// maxOrderBytes bounds an order's body.
+const maxOrderBytes = 64 << 10
+
+// Order is the JSON document POST /orders answers: the order it created.
+type Order struct {
+	ID   string          `json:"orderId"`
+	Seq  int             `json:"seq"` // the upstream's request counter when it created the order
+	AtMs int64           `json:"atMs"`
+	Body json.RawMessage `json:"request"` // the request's body, as sent
 }
 
 // Arrival records one request the upstream received.
@@ -164,10 +184,28 @@ func (u *Upstream) StallNext(d time.Duration) <-chan struct{} {
 	return s.arrived
 }
 
+// Orders returns the orders created so far, in order. An order whose
+// client went away before the answer is created all the same, as a real
+// API's would be.
+func (u *Upstream) Orders() []Order {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]Order(nil), u.orders...)
+}
+
 func (u *Upstream) serve(w http.ResponseWriter, r *http.Request) {
 	item := strings.TrimPrefix(r.URL.Path, "/")
-	if r.Method != http.MethodGet || item == "" || strings.Contains(item, "/") {
-		http.Error(w, "GET /{item}", http.StatusNotFound)
+	var order []byte
+	switch {
+	case r.Method == http.MethodPost && item == OrdersItem:
+		b, err := io.ReadAll(io.LimitReader(r.Body, maxOrderBytes+1))
+		if err != nil || len(b) > maxOrderBytes || !json.Valid(b) {
+			http.Error(w, "POST /orders takes a JSON body of at most 64 KiB", http.StatusBadRequest)
+			return
+		}
+		order = b
+	case r.Method != http.MethodGet || item == "" || strings.Contains(item, "/"):
+		http.Error(w, "GET /{item} or POST /orders", http.StatusNotFound)
 		return
 	}
 	u.mu.Lock()
@@ -187,6 +225,11 @@ func (u *Upstream) serve(w http.ResponseWriter, r *http.Request) {
 	st := u.stall
 	if !limited {
 		u.stall = nil
+	}
+	var created Order
+	if order != nil && !limited {
+		created = Order{ID: "order-" + strconv.Itoa(len(u.orders)+1), Seq: seq, AtMs: now.UnixMilli(), Body: order}
+		u.orders = append(u.orders, created)
 	}
 	u.mu.Unlock()
 
@@ -212,6 +255,11 @@ func (u *Upstream) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if order != nil {
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(created)
+		return
+	}
 	_ = json.NewEncoder(w).Encode(Quote{Pair: item, Rate: rateFor(item), Seq: seq, AtMs: time.Now().UnixMilli()})
 }
 

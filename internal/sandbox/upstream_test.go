@@ -257,3 +257,43 @@ func TestIsRuntimeLine(t *testing.T) {
 		}
 	}
 }
+
+func TestUpstreamCreatesOrders(t *testing.T) {
+	u := StartUpstream(UpstreamConfig{Limit: 2, Window: time.Hour})
+	defer u.Close()
+	tests := []struct {
+		name, method, body string
+		want               int
+	}{
+		{"a JSON body creates an order", http.MethodPost, `{"pair":"EUR-USD","amount":3}`, http.StatusCreated},
+		{"a body that is not JSON is refused", http.MethodPost, `amount=3`, http.StatusBadRequest},
+		{"GET /orders is no quote of an item", http.MethodGet, "", http.StatusOK},
+		{"the rate limit applies to orders too", http.MethodPost, `{"pair":"EUR-USD","amount":4}`, http.StatusTooManyRequests},
+	}
+	for _, tt := range tests {
+		req, _ := http.NewRequest(tt.method, u.URL()+"/orders", strings.NewReader(tt.body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o Order
+		if resp.StatusCode == http.StatusCreated {
+			if err := json.NewDecoder(resp.Body).Decode(&o); err != nil {
+				t.Fatal(err)
+			}
+			if o.ID != "order-1" || string(o.Body) != tt.body {
+				t.Errorf("%s: order %+v", tt.name, o)
+			}
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s: status %d, want %d", tt.name, resp.StatusCode, tt.want)
+		}
+	}
+	if got := u.Orders(); len(got) != 1 || string(got[0].Body) != `{"pair":"EUR-USD","amount":3}` {
+		t.Errorf("Orders() = %+v, want the one created", got)
+	}
+	if got := u.RequestsFor(OrdersItem); got != 3 {
+		t.Errorf("RequestsFor(%q) = %d, want the 3 requests that reached the rate limit", OrdersItem, got)
+	}
+}

@@ -19,6 +19,12 @@
 // -throttle 8s to have the upstream answer 429 with Retry-After: 8 for its
 // first 8 s, and see every client get 429 with a Retry-After.
 //
+// With -front http -idempotent (make demo FRONT=http IDEMPOTENT=1) the
+// burst is N duplicates of one order: POST /orders with the same
+// Idempotency-Key and body, answered by idempotency.WrapHTTP; each row
+// shows the status, whether the answer is a replay (Idempotent-Replayed)
+// and the order it names, and the upstream's count of orders created (one).
+//
 // It needs `make deps` (Dynoxide and the emulator); `make demo`
 // does both.
 package main
@@ -50,10 +56,11 @@ func main() {
 	mode := flag.String("answer-mode", fetchcache.AnswerCache, "the function's ANSWER_MODE: cache or inline")
 	front := flag.String("front", "direct", "the front door: direct (bare events) or http (the HTTP API route)")
 	throttle := flag.Duration("throttle", 0, "the upstream answers 429 with this Retry-After for this long after the first request")
+	idempotent := flag.Bool("idempotent", false, "with -front http: N duplicates of POST /orders with one Idempotency-Key")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Stdout, demo{n: *n, latency: *latency, pair: *pair, mode: *mode, front: *front, throttle: *throttle, verbose: *verbose}); err != nil {
+	if err := run(ctx, os.Stdout, demo{n: *n, latency: *latency, pair: *pair, mode: *mode, front: *front, throttle: *throttle, idempotent: *idempotent, verbose: *verbose}); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
@@ -67,13 +74,18 @@ type demo struct {
 	mode     string
 	front    string
 	throttle time.Duration
-	verbose  bool
+	// idempotent sends the HTTP burst as duplicates of one order.
+	idempotent bool
+	verbose    bool
 }
 
 func run(ctx context.Context, out io.Writer, d demo) error {
 	n, latency, pair, mode, verbose := d.n, d.latency, d.pair, d.mode, d.verbose
 	if d.front != "direct" && d.front != "http" {
 		return fmt.Errorf("-front %q: want direct or http", d.front)
+	}
+	if d.idempotent && d.front != "http" {
+		return fmt.Errorf("-idempotent: needs -front http (the POST /orders route)")
 	}
 	if n < 1 || n > 200 {
 		return fmt.Errorf("-n %d: want 1 to 200", n)
@@ -126,6 +138,9 @@ func run(ctx context.Context, out io.Writer, d demo) error {
 	defer r.Close()
 	r.Dynamo.Reset() // count the burst only, not the table set-up
 
+	if d.idempotent {
+		return runOrders(ctx, out, r, n, pair, began)
+	}
 	if d.front == "http" {
 		return runHTTP(ctx, out, r, n, pair, began)
 	}

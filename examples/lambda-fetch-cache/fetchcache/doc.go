@@ -12,8 +12,12 @@
 //   - [NewHandler] puts them together behind the lock.
 //   - [NewFronts] adds the front doors on the same fetch: the HTTP API
 //     route GET /rates/{pair} and the function URL (package httpmw), and
-//     the SQS refresh queue (package sqsmw); [Fronts.Handle] picks one by
-//     the event's shape ([Classify]).
+//     the SQS refresh queue (package sqsmw), each record processed once
+//     per message id (idempotency.SQSHandler); [Fronts.Handle] picks one
+//     by the event's shape ([Classify]).
+//   - The HTTP API route POST /orders ([OrdersRouteKey]) creates an order
+//     upstream ([Upstream.CreateOrder]) once per Idempotency-Key header
+//     (idempotency.WrapHTTP).
 //
 // It is a package of its own so that the end-to-end test and the demo can
 // share its types and table definitions.

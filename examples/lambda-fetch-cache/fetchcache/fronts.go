@@ -12,6 +12,7 @@ import (
 	"github.com/herdlock/herdlock/emf"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/httpmw"
+	"github.com/herdlock/herdlock/middleware/idempotency"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 	"github.com/herdlock/herdlock/middleware/sqsmw"
 )
@@ -110,7 +111,12 @@ func run[In, Out any](ctx context.Context, raw json.RawMessage, h func(context.C
 // HTTP holder fetches, and there is no queue front. The HTTP fronts answer
 // 200 with the holder's [Response] for the whole burst, with Cache-Control
 // for what is left of fresh; a throttled upstream is 429 with Retry-After
-// for the whole burst. opts are as for the direct handler.
+// for the whole burst. The HTTP API front also routes POST /orders
+// ([OrdersRouteKey]) to the order handler, made idempotent by the
+// Idempotency-Key header (idempotency.WrapHTTP, records in the lock group
+// with [GroupSuffixIdempotency]), and the queue front runs each record once
+// per message id (idempotency.SQSHandler) inside its pair's group. opts
+// are as for the direct handler.
 func NewFronts(direct func(context.Context, Request) (Response, error), store lockcore.Store, group string, fresh time.Duration,
 	cache *Cache, up *Upstream, opts ...lockmw.Option) (Fronts, error) {
 	a := &app{cache: cache, upstream: up, now: time.Now}
@@ -122,18 +128,49 @@ func NewFronts(direct func(context.Context, Request) (Response, error), store lo
 		httpmw.WithFreshness(fresh),
 		httpmw.WithLockmw(append([]lockmw.Option{lockmw.WithLockGroup(group + GroupSuffixFronts)}, opts...)...),
 	}
+	rates := httpmw.WrapHTTPAPI(httpFetch(fetch, a.fetchUnlocked, pathKey), store, pathKey, httpOpts...)
+	orders := idempotency.WrapHTTP(a.createOrder, store, idempotency.WithKeyPrefix(idempotencyPrefixOrders),
+		idempotency.WithPartition(group+GroupSuffixIdempotency), idempotency.WithLockmw(opts...))
 	f := Fronts{
-		Direct:      direct,
-		HTTPAPI:     httpmw.WrapHTTPAPI(httpFetch(fetch, a.fetchUnlocked, pathKey), store, pathKey, httpOpts...),
+		Direct: direct,
+		HTTPAPI: func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+			if req.RouteKey == OrdersRouteKey {
+				return orders(ctx, req)
+			}
+			return rates(ctx, req)
+		},
 		FunctionURL: httpmw.WrapFunctionURL(httpFetch(fetch, a.fetchUnlocked, urlKey), store, urlKey, httpOpts...),
 	}
 	if cache != nil {
-		f.Queue = sqsmw.Wrap(a.refresh, store, sqsmw.JSONBody(func(r Request) (string, error) { return Key(context.Background(), r) }),
+		records, err := idempotency.SQSHandler(a.refreshRecord, store, idempotency.MessageID,
+			idempotency.WithKeyPrefix(idempotencyPrefixRefresh), idempotency.WithPartition(group+GroupSuffixIdempotency),
+			idempotency.WithLockmw(opts...))
+		if err != nil {
+			return Fronts{}, err
+		}
+		f.Queue = sqsmw.Wrap(func(ctx context.Context, pair string, recs []events.SQSMessage) error {
+			info, ok := lockmw.FromContext(ctx)
+			if !ok {
+				return errors.New("fetchcache: no lock information in the context")
+			}
+			return records(context.WithValue(ctx, pairHoldKey{}, &pairHold{pair: pair, info: info}), pair, recs)
+		}, store, sqsmw.JSONBody(func(r Request) (string, error) { return Key(context.Background(), r) }),
 			sqsmw.WithLockmw(append([]lockmw.Option{lockmw.WithLockGroup(group + GroupSuffixFronts),
 				lockmw.WithLockOptions(lockcore.WithFreshSuccess(fresh))}, opts...)...))
 	}
 	return f, nil
 }
+
+// GroupSuffixIdempotency is the lock group suffix of the idempotency
+// records (package idempotency's partition): the orders of POST /orders
+// and the refresh queue's message ids, apart by their prefixes.
+const GroupSuffixIdempotency = "-idempotency"
+
+// Key prefixes of the idempotency records.
+const (
+	idempotencyPrefixOrders  = "orders"
+	idempotencyPrefixRefresh = "refresh"
+)
 
 // httpFetch is the HTTP handler for the pair the request names: fetch
 // when it holds the lock (a GET or HEAD), unlocked when it runs without
@@ -211,9 +248,31 @@ func urlKey(ctx context.Context, req events.LambdaFunctionURLRequest) (string, e
 	return clientKey(ctx, r)
 }
 
-// refresh is the queue front's handler: the records of one pair, fetched
-// once into the cache (nothing to do while the cache is fresh).
-func (a *app) refresh(ctx context.Context, pair string, _ []events.SQSMessage) error {
-	_, err := a.fetch(ctx, Request{Pair: pair})
-	return err
+// pairHold is what the records of one pair's group share while sqsmw holds
+// the pair's lock: the lock's information (its fence writes the cache) and
+// the first failure, which the group's later records return without
+// calling the upstream again.
+type pairHold struct {
+	pair string
+	info lockmw.Info
+	err  error
+}
+
+type pairHoldKey struct{}
+
+// refreshRecord is the queue front's handler of one record, run once per
+// message id (idempotency.SQSHandler): the record's pair fetched into the
+// cache under the pair's lock (nothing to do while the cache is fresh),
+// so that a redelivered record does nothing even after the cache expired.
+// The records of a group run one after the other.
+func (a *app) refreshRecord(ctx context.Context, _ events.SQSMessage) error {
+	h, _ := ctx.Value(pairHoldKey{}).(*pairHold)
+	if h == nil {
+		return errors.New("fetchcache: a refresh record outside its pair's lock")
+	}
+	if h.err != nil {
+		return h.err
+	}
+	_, h.err = a.fetchHeld(ctx, Request{Pair: h.pair}, h.info)
+	return h.err
 }

@@ -132,6 +132,11 @@ func (a *app) fetch(ctx context.Context, req Request) (Response, error) {
 	if !ok {
 		return Response{}, errors.New("fetchcache: no lock information in the context")
 	}
+	return a.fetchHeld(ctx, req, info)
+}
+
+// fetchHeld is fetch for the holder of the lock that info describes.
+func (a *app) fetchHeld(ctx context.Context, req Request, info lockmw.Info) (Response, error) {
 	// Another holder may have filled the cache between our first read and
 	// our acquisition.
 	e, found, err := a.cache.Get(ctx, req.Pair)

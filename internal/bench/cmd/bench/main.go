@@ -10,8 +10,9 @@
 // on real servers (Dynoxide behind the capacity model), -real-n its size;
 // figure 11 the handoffs to a few waiters on Dynoxide; figure 12 the
 // brownout (every answer after 700 ms, then 1.5 s): herds on Dynoxide
-// (-brownout-n) and simulated (-brownout-sim-n), and a 20 s hold. The run
-// ends with issue 23's target table.
+// (-brownout-n) and simulated (-brownout-sim-n), and a 20 s hold; figure 13
+// the idempotency duplicates, herdlock's against a Powertools-style layer
+// (simulated). The run ends with issue 23's target table.
 //
 // Run it from the repository root: the cold-start and CPU figures build and
 // test packages of the module. It needs the pinned Dynoxide package and
@@ -44,7 +45,7 @@ func main() {
 	coldTrials := flag.Int("cold-trials", 5, "cold starts per binary")
 	benchtime := flag.String("benchtime", "300ms", "-benchtime of the CPU benchmarks")
 	readCap := flag.Float64("read-cap", 500, "the peak reads per second on the item that the herd rows check against")
-	figures := flag.String("figures", "1,2,3,4,5,6,7,8,9,10,11,12", "the figures to run, comma-separated")
+	figures := flag.String("figures", "1,2,3,4,5,6,7,8,9,10,11,12,13", "the figures to run, comma-separated")
 	hotN := flag.String("hot-n", "200,1000,3000,10000", "herd sizes of the hot-key figure (8), comma-separated")
 	realN := flag.Int("real-n", 3000, "herd size of the real-server hot-key figure (10)")
 	brownoutN := flag.Int("brownout-n", 200, "herd size of the brownout figure (12) on Dynoxide")
@@ -229,6 +230,13 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 		}
 	}
 
+	if only["13"] {
+		step("13 idempotency: duplicates that wait versus duplicates that raise (simulated)")
+		if r.Idempotency, err = bench.RunIdempotencyFigure(ctx, root); err != nil {
+			return err
+		}
+	}
+
 	r.WallSeconds = time.Since(start).Seconds()
 	r.Machine.LoadAvgEnd = loadavg()
 	r.Issue23 = bench.Issue23Rows(r)
@@ -281,6 +289,13 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 		fmt.Printf("\nbrownout: every answer late (the request applied halfway), attempt timeout %v, herds over %v, holder works %v, each invocation a new execution environment:\n\n",
 			lockcore.DefaultAttemptTimeout, bench.HotArrival, bench.HerdWork)
 		if err := bench.WriteBrownoutTable(os.Stdout, r.Brownout, r.BrownoutHolds); err != nil {
+			return err
+		}
+	}
+	if len(r.Idempotency) > 0 {
+		fmt.Printf("\nidempotency: duplicates of one operation (upstream call %v), simulated DynamoDB at its per-item limits; clients retry %d times with the SDK's full-jitter backoff, SQS redelivers after %v:\n\n",
+			bench.IdempotencyWork, bench.ClientMaxAttempts-1, bench.SQSVisibilityTimeout)
+		if err := bench.WriteIdempotencyTable(os.Stdout, r.Idempotency); err != nil {
 			return err
 		}
 	}
