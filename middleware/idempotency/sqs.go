@@ -2,7 +2,6 @@ package idempotency
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -45,14 +44,21 @@ func SQSHandler(h func(ctx context.Context, record events.SQSMessage) error, sto
 	if err != nil {
 		return nil, err
 	}
+	// The records of one key stop at the first failure: sqsmw fails them
+	// together, so a later one run after it would call the upstream once
+	// more for a failing key and, in a FIFO message group, run ahead of
+	// the redelivery of the message before it. Those done before it are
+	// replayed, not run again, when the batch is delivered again.
 	return func(ctx context.Context, _ string, records []events.SQSMessage) error {
-		var errs []error
-		for _, r := range records {
+		for i, r := range records {
 			if _, err := op(ctx, r); err != nil {
-				errs = append(errs, fmt.Errorf("record %s: %w", r.MessageId, err))
+				if rest := len(records) - i - 1; rest > 0 {
+					return fmt.Errorf("record %s: %w (%d later records not run)", r.MessageId, err, rest)
+				}
+				return fmt.Errorf("record %s: %w", r.MessageId, err)
 			}
 		}
-		return errors.Join(errs...)
+		return nil
 	}, nil
 }
 

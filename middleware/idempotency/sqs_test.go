@@ -172,3 +172,31 @@ func TestSQSBodyFingerprintIsCanonicalJSON(t *testing.T) {
 		})
 	}
 }
+
+// The records sqsmw hands over for one key (a group keyed by a body key,
+// a run of a FIFO message group) stop at their first failure: sqsmw fails
+// the key's records together, so a later record run after it would call
+// the upstream once more for a failing key, and, in a FIFO group, run
+// before the redelivery of the message ahead of it.
+func TestSQSRecordsStopAtTheFirstFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := lockcore.NewMemoryStore()
+		p := &processLog{fail: map[string]bool{`{"Order":"fail"}`: true}}
+		lockOpts := []lockmw.Option{lockmw.WithRecordAccount(123456789012, 1),
+			lockmw.WithLogger(slog.New(slog.DiscardHandler)), lockmw.WithMetricsWriter(io.Discard)}
+		records, err := idempotency.SQSHandler(p.process, store, idempotency.MessageID, idempotency.WithLockmw(lockOpts...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		ev := delivery(1, [2]string{"m0", `{"Order":"fail"}`}, [2]string{"m1", `{"Order":"b"}`}, [2]string{"m2", `{"Order":"c"}`})
+		err = records(ctx, "tenant-1", ev.Records)
+		if err == nil {
+			t.Error("records() = nil, want the first record's failure")
+		}
+		if got := p.ids(); !slices.Equal(got, []string{"m0"}) {
+			t.Errorf("processed = %v, want only m0: nothing after the first failure", got)
+		}
+	})
+}
