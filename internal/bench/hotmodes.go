@@ -21,13 +21,19 @@ import (
 // or reading first (lockcore.WithReadFirst), each invocation in a new
 // execution environment; and the default with environments reused as
 // Lambda reuses them, where the store's memory of hot keys
-// (lockcore.HotKeys) makes later invocations read first.
+// (lockcore.HotKeys) makes later invocations read first; and the default
+// as Lambda runs a burst: environments started no faster than Lambda
+// scales a function (LambdaNewEnvs every LambdaScalingPeriod), from none
+// (lambda-cold) or on a warm fleet of N environments that have each served
+// a call on another key (warm-fleet).
 func HotModes() []HotMode {
 	fresh := lockcore.WithFreshSuccess(lockmw.DefaultFreshSuccess)
 	return []HotMode{
 		{Name: "default", Opts: []lockcore.Option{fresh}},
 		{Name: "read-first", Opts: []lockcore.Option{fresh, lockcore.WithReadFirst()}},
 		{Name: "default-reused", Opts: []lockcore.Option{fresh}, Reuse: true},
+		{Name: "default-lambda-cold", Opts: []lockcore.Option{fresh}, NewEnvs: LambdaNewEnvs},
+		{Name: "default-warm-fleet", Opts: []lockcore.Option{fresh}, NewEnvs: LambdaNewEnvs, WarmFleet: true},
 	}
 }
 
