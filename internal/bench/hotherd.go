@@ -392,17 +392,20 @@ func addStats(a, b capacity.ItemStats, sign int) capacity.ItemStats {
 }
 
 // warmFleet gives pool n free execution environments that have each served
-// one invocation on a key of its own (not key), arriving over HotArrival
-// with the lock options opts, then sleeps HotSettle.
+// one invocation on a key of its own (not key), with the lock options
+// opts, at most fleetWarmers at a time (so that a real server on a small
+// machine serves them in time), then sleeps HotSettle.
 func warmFleet(ctx context.Context, pool *envPool, key string, n int, opts []lockcore.Option) error {
 	stores := make([]*lockcore.DynamoStore, n)
 	errs := make([]error, n)
+	slots := make(chan struct{}, fleetWarmers)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
+		slots <- struct{}{}
 		go func() {
+			defer func() { <-slots }()
 			defer wg.Done()
-			time.Sleep(time.Duration(i) * HotArrival / time.Duration(n))
 			stores[i], errs[i] = pool.newStore()
 			if errs[i] != nil {
 				return
@@ -433,6 +436,10 @@ func warmFleet(ctx context.Context, pool *envPool, key string, n int, opts []loc
 	time.Sleep(HotSettle)
 	return nil
 }
+
+// fleetWarmers is how many of a warm fleet's environments serve their
+// call on another key at once.
+const fleetWarmers = 32
 
 // envPool hands out execution environments: a DynamoStore on its own SDK
 // client, reused when the mode says so, started no faster than newEnvs per
