@@ -39,10 +39,36 @@ func HotModes() []HotMode {
 
 // Environment of TestHotKeyFigure, which runs the figure in a synctest
 // bubble for cmd/bench: where to write the results, and the herd sizes.
+// HotModesEnv, when set, names the modes (comma-separated) that figures 8
+// and 10 run; all of HotModes when unset.
 const (
 	HotFigureOutEnv   = "HERDLOCK_HOT_FIGURE_OUT"
 	HotFigureSizesEnv = "HERDLOCK_HOT_FIGURE_SIZES"
+	HotModesEnv       = "HERDLOCK_HOT_MODES"
 )
+
+// selectedModes returns the modes of ms that HotModesEnv names, or ms when
+// it is unset; an unknown name is an error.
+func selectedModes(ms []HotMode) ([]HotMode, error) {
+	names := os.Getenv(HotModesEnv)
+	if names == "" {
+		return ms, nil
+	}
+	var out []HotMode
+	for _, name := range strings.Split(names, ",") {
+		name = strings.TrimSpace(name)
+		found := false
+		for _, m := range ms {
+			if m.Name == name {
+				out, found = append(out, m), true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("bench: %s: no hot-key mode %q", HotModesEnv, name)
+		}
+	}
+	return out, nil
+}
 
 // HotSettle is the (virtual) pause between two herds.
 const HotSettle = time.Second
@@ -69,8 +95,12 @@ func RunHotHerds(ctx context.Context, ns []int) ([]HotResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	modes, err := selectedModes(HotModes())
+	if err != nil {
+		return nil, err
+	}
 	var rs []HotResult
-	for _, mode := range HotModes() {
+	for _, mode := range modes {
 		for _, warm := range []int{0, WarmHolds} {
 			for _, n := range ns {
 				rs = append(rs, RunHotScenario(ctx, env, mode, HotScenario{N: n, Arrival: HotArrival, Work: HerdWork, Warm: warm}))
