@@ -65,11 +65,11 @@ func count(ops []memOp, op string) int {
 	return n
 }
 
-// An uncontended key is never hot: each TryAcquireElseWaitForRelease is
-// exactly one request, the conditional write, also after earlier
-// uncontended episodes on the same store. Only the store's first call (a
-// new execution environment's) reads first: a read that shows the lock
-// free, then the write.
+// An uncontended key the store acquired at once is cold: each later
+// TryAcquireElseWaitForRelease on it is exactly one request, the
+// conditional write. Only the first call on the key reads first (the store
+// has not found it free yet): a read that shows the lock free, then the
+// write.
 func TestUncontendedIsOneRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newCountingMem()
