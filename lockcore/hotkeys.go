@@ -24,12 +24,12 @@ const DefaultHotKeys = 1024
 // asks: in a Lambda function that serves other keys besides a burst on
 // one, each invocation of the burst runs in an environment whose earlier
 // calls were on other keys, new or warm. Reading first, the burst spends
-// the item's read capacity (3000 RCU a second, 1 RCU for a refused read
-// of a lock item) to learn that the lock is held or that its success is
-// published, instead of its write capacity (1000 WCU a second, 1 WCU for
-// a refused write), which a burst of 3000 uses up within its first second
-// and then is throttled on the item's partition, beside every other lock
-// key stored there. The price is one strongly consistent read (1 RCU) and
+// the item's read capacity (3000 RCU a second, 1 RCU for a strongly
+// consistent read of a lock item) to learn that the lock is held or that
+// its success is published, instead of its write capacity (1000 WCU a
+// second, 1 WCU for a refused write), which a burst of 3000 uses up
+// within its first second, and is then throttled on the item's partition,
+// beside every other lock key stored there. The price is one strongly consistent read (1 RCU) and
 // one round trip more when the lock is free and this memory has not seen
 // the key free within that window: two requests instead of one.
 //
