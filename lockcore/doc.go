@@ -43,16 +43,16 @@
 // One lock item is one DynamoDB partition: at most 1000 write and 3000 read
 // capacity units per second, whatever the table's capacity mode, and a lock
 // item costs one unit per request (a failed conditional write included). In
-// a herd each invocation writes once, its first conditional acquire;
-// waiters then only read, every poll interval. When the item's capacity is
+// a herd each invocation's first request is a strongly consistent read
+// (see [HotKeys]) and only one that finds the lock free writes; waiters
+// then only read, every poll interval. When the item's capacity is
 // spent, DynamoDB throttles, and the lock reads a throttle as a herd, not
 // as a failure ([ErrThrottled]): a throttled acquire or poll waits and
 // polls less often (the interval doubles per throttled poll in a row, up to
 // four times), a throttled renewal or release is retried within
 // milliseconds, and only a wait that runs out of time ends Failed, with an
-// error naming the throttling and the key. [WithReadFirst] trades one round
-// trip on a free lock for about one write per holder instead of one per
-// invocation.
+// error naming the throttling and the key. [WithReadFirst] reads first
+// also on a key the store found free.
 //
 // [DynamoStore] sets the retry behaviour of every lock call itself, through
 // the call's option functions, whatever the client's retryer is: throttles

@@ -127,23 +127,17 @@ func newLock(t *testing.T, s lockcore.Store, owner string, opts ...lockcore.Opti
 	return l
 }
 
-// startedStore makes the first TryAcquireElseWaitForRelease on s, on a key
-// no test uses, and releases it: a store's first call reads first (see
-// lockcore.HotKeys), and a test that counts what a later call's first
-// request is starts after it. It returns s.
-func startedStore[S lockcore.Store](t *testing.T, s S) S {
+// newLockID builds a Lock on the lock id id (not the tests' usual one),
+// owned by id, or fails the test.
+func newLockID(t *testing.T, s lockcore.Store, id string, opts ...lockcore.Option) *lockcore.Lock {
 	t.Helper()
-	p := params("started")
-	p.LockID = "started-" + t.Name()
-	l, err := lockcore.New(s, p, lockcore.WithLogger(quiet))
+	p := params(id)
+	p.LockID = id
+	l, err := lockcore.New(s, p, append([]lockcore.Option{lockcore.WithLogger(quiet)}, opts...)...)
 	if err != nil {
 		t.Fatalf("New() error = %v", err)
 	}
-	if res, err := l.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
-		t.Fatalf("started: TryAcquireElseWaitForRelease() = %+v, %v, want Acquired", res, err)
-	}
-	mustRelease(t, l, lockcore.Success, "")
-	return s
+	return l
 }
 
 func mustAcquire(t *testing.T, l *lockcore.Lock) {

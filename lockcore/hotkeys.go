@@ -8,29 +8,30 @@ import (
 // DefaultHotKeys is how many keys a [HotKeys] made by a store remembers.
 const DefaultHotKeys = 1024
 
-// HotKeys remembers which lock keys the Locks sharing it found hot: an
-// acquire write refused over a live holder or a fresh success, or a
-// throttled acquire or read. While a key is hot,
+// HotKeys is the memory of which lock keys are hot, shared by the Locks on
+// one store. Every key is taken to be hot, and
 // [Lock.TryAcquireElseWaitForRelease] reads the item before it writes, as
-// with [WithReadFirst]: a herd's later invocations learn from one read
-// (1 RCU, against 1 WCU for a refused write) that the lock is held or that
-// its success is published, and write only when the read shows the lock
-// free. A key stays hot for the lease or the fresh-success window
-// ([WithFreshSuccess]), whichever is longer, after it was last found hot,
-// and is forgotten as soon as a read shows the lock free. A key that was
-// never found hot costs nothing: its first request is the conditional
-// write.
+// with [WithReadFirst], unless this memory found the key free recently:
+// a TryAcquireElseWaitForRelease through it acquired the key at once (not
+// after a wait or a published failure). Such a key is cold for the lease
+// or the fresh-success window ([WithFreshSuccess]), whichever is longer,
+// after that acquire: its first request is then the conditional write, one
+// request when the lock is still free. A write refused over a live holder
+// or a fresh success, or a throttled acquire or read, makes the key hot at
+// once.
 //
-// A new HotKeys knows nothing yet, and new execution environments appear
-// when concurrency rises, that is, in herds: Lambda starts them when no
-// warm one is free, up to 1000 a function every 10 seconds. So the first
-// TryAcquireElseWaitForRelease made through a HotKeys, whatever its key,
-// reads first as on a hot key. A herd of new environments then spends
-// read capacity (3000 RCU a second on one item) rather than the item's
-// 1000 WCU, which refused writes used up within the first second of a
-// burst of 3000. That first call of an environment costs one read more
-// when the lock is free (two requests, not one); every later one is back
-// to the conditional write.
+// Nothing local tells a herd's invocation that its key is hot before it
+// asks: in a Lambda function that serves other keys besides a burst on
+// one, each invocation of the burst runs in an environment whose earlier
+// calls were on other keys, new or warm. Reading first, the burst spends
+// the item's read capacity (3000 RCU a second, 1 RCU for a strongly
+// consistent read of a lock item) to learn that the lock is held or that
+// its success is published, instead of its write capacity (1000 WCU a
+// second, 1 WCU for a refused write), which a burst of 3000 uses up
+// within its first second, and is then throttled on the item's partition,
+// beside every other lock key stored there. The price is one strongly consistent read (1 RCU) and
+// one round trip more when the lock is free and this memory has not seen
+// the key free within that window: two requests instead of one.
 //
 // HotKeys also remembers the revisions of the last acquires its Locks'
 // calls gave up as they returned (an acquire of unknown outcome that
@@ -45,31 +46,28 @@ const DefaultHotKeys = 1024
 // share it. HotKeys is safe for concurrent use; its zero value remembers
 // up to [DefaultHotKeys] keys.
 type HotKeys struct {
-	mu     sync.Mutex
-	max    int               // 0: DefaultHotKeys
-	keys   map[Key]time.Time // monotonic: hot until then; nil when empty
-	served bool              // its first TryAcquireElseWaitForRelease was made (see first)
-	lost   []lostAttempt     // acquires given up on with an unknown outcome, the latest last (see lostattempt.go)
+	mu   sync.Mutex
+	max  int               // 0: DefaultHotKeys
+	keys map[Key]time.Time // monotonic: found free, cold until then; nil when empty
+	lost []lostAttempt     // acquires given up on with an unknown outcome, the latest last (see lostattempt.go)
 }
 
-// NewHotKeys returns an empty HotKeys remembering at most n keys (at
+// NewHotKeys returns an empty HotKeys remembering at most n cold keys (at
 // least 1): when it is full, expired keys are forgotten first, then the
-// one whose hot time ends soonest.
+// one whose cold time ends soonest. A forgotten key is hot.
 func NewHotKeys(n int) *HotKeys {
 	return &HotKeys{max: max(n, 1), keys: make(map[Key]time.Time)}
 }
 
-// mark makes k hot until until (never shortening an earlier mark).
-func (h *HotKeys) mark(k Key, until time.Time) {
+// cool makes k cold until until.
+func (h *HotKeys) cool(k Key, until time.Time) {
 	if h == nil {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if old, ok := h.keys[k]; ok {
-		if until.After(old) {
-			h.keys[k] = until
-		}
+	if _, ok := h.keys[k]; ok {
+		h.keys[k] = until
 		return
 	}
 	if h.keys == nil {
@@ -86,7 +84,7 @@ func (h *HotKeys) mark(k Key, until time.Time) {
 }
 
 // evict forgets every expired key, or, when none has expired, the key
-// whose hot time ends soonest. The caller holds mu.
+// whose cold time ends soonest. The caller holds mu.
 func (h *HotKeys) evict(now time.Time) {
 	var soonest Key
 	var soonestAt time.Time
@@ -105,8 +103,9 @@ func (h *HotKeys) evict(now time.Time) {
 	}
 }
 
-// hot reports whether k is hot at now.
-func (h *HotKeys) hot(k Key, now time.Time) bool {
+// cold reports whether k was found free and is still cold at now (false
+// on a nil h).
+func (h *HotKeys) cold(k Key, now time.Time) bool {
 	if h == nil {
 		return false
 	}
@@ -120,20 +119,7 @@ func (h *HotKeys) hot(k Key, now time.Time) bool {
 	return ok
 }
 
-// first reports whether this is the first call of TryAcquireElseWaitForRelease
-// made through h: true exactly once (false on a nil h).
-func (h *HotKeys) first() bool {
-	if h == nil {
-		return false
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	f := !h.served
-	h.served = true
-	return f
-}
-
-// forget makes k cold.
+// forget makes k hot.
 func (h *HotKeys) forget(k Key) {
 	if h == nil {
 		return
@@ -148,29 +134,21 @@ type hotKeyed interface {
 	hotKeys() *HotKeys
 }
 
-// markHot notes that the Lock found its key hot: for the lease or the
-// fresh-success window, whichever is longer.
-func (l *Lock) markHot() {
-	l.hot.mark(l.key, time.Now().Add(max(l.o.lease, l.o.freshSuccess)))
+// markHot notes that the Lock found its key hot: the next call reads
+// first.
+func (l *Lock) markHot() { l.hot.forget(l.key) }
+
+// markCold notes that the Lock acquired its key at once: for the lease or
+// the fresh-success window, whichever is longer, the next call writes
+// first.
+func (l *Lock) markCold() {
+	l.hot.cool(l.key, time.Now().Add(max(l.o.lease, l.o.freshSuccess)))
 }
 
 // readsFirst reports whether TryAcquireElseWaitForRelease starts with a
-// read: [WithReadFirst], the first call made through the memory of hot keys
-// (a new execution environment's), or the key is hot.
+// read: [WithReadFirst], or a memory of hot keys that has not found the
+// key free recently. Without a memory ([WithHotKeys](nil)) it writes
+// first.
 func (l *Lock) readsFirst() bool {
-	return l.o.readFirst || l.hot.first() || l.hot.hot(l.key, time.Now())
-}
-
-// noteFirst updates the memory of hot keys after the first request of
-// TryAcquireElseWaitForRelease was a read that led to step: a held lock, a
-// published success or a throttle keep the key hot; a served read that
-// found the lock free makes it cold (an acquire that succeeds at once
-// changes nothing: an uncontended key was never hot).
-func (l *Lock) noteFirst(step firstStep, err error) {
-	switch {
-	case step != stepAcquire:
-		l.markHot()
-	case err == nil:
-		l.hot.forget(l.key)
-	}
+	return l.o.readFirst || (l.hot != nil && !l.hot.cold(l.key, time.Now()))
 }

@@ -65,11 +65,11 @@ func count(ops []memOp, op string) int {
 	return n
 }
 
-// An uncontended key is never hot: each TryAcquireElseWaitForRelease is
-// exactly one request, the conditional write, also after earlier
-// uncontended episodes on the same store. Only the store's first call (a
-// new execution environment's) reads first: a read that shows the lock
-// free, then the write.
+// An uncontended key the store acquired at once is cold: each later
+// TryAcquireElseWaitForRelease on it is exactly one request, the
+// conditional write. Only the first call on the key reads first (the store
+// has not found it free yet): a read that shows the lock free, then the
+// write.
 func TestUncontendedIsOneRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newCountingMem()
@@ -179,28 +179,32 @@ func TestHotKeyReadFirstThenCold(t *testing.T) {
 	})
 }
 
-// The hot memory lasts the lease (or the fresh-success window when
-// longer): after that the key is written first again.
-func TestHotKeyExpires(t *testing.T) {
+// A key acquired at once stays cold for the lease (or the fresh-success
+// window when longer): within it the next call writes first; after it the
+// key is hot again, as every key the memory has not found free recently,
+// and the next call reads first.
+func TestColdKeyExpires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newCountingMem()
-		holder := newLock(t, s, "holder", lockcore.WithLease(2*time.Second))
-		mustAcquire(t, holder)
-		probe := newLock(t, s, "probe", lockcore.WithLease(2*time.Second), lockcore.WithMaxWait(100*time.Millisecond))
-		if res, _ := probe.TryAcquireElseWaitForRelease(context.Background()); res.Outcome != lockcore.Failed {
-			t.Fatalf("probe: Outcome = %v, want Failed (its wait is shorter than the hold)", res.Outcome)
+		lease := lockcore.WithLease(2 * time.Second)
+		for i, tt := range []struct {
+			after time.Duration
+			want  []memOp
+		}{
+			{0, []memOp{{op: "get", acquirable: true}, {op: "acquire"}}}, // not found free yet
+			{time.Second, []memOp{{op: "acquire"}}},                      // cold
+			{3 * time.Second, []memOp{{op: "get", acquirable: true}, {op: "acquire"}}},
+		} {
+			time.Sleep(tt.after)
+			l := newLock(t, s, "solo", lease, lockcore.WithFreshSuccess(0))
+			if res, err := l.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
+				t.Fatalf("call %d: TryAcquireElseWaitForRelease() = %+v, %v, want Acquired", i, res, err)
+			}
+			if ops := s.take(); fmt.Sprint(ops) != fmt.Sprint(tt.want) {
+				t.Errorf("call %d, %v after the last: requests %v, want %v", i, tt.after, ops, tt.want)
+			}
+			mustRelease(t, l, lockcore.Success, "ref")
 		}
-		mustRelease(t, holder, lockcore.Failure, "")
-		time.Sleep(3 * time.Second)
-		s.take()
-		late := newLock(t, s, "late", lockcore.WithLease(2*time.Second))
-		if res, err := late.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
-			t.Fatalf("late: TryAcquireElseWaitForRelease() = %+v, %v, want Acquired", res, err)
-		}
-		if ops := s.take(); len(ops) != 1 || ops[0].op != "acquire" {
-			t.Errorf("late requests %v, want one acquire (the hot mark expired)", ops)
-		}
-		mustRelease(t, late, lockcore.Success, "ref")
 	})
 }
 
@@ -266,16 +270,17 @@ func TestWaitWritesOnlyAfterAcquirableRead(t *testing.T) {
 	})
 }
 
-// A late arrival whose write is refused over a fresh success makes the key
-// hot too: the next one reads the success without a write.
+// A late arrival on a cold key whose write is refused over a fresh
+// success makes the key hot: the next one reads the success without a
+// write.
 func TestHotKeyFromFreshSuccess(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := startedStore(t, newCountingMem())
-		s.take()
+		s := newCountingMem()
 		fresh := lockcore.WithFreshSuccess(10 * time.Second)
-		holder := newLock(t, lockcore.Store(s.MemoryStore), "holder", fresh, lockcore.WithHotKeys(nil))
-		mustAcquire(t, holder)
+		holder := newLock(t, s, "holder", fresh, lockcore.WithFreshSuccess(0))
+		holder.TryAcquireElseWaitForRelease(context.Background()) // acquired at once: the key is cold
 		mustRelease(t, holder, lockcore.Success, "ref")
+		s.take()
 		for i, want := range []string{"acquire", "get"} {
 			l := newLock(t, s, "late", fresh)
 			res, err := l.TryAcquireElseWaitForRelease(context.Background())
@@ -285,6 +290,58 @@ func TestHotKeyFromFreshSuccess(t *testing.T) {
 			if ops := s.take(); len(ops) != 1 || ops[0].op != want {
 				t.Errorf("late %d: requests %v, want one %s", i, ops, want)
 			}
+		}
+	})
+}
+
+// A burst on a held key from a warm fleet writes nothing: each execution
+// environment's memory has served a call on another key (acquired at once,
+// so that key is cold), none has found this key free, so each reads first,
+// finds the lock held, and waits by reads alone. Before a memory read first
+// on every key it had not found free, a warm environment's first request
+// on a new key was the conditional write: the burst wrote once per
+// invocation and the test failed.
+func TestWarmEnvironmentsReadFirstOverAHolder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newCountingMem()
+		fresh := lockcore.WithFreshSuccess(10 * time.Second)
+		const n = 5
+		envs := make([]*lockcore.HotKeys, n)
+		for i := range envs {
+			envs[i] = lockcore.NewHotKeys(lockcore.DefaultHotKeys)
+			other := newLockID(t, s, fmt.Sprintf("other-%d", i), fresh, lockcore.WithHotKeys(envs[i]))
+			if res, err := other.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
+				t.Fatalf("env %d on its own key: %+v, %v, want Acquired", i, res, err)
+			}
+			mustRelease(t, other, lockcore.Success, "")
+		}
+		holder := newLock(t, lockcore.Store(s.MemoryStore), "holder", fresh, lockcore.WithHotKeys(nil))
+		mustAcquire(t, holder)
+		s.take()
+		done := make(chan lockcore.WaitResult, n)
+		for i := range n {
+			go func() {
+				l := newLock(t, s, fmt.Sprintf("env-%d", i), fresh, lockcore.WithHotKeys(envs[i]))
+				res, err := l.TryAcquireElseWaitForRelease(context.Background())
+				if err != nil {
+					t.Errorf("env %d: %v", i, err)
+				}
+				done <- res
+			}()
+		}
+		time.Sleep(100 * time.Millisecond)
+		synctest.Wait()
+		if ops := s.take(); count(ops, "acquire") != 0 || count(ops, "get") != n {
+			t.Errorf("the burst's first requests %v, want %d gets and no acquire", ops, n)
+		}
+		mustRelease(t, holder, lockcore.Success, "ref")
+		for range n {
+			if res := <-done; res.Outcome != lockcore.Released || res.ResultRef != "ref" {
+				t.Errorf("waiter = %+v, want Released with ref", res)
+			}
+		}
+		if got := count(s.take(), "acquire"); got != 0 {
+			t.Errorf("the waiters made %d acquire writes, want none", got)
 		}
 	})
 }

@@ -196,8 +196,8 @@ func TestNextCallFreesTheLateCopyOfAFailedAcquireOnEveryStore(t *testing.T) {
 func TestNextCallFreesTheLateCopyOfAWaitThatReturned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
-		holder, store := heldWithLateCopy(t, mem)
 		env := startedEnvironment(t, mem)
+		holder, store := heldWithLateCopy(t, mem)
 		done := waitInBackground(newLock(t, store, "waiter", lockcore.WithLease(6*time.Second), env))
 		synctest.Wait() // refused over the holder: waiting
 		mustRelease(t, holder, lockcore.Success, "ref")
@@ -220,15 +220,14 @@ func TestNextCallFreesTheLateCopyOfAWaitThatReturned(t *testing.T) {
 	})
 }
 
-// startedEnvironment returns the memory of an execution environment whose
-// first call (which reads first, see lockcore.HotKeys) was made on s, on a
-// key no test uses, as an option for the Locks of that environment.
+// startedEnvironment returns the memory of an execution environment that
+// acquired the tests' key on s at once and released it, as an option for
+// the Locks of that environment: the key is cold there (see
+// lockcore.HotKeys), so its next call on it writes first.
 func startedEnvironment(t *testing.T, s lockcore.Store) lockcore.Option {
 	t.Helper()
 	env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
-	p := params("started")
-	p.LockID = "started-" + t.Name()
-	l, err := lockcore.New(s, p, lockcore.WithLogger(quiet), env)
+	l, err := lockcore.New(s, params("started"), lockcore.WithLogger(quiet), env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,8 +244,8 @@ func startedEnvironment(t *testing.T, s lockcore.Store) lockcore.Option {
 func TestAHeldLateCopyIsNotGivenUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
-		holder, store := heldWithLateCopy(t, mem)
 		env := startedEnvironment(t, mem)
+		holder, store := heldWithLateCopy(t, mem)
 		w := newLock(t, store, "waiter", lockcore.WithLease(6*time.Second), env)
 		done := waitInBackground(w)
 		synctest.Wait() // refused over the holder: waiting

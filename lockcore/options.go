@@ -219,10 +219,10 @@ func WithFreshSuccess(d time.Duration) Option { return func(o *options) { o.fres
 // item about once per holder instead of once per invocation, at the price
 // of one more round trip when the lock is free: an uncontended acquire
 // costs a strongly consistent GetItem (1 RCU for a lock item) and the
-// conditional UpdateItem (1 WCU), two requests instead of one. Use it when
-// herds are the normal case, as for a response cache. Default: off, one
-// conditional write first, except on a key found hot and in the first
-// call on a store (see [HotKeys]), which read first without this option.
+// conditional UpdateItem (1 WCU), two requests instead of one. Default:
+// off, and TryAcquireElseWaitForRelease still reads first on every key
+// the store's memory (see [HotKeys]) has not found free recently; with
+// this option it reads first also on a key that memory found free.
 // Acquire ignores it.
 func WithReadFirst() Option { return func(o *options) { o.readFirst = true } }
 
@@ -236,14 +236,15 @@ func WithReadFirst() Option { return func(o *options) { o.readFirst = true } }
 func WithAnnouncements(n int) Option { return func(o *options) { o.announceShards = n } }
 
 // WithHotKeys sets the memory of hot keys the Lock shares (see
-// [HotKeys]): while its key is hot, TryAcquireElseWaitForRelease reads
-// first, as with [WithReadFirst]. Default: the store's own, when the store
-// keeps one ([DynamoStore] and [MemoryStore] do; a Store wrapping one does
-// not, unless its Locks are given the inner store's with this option), so
-// every Lock on one store shares it. nil turns the memory off: every
-// TryAcquireElseWaitForRelease then writes first, the store's first call
-// too, unless [WithReadFirst], and a late copy of an acquire a call gave
-// up is taken over after a lease instead of freed (see [HotKeys]).
+// [HotKeys]): unless it found the key free recently,
+// TryAcquireElseWaitForRelease reads first, as with [WithReadFirst].
+// Default: the store's own, when the store keeps one ([DynamoStore] and
+// [MemoryStore] do; a Store wrapping one does not, unless its Locks are
+// given the inner store's with this option), so every Lock on one store
+// shares it. nil turns the memory off: every TryAcquireElseWaitForRelease
+// then writes first, unless [WithReadFirst], and a late copy of an acquire
+// a call gave up is taken over after a lease instead of freed (see
+// [HotKeys]).
 func WithHotKeys(h *HotKeys) Option {
 	return func(o *options) { o.hotKeys, o.hotKeysSet = h, true }
 }

@@ -115,12 +115,12 @@ type WaitResult struct {
 // Only the first request of a wait may be a write that a read would have
 // answered: every later try reads the item first and writes only when the
 // read shows the lock acquirable (absent, released and not held back, or
-// abandoned). The first request is the conditional write (one request when
-// uncontended), unless [WithReadFirst], the key is hot, or this is the
-// first call on the store (see [HotKeys]): then it is a strongly
-// consistent read, so that a herd's new execution environments, and its
-// later invocations on a store that found the key hot, spend a read, not a
-// write, to learn that it is held or that its success is published.
+// abandoned). The first request is a strongly consistent read, so that a
+// herd's invocations, each in an environment whose earlier calls were on
+// other keys, spend a read, not a write, to learn that the lock is held or
+// that its success is published; it is the conditional write (one request
+// when uncontended) on a key this store acquired at once within the lease
+// or the fresh-success window (see [HotKeys]), unless [WithReadFirst].
 //
 // An abandoned lock is never reported as Released: waiters race one
 // conditional write and exactly one of them acquires it. Waiters read with
@@ -151,7 +151,9 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 	if l.readsFirst() {
 		step, cur, err = l.readFirst(ctx, limit)
 		looked = cur
-		l.noteFirst(step, err)
+		if step != stepAcquire {
+			l.markHot()
+		}
 		if isRefusal(err) {
 			return l.refused(err)
 		}
@@ -169,6 +171,9 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 			l.count(MetricLockAcquisitionFailed, 1)
 			return WaitResult{Outcome: Failed}, err
 		case acquired:
+			if !acquiredAfterFailure(*cur) {
+				l.markCold()
+			}
 			l.count(MetricLockAcquisitionFailed, 0)
 			l.count(MetricLockAcquisitionSuccess, 1)
 			l.count(MetricLockAcquisitionError, 0)

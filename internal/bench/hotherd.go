@@ -37,7 +37,30 @@ type HotMode struct {
 	// Blind hides the key's hold history from the herd's clients (see
 	// [Blind]): waiters never predict and keep lockcore's fixed pace.
 	Blind bool
+	// NewEnvs, when not 0, is how many new execution environments the
+	// herd may start per [LambdaScalingPeriod], as Lambda scales a
+	// function ([LambdaNewEnvs]): an invocation that finds no free
+	// environment once they are started waits, queued, for one to free
+	// up or for the next period, and its Lambda timeout starts when it
+	// runs. Implies Reuse.
+	NewEnvs int
+	// WarmFleet runs the herd on a warm fleet: before it, N execution
+	// environments each serve one invocation on a key of their own (an
+	// uncontended TryAcquireElseWaitForRelease and Release), as a
+	// function's environments serve other keys before a burst on one, and
+	// the herd reuses them, the one freed longest ago first: each of the
+	// herd's invocations runs in an environment whose previous call was on
+	// another key, as in a fleet that serves other traffic besides the
+	// burst. Implies Reuse.
+	WarmFleet bool
 }
+
+// Lambda's scaling: a function gains at most LambdaNewEnvs new execution
+// environments every LambdaScalingPeriod.
+const (
+	LambdaNewEnvs       = 1000
+	LambdaScalingPeriod = 10 * time.Second
+)
 
 // HotResult is one hot-key herd: N invocations on one key arriving evenly
 // over HotArrival, each with its own lockcore.Lock and SDK client, through
@@ -182,10 +205,13 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 	key := keyName(fmt.Sprintf("hot-%s-%s-%d", mode.Name, temp, n))
 	lk := lockcore.Key{Group: "bench", ID: key}
 	itemKey := capacity.ItemKey(LockTable, lockcore.AttrLockKey, lockcore.PartitionKey(lk))
-	pool := &envPool{env: env, reuse: mode.Reuse, blind: mode.Blind}
+	pool := &envPool{env: env, reuse: mode.Reuse || mode.NewEnvs > 0 || mode.WarmFleet, blind: mode.Blind, newEnvs: mode.NewEnvs, oldestFirst: mode.WarmFleet}
 	var warmErr error
 	if sc.Warm > 0 {
 		warmErr = warmUp(ctx, pool, key, sc.Warm, sc.Work)
+	}
+	if mode.WarmFleet && warmErr == nil {
+		warmErr = warmFleet(ctx, pool, key, n, mode.Opts)
 	}
 	before := env.Proxy.Item(itemKey)
 	annBefore := announcementStats(env.Proxy, lk)
@@ -205,7 +231,7 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 		polls     int
 	}
 	rets := make([]ret, n)
-	pool.started = 0
+	pool.started, pool.epoch = 0, time.Now()
 	begin := time.Now()
 	var wg sync.WaitGroup
 	for i := range n {
@@ -214,15 +240,16 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 			defer wg.Done()
 			at := begin.Add(time.Duration(i) * sc.Arrival / time.Duration(n))
 			time.Sleep(time.Until(at))
-			start := time.Now()
-			ictx, cancel := context.WithDeadline(ctx, start.Add(HotDeadline))
-			defer cancel()
-			store, err := pool.get()
+			arrived := time.Now()
+			store, err := pool.get(ctx)
 			if err != nil {
-				rets[i] = ret{outcome: Failed, start: start, end: time.Now(), err: err}
+				rets[i] = ret{outcome: Failed, start: arrived, end: time.Now(), err: err}
 				return
 			}
 			defer pool.put(store)
+			start := time.Now() // the Lambda timeout starts when the invocation runs
+			ictx, cancel := context.WithDeadline(ctx, start.Add(HotDeadline))
+			defer cancel()
 			l, err := lockcore.New(store, lockcore.Params{
 				LockID: key, LockGroup: "bench", OwnerName: fmt.Sprintf("invocation-%d", i), AccountID: 1, AppID: 1,
 				RemainingTime: func() time.Duration { return time.Until(start.Add(HotDeadline - HotMargin)) },
@@ -233,7 +260,7 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 			}
 			called := time.Now()
 			res, err := l.TryAcquireElseWaitForRelease(ictx)
-			r := ret{start: start, called: called, err: err, polls: res.Polls}
+			r := ret{start: arrived, called: called, err: err, polls: res.Polls}
 			switch res.Outcome {
 			case lockcore.Released:
 				r.outcome = Released
@@ -364,27 +391,122 @@ func addStats(a, b capacity.ItemStats, sign int) capacity.ItemStats {
 	return out
 }
 
+// warmFleet gives pool n free execution environments that have each served
+// one invocation on a key of its own (not key), with the lock options
+// opts, at most fleetWarmers at a time (so that a real server on a small
+// machine serves them in time), then sleeps HotSettle.
+func warmFleet(ctx context.Context, pool *envPool, key string, n int, opts []lockcore.Option) error {
+	stores := make([]*lockcore.DynamoStore, n)
+	errs := make([]error, n)
+	slots := make(chan struct{}, fleetWarmers)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots }()
+			defer wg.Done()
+			stores[i], errs[i] = pool.newStore()
+			if errs[i] != nil {
+				return
+			}
+			other := fmt.Sprintf("%s-other-%d", key, i)
+			l, err := lockcore.New(stores[i], lockcore.Params{LockID: other, LockGroup: "bench", OwnerName: fmt.Sprintf("fleet-%d", i), AccountID: 1, AppID: 1},
+				append([]lockcore.Option{lockcore.WithLogger(discard)}, opts...)...)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			ictx, cancel := context.WithTimeout(ctx, HotDeadline)
+			defer cancel()
+			if res, err := l.TryAcquireElseWaitForRelease(ictx); err != nil || res.Outcome != lockcore.Acquired {
+				errs[i] = fmt.Errorf("bench: warm fleet's call %d on its own key: %v, %v", i, res.Outcome, err)
+				return
+			}
+			errs[i] = l.Release(ictx, lockcore.Success, other)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	pool.mu.Lock()
+	pool.free = append(pool.free, stores...)
+	pool.mu.Unlock()
+	time.Sleep(HotSettle)
+	return nil
+}
+
+// fleetWarmers is how many of a warm fleet's environments serve their
+// call on another key at once.
+const fleetWarmers = 32
+
 // envPool hands out execution environments: a DynamoStore on its own SDK
-// client, reused when the mode says so.
+// client, reused when the mode says so, started no faster than newEnvs per
+// LambdaScalingPeriod when that is not 0.
 type envPool struct {
 	env     *HotEnv
 	reuse   bool
 	blind   bool // hide the hold history (see Blind)
-	mu      sync.Mutex
-	free    []*lockcore.DynamoStore
-	started int
+	newEnvs int  // 0: no limit
+	// oldestFirst hands out the environment freed longest ago, not the
+	// latest: on a warm fleet, each invocation of the herd then runs in an
+	// environment whose previous call was on another key.
+	oldestFirst bool
+	mu          sync.Mutex
+	free        []*lockcore.DynamoStore
+	freed       chan struct{} // closed when an environment is put back; nil until one waits
+	epoch       time.Time     // the scaling periods count from here
+	period      int           // the scaling period of inPeriod
+	started     int
+	// inPeriod is how many environments were started in the scaling
+	// period period.
+	inPeriod int
 }
 
-func (p *envPool) get() (*lockcore.DynamoStore, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := len(p.free); p.reuse && n > 0 {
-		s := p.free[n-1]
-		p.free = p.free[:n-1]
-		return s, nil
+// get returns a free environment, or a new one; when the scaling limit
+// allows no new one, it waits for one to be freed or for the next scaling
+// period.
+func (p *envPool) get(ctx context.Context) (*lockcore.DynamoStore, error) {
+	for {
+		p.mu.Lock()
+		if n := len(p.free); p.reuse && n > 0 {
+			s := p.free[n-1]
+			if p.oldestFirst {
+				s = p.free[0]
+				p.free = p.free[1:]
+			} else {
+				p.free = p.free[:n-1]
+			}
+			p.mu.Unlock()
+			return s, nil
+		}
+		since := time.Since(p.epoch)
+		if k := int(since / LambdaScalingPeriod); k != p.period {
+			p.period, p.inPeriod = k, 0
+		}
+		if p.newEnvs == 0 || p.inPeriod < p.newEnvs {
+			p.started++
+			p.inPeriod++
+			p.mu.Unlock()
+			return p.newStore()
+		}
+		if p.freed == nil {
+			p.freed = make(chan struct{})
+		}
+		freed := p.freed
+		next := time.Duration(p.period+1)*LambdaScalingPeriod - since
+		p.mu.Unlock()
+		t := time.NewTimer(next)
+		select {
+		case <-freed:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+		t.Stop()
 	}
-	p.started++
-	return p.newStore()
 }
 
 // newStore returns the store of a new execution environment.
@@ -401,6 +523,10 @@ func (p *envPool) put(s *lockcore.DynamoStore) {
 	defer p.mu.Unlock()
 	if p.reuse {
 		p.free = append(p.free, s)
+		if p.freed != nil {
+			close(p.freed)
+			p.freed = nil
+		}
 	}
 }
 

@@ -21,22 +21,54 @@ import (
 // or reading first (lockcore.WithReadFirst), each invocation in a new
 // execution environment; and the default with environments reused as
 // Lambda reuses them, where the store's memory of hot keys
-// (lockcore.HotKeys) makes later invocations read first.
+// (lockcore.HotKeys) makes later invocations read first; and the default
+// as Lambda runs a burst: environments started no faster than Lambda
+// scales a function (LambdaNewEnvs every LambdaScalingPeriod), from none
+// (lambda-cold) or on a warm fleet of N environments that have each served
+// a call on another key (warm-fleet).
 func HotModes() []HotMode {
 	fresh := lockcore.WithFreshSuccess(lockmw.DefaultFreshSuccess)
 	return []HotMode{
 		{Name: "default", Opts: []lockcore.Option{fresh}},
 		{Name: "read-first", Opts: []lockcore.Option{fresh, lockcore.WithReadFirst()}},
 		{Name: "default-reused", Opts: []lockcore.Option{fresh}, Reuse: true},
+		{Name: "default-lambda-cold", Opts: []lockcore.Option{fresh}, NewEnvs: LambdaNewEnvs},
+		{Name: "default-warm-fleet", Opts: []lockcore.Option{fresh}, NewEnvs: LambdaNewEnvs, WarmFleet: true},
 	}
 }
 
 // Environment of TestHotKeyFigure, which runs the figure in a synctest
 // bubble for cmd/bench: where to write the results, and the herd sizes.
+// HotModesEnv, when set, names the modes (comma-separated) that figures 8
+// and 10 run; all of HotModes when unset.
 const (
 	HotFigureOutEnv   = "HERDLOCK_HOT_FIGURE_OUT"
 	HotFigureSizesEnv = "HERDLOCK_HOT_FIGURE_SIZES"
+	HotModesEnv       = "HERDLOCK_HOT_MODES"
 )
+
+// selectedModes returns the modes of ms that HotModesEnv names, or ms when
+// it is unset; an unknown name is an error.
+func selectedModes(ms []HotMode) ([]HotMode, error) {
+	names := os.Getenv(HotModesEnv)
+	if names == "" {
+		return ms, nil
+	}
+	var out []HotMode
+	for _, name := range strings.Split(names, ",") {
+		name = strings.TrimSpace(name)
+		found := false
+		for _, m := range ms {
+			if m.Name == name {
+				out, found = append(out, m), true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("bench: %s: no hot-key mode %q", HotModesEnv, name)
+		}
+	}
+	return out, nil
+}
 
 // HotSettle is the (virtual) pause between two herds.
 const HotSettle = time.Second
@@ -63,8 +95,12 @@ func RunHotHerds(ctx context.Context, ns []int) ([]HotResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	modes, err := selectedModes(HotModes())
+	if err != nil {
+		return nil, err
+	}
 	var rs []HotResult
-	for _, mode := range HotModes() {
+	for _, mode := range modes {
 		for _, warm := range []int{0, WarmHolds} {
 			for _, n := range ns {
 				rs = append(rs, RunHotScenario(ctx, env, mode, HotScenario{N: n, Arrival: HotArrival, Work: HerdWork, Warm: warm}))

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -95,6 +96,42 @@ func BenchmarkWrapNoop(b *testing.B) {
 		}
 	}
 	reportRequests(b, a, s)
+}
+
+// BenchmarkUncontendedWait is an uncontended TryAcquireElseWaitForRelease
+// and its Release: on a key the store has not acquired at once before
+// ("new-key": the first request is a strongly consistent read, then the
+// write; see lockcore.HotKeys) and on the key it acquired at once in the
+// previous iteration ("same-key": the write alone).
+func BenchmarkUncontendedWait(b *testing.B) {
+	for _, same := range []bool{false, true} {
+		name := "new-key"
+		if same {
+			name = "same-key"
+		}
+		b.Run(name, func(b *testing.B) {
+			a := benchEnv(b).NewActor()
+			ctx := context.Background()
+			key, i := keyName("bench-uncontended-wait"), 0
+			s := a.Counter.Snapshot()
+			for b.Loop() {
+				if i++; !same {
+					key = keyName(fmt.Sprintf("bench-uncontended-wait-%d", i))
+				}
+				l, err := newLock(a.Store, key, i)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res, err := l.TryAcquireElseWaitForRelease(ctx); err != nil || res.Outcome != lockcore.Acquired {
+					b.Fatalf("TryAcquireElseWaitForRelease() = %v, %v, want ACQUIRED", res.Outcome, err)
+				}
+				if err := l.Release(ctx, lockcore.Success, "ref"); err != nil {
+					b.Fatalf("Release() = %v", err)
+				}
+			}
+			reportRequests(b, a, s)
+		})
+	}
 }
 
 func BenchmarkRenew(b *testing.B) {

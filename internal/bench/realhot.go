@@ -8,9 +8,7 @@ import (
 )
 
 // RealHotModes are the modes of the real-server hot herd: those of
-// figure 8, lockcore with lockmw's fresh-success window, writing first (the
-// default) or reading first, with a new execution environment per
-// invocation or environments reused as Lambda reuses them.
+// figure 8 (see HotModes).
 func RealHotModes() []HotMode { return HotModes() }
 
 // RunRealHot runs the real-server hot herds of issue 23: n invocations over
@@ -26,9 +24,13 @@ func RunRealHot(ctx context.Context, env *Env, n int) ([]HotResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	modes, err := selectedModes(RealHotModes())
+	if err != nil {
+		return nil, err
+	}
 	var rs []HotResult
 	for _, warm := range []int{WarmHolds, 0} {
-		for _, mode := range RealHotModes() {
+		for _, mode := range modes {
 			rs = append(rs, RunHotScenario(ctx, hot, mode, HotScenario{N: n, Arrival: HotArrival, Work: HerdWork, Warm: warm}))
 			time.Sleep(HotSettle)
 		}

@@ -107,7 +107,7 @@ func HerdlockRequests(ctx context.Context, env *Env) ([]OpCount, error) {
 		count(side, OpPoll, pollD, float64(reads)/float64(res.Polls),
 			fmt.Sprintf("%d consistent GetItem over %d polls", reads, res.Polls)),
 		count(side, OpWaitOverhead, overhead, float64(overhead.Total),
-			"the first request: a new environment's first call reads first (GetItem; on a warm store, the failed first acquire, an UpdateItem that DynamoDB and Dynoxide answer with the item)"),
+			"the first request: a read first on a key the store has not acquired at once within the lease (GetItem; on one it has, the failed first acquire, an UpdateItem that DynamoDB and Dynoxide answer with the item)"),
 	}, nil
 }
 

@@ -7,7 +7,8 @@
 //
 // -figures 8 runs only the hot-key herds (with the uncontended figure, which
 // always runs), -hot-n chooses their sizes; figure 10 is the hot-key herd
-// on real servers (Dynoxide behind the capacity model), -real-n its size;
+// on real servers (Dynoxide behind the capacity model), -real-n its size,
+// -hot-modes the modes of both (e.g. default,default-warm-fleet);
 // figure 11 the handoffs to a few waiters on Dynoxide; figure 12 the
 // brownout (every answer after 700 ms, then 1.5 s): herds on Dynoxide
 // (-brownout-n) and simulated (-brownout-sim-n), and a 20 s hold; figure 13
@@ -48,9 +49,13 @@ func main() {
 	figures := flag.String("figures", "1,2,3,4,5,6,7,8,9,10,11,12,13", "the figures to run, comma-separated")
 	hotN := flag.String("hot-n", "200,1000,3000,10000", "herd sizes of the hot-key figure (8), comma-separated")
 	realN := flag.Int("real-n", 3000, "herd size of the real-server hot-key figure (10)")
+	hotModes := flag.String("hot-modes", "", "the modes of the hot-key figures (8, 10), comma-separated (default: all)")
 	brownoutN := flag.Int("brownout-n", 200, "herd size of the brownout figure (12) on Dynoxide")
 	brownoutSimN := flag.Int("brownout-sim-n", 10000, "herd size of the simulated brownout figure (12); 0: not run")
 	flag.Parse()
+	if *hotModes != "" {
+		os.Setenv(bench.HotModesEnv, *hotModes) // figure 8's test process inherits it
+	}
 	log.SetFlags(0)
 	log.SetPrefix("bench: ")
 
