@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -320,7 +321,15 @@ func (s *Sandbox) Close() error {
 	return nil
 }
 
+// freePorts returns n ports that were free on 127.0.0.1 a moment ago,
+// below Linux's default ephemeral range (32768-60999): a port picked by
+// binding port 0 comes from that range, where the machine's own outgoing
+// loopback connections (the tests' DynamoDB clients, a chaos storm) take
+// their source ports too, and one of them could hold it by the time the
+// emulator binds it; the emulator then exits while the dial that waits
+// for it reaches the other socket.
 func freePorts(n int) ([]int, error) {
+	const lo, hi = 20000, 32000
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
@@ -328,13 +337,17 @@ func freePorts(n int) ([]int, error) {
 		}
 	}()
 	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(ports) < n; tries++ {
+		if tries == 200 {
+			return nil, fmt.Errorf("sandbox: no free port in %d-%d after %d tries", lo, hi, tries)
+		}
+		port := lo + rand.IntN(hi-lo)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
-			return nil, fmt.Errorf("sandbox: free port: %w", err)
+			continue // taken: try another
 		}
 		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		ports = append(ports, port)
 	}
 	return ports, nil
 }
