@@ -192,8 +192,8 @@ const annItemEvery = 4
 
 // crowded reports whether the wait uses announcements: the store keeps
 // them and throttled one of this wait's calls (the herd has outgrown the
-// lock item).
-func (w *waiter) crowded() bool { return w.l.ann != nil && w.throttles > 0 }
+// lock item), other than a read that a prediction added (see poll).
+func (w *waiter) crowded() bool { return w.l.ann != nil && w.throttles > w.addedThrottles }
 
 // announcementTurn reports whether the next poll reads the waiter's
 // announcement shard rather than the lock item.

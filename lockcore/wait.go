@@ -244,7 +244,13 @@ type waiter struct {
 
 	pred    prediction // when the holder of revision predRev should be done (see predict.go)
 	predRev string     // "" when there is no prediction
-	dense   int        // reads of the prediction's schedule already scheduled (see next)
+	dense   int        // reads of the prediction's schedule already scheduled or dropped (see predicted)
+	floorAt time.Time  // monotonic: the ordinary pace's next read, which reads added by a prediction do not move (see next)
+
+	// addedThrottles: of the throttled calls, reads that a prediction
+	// added, which neither make the wait crowded nor stretch the pace (see
+	// poll).
+	addedThrottles int
 
 	// Announcements (see announce.go), once the store throttled this wait.
 	startMs  int64 // wall clock when the wait began
@@ -516,33 +522,26 @@ func (w *waiter) staleAfter() time.Duration {
 
 func (w *waiter) lapsedByWallClock(it Item) bool { return w.l.lapsed(it) }
 
-// next returns when to read next, after a read at now: on the schedule
-// predicted for the holder (see predict.go) while it lasts and the store is
-// not throttling us, else after the ordinary interval.
+// next returns when to read next, after a read at now: at the ordinary
+// pace, or sooner on the schedule predicted for the holder (see
+// predict.go) while it lasts and the store is not throttling us. The pace
+// goes on from its own reads: a read the schedule added does not push the
+// pace's next read back (it would, for an end after the added reads, make
+// the waiter learn of it later than at the fixed pace).
 func (w *waiter) next(now time.Time) time.Time {
 	if w.crowded() {
 		// Most polls read the announcement shard: its own pace rules.
 		return now.Add(w.intervalAt(w.annPace))
 	}
+	if w.predRev == "" || !now.Before(w.floorAt) {
+		w.floorAt = now.Add(w.interval()) // the read at now was the pace's
+	}
 	if w.predRev == "" || w.pace > 0 || !w.pred.wake.Before(w.deadline.Add(-w.l.o.pollInterval)) {
-		// A guessed end at or near the deadline is no reason to stop
-		// reading: a holder quicker than its history is read at the
-		// ordinary pace, and the last read is not cut by the deadline.
-		return now.Add(w.interval())
+		// A guessed end at or near the deadline adds no reads: the
+		// wait's last reads are the pace's, not ones the deadline cuts.
+		return w.floorAt
 	}
-	// The reads of the schedule: the k-th (from 0) at pred.wake plus k
-	// deviations, each jittered by a fifth of a deviation (so that a herd
-	// that read the same item does not read again at one instant, and the
-	// jitter does not add up over the reads); a slot already behind now is
-	// skipped. After the last, the ordinary pace.
-	for ; w.dense <= denseReads; w.dense++ {
-		slot := float64(w.dense) + 0.4*rand.Float64() - 0.2
-		if at := w.pred.wake.Add(time.Duration(slot * float64(w.pred.every))); at.After(now) {
-			w.dense++
-			return at
-		}
-	}
-	return now.Add(w.interval())
+	return w.predicted(now, w.floorAt)
 }
 
 // interval is the next sleep: the poll interval, doubled for each
@@ -567,8 +566,12 @@ func releasedResult(it Item) WaitResult {
 
 // poll reads the item once, within one call timeout (see calltimeout.go),
 // and keeps the pace: a throttled read stretches the next interval, a
-// served one resets it.
+// served one resets it. A throttled read that the prediction added (one
+// before the pace's next read) ends the added reads for this holder
+// instead: the herd has no room for them, and the pace's own reads go on,
+// on the lock item, as at the fixed pace.
 func (w *waiter) poll() (Item, bool, error) {
+	added := w.predRev != "" && time.Now().Before(w.floorAt)
 	var it Item
 	var found bool
 	err := w.l.timedCall(w.callCtx, time.Time{}, func(ctx context.Context) (err error) {
@@ -581,7 +584,12 @@ func (w *waiter) poll() (Item, bool, error) {
 		w.pace = 0
 	case isThrottled(err):
 		w.throttles++
-		w.pace++
+		if added {
+			w.dense = denseReads + 1
+			w.addedThrottles++
+		} else {
+			w.pace++
+		}
 		w.l.count(MetricLockThrottled, 1)
 	}
 	if err != nil {

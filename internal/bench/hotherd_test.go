@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"testing"
 	"testing/synctest"
 
@@ -105,19 +106,33 @@ func ciHerdAt(t *testing.T, c capacity.Config, mode HotMode, sc HotScenario) Hot
 // TestHotHerdCIWarmKey: on a warm key (five earlier holds of 300 ms ±
 // 10 %, then a pause past the fresh-success window) with environments
 // reused, the waiters of the CI-sized herd predict the holder's end from
-// the item's hold history: each needs about one read after its first
-// request, and they return within a few round trips of the release. At
-// lockcore's fixed pace (the history hidden, see Blind) the same herd's
-// p99 is about one poll interval (about 240 ms), or more when a throttled
-// read sends a waiter to the announcements (845 ms in one run), and it
-// makes about 1.4 requests on the item per invocation: the test fails.
-// Observed: 1.31 requests per invocation, p99 24-38 ms, nothing throttled.
+// the item's hold history and add reads around it to the fixed pace, which
+// they keep (so that an early end is seen as soon as at the fixed pace):
+// they return within a few round trips of the release, for about the fixed
+// pace's requests. At lockcore's fixed pace (the history hidden, see Blind)
+// the same herd's p99 is about one poll interval (206-223 ms in three
+// runs), or more when a throttled read sends a waiter to the
+// announcements (845 ms in one run): the test fails. The warm-up's holds
+// are random, and a history whose mean falls short of the herd's hold
+// costs each waiter one or two more added reads: one herd in 300 made
+// 1.39-1.72 requests per invocation (median 1.43, above 1.6 in 4-7 % of
+// herds; the fixed pace 1.38-1.46), so the test judges the median of
+// three herds (above 1.55 in none of 100 such medians). Observed: p99
+// 23-46 ms, nothing throttled.
 func TestHotHerdCIWarmKey(t *testing.T) {
 	mode := HotModes()[2] // default-reused
-	r := ciHerd(t, mode, HotScenario{N: 100, Arrival: HotArrival, Work: HerdWork, Warm: WarmHolds})
-	if r.Latency.P99 > 120 || r.RequestsPerInvocation() > 1.36 || r.ThrottledShare() > 0.02 {
-		t.Errorf("warm key: release-to-return p99 %.0f ms, %.3f requests on the item per invocation, %.1f%% throttled; want <= 120 ms, <= 1.36, <= 2%% (the fixed pace: about 240 ms, 1.4)",
-			r.Latency.P99, r.RequestsPerInvocation(), 100*r.ThrottledShare())
+	var reqs []float64
+	for range 3 {
+		r := ciHerd(t, mode, HotScenario{N: 100, Arrival: HotArrival, Work: HerdWork, Warm: WarmHolds})
+		reqs = append(reqs, r.RequestsPerInvocation())
+		if r.Latency.P99 > 120 || r.ThrottledShare() > 0.02 {
+			t.Errorf("warm key: release-to-return p99 %.0f ms, %.1f%% throttled; want <= 120 ms, <= 2%% (the fixed pace: about 240 ms)",
+				r.Latency.P99, 100*r.ThrottledShare())
+		}
+	}
+	slices.Sort(reqs)
+	if reqs[1] > 1.55 {
+		t.Errorf("warm key: %.3f requests on the item per invocation, the median of three herds (%.3f); want <= 1.55 (the fixed pace: about 1.4)", reqs[1], reqs)
 	}
 }
 
@@ -125,11 +140,11 @@ func TestHotHerdCIWarmKey(t *testing.T) {
 // (100 invocations within 200 ms, the holder working 900 ms, on a warm
 // key): the waiters that the item throttles read the key's announcement
 // shards, the first to see the success relays it, and some of the
-// throttled ones return from an announcement (observed: 2.00-2.34 requests
-// on the item per invocation, p99 353-394 ms). Without announcements
-// (WithAnnouncements(0)) the herd made 4.71 requests on the item per
-// invocation and its p99 was 2332 ms; without predictions (the history
-// hidden, see Blind) about 3.0 requests: the test fails either way.
+// throttled ones return from an announcement (observed: 3.60-3.72 requests
+// on the item per invocation, p99 433-503 ms, as at the fixed pace, which
+// the waiters keep during the hold; 2.00-2.34 when they slept through it).
+// Without announcements (WithAnnouncements(0)) the herd made 4.71 requests
+// on the item per invocation and its p99 was 2332 ms: the test fails.
 func TestHotHerdCIAnnounces(t *testing.T) {
 	mode := HotModes()[0] // default
 	r := ciHerdAt(t, ciCrowdedCapacity, mode, HotScenario{N: 100, Arrival: HotArrival / 5, Work: 3 * HerdWork, Warm: WarmHolds})
@@ -139,8 +154,8 @@ func TestHotHerdCIAnnounces(t *testing.T) {
 	if r.Throttled == 0 {
 		t.Errorf("the item throttled nothing: the herd does not test announcements")
 	}
-	if r.Latency.P99 > 800 || r.RequestsPerInvocation() > 2.7 {
-		t.Errorf("release-to-return p99 %.0f ms, %.3f requests on the item per invocation; want <= 800 ms, <= 2.7",
+	if r.Latency.P99 > 800 || r.RequestsPerInvocation() > 4.2 {
+		t.Errorf("release-to-return p99 %.0f ms, %.3f requests on the item per invocation; want <= 800 ms, <= 4.2",
 			r.Latency.P99, r.RequestsPerInvocation())
 	}
 }
@@ -173,5 +188,56 @@ func TestHotKeyFigure(t *testing.T) {
 	}
 	if err := os.WriteFile(out, raw, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHotHerdCIPredictionNoSlower: on a warm key whose herd (100
+// invocations within 100 ms, 300 ms holds) the item's read capacity (150
+// RCU/s here) only just serves at the fixed pace, the reads a prediction
+// adds must not make the herd slower than that pace (the history hidden,
+// see Blind): its release-to-return p99 no more than the fixed pace's,
+// beyond the spread between runs. The herd's added reads all come within
+// a few milliseconds of the guessed end, when the pace's reads have
+// emptied the item's bucket; each one throttled used to stretch the
+// waiter's pace, so the waiters read on at two and four intervals
+// (observed without announcements: p99 1111-1437 ms against 671-941 at
+// the fixed pace). They still cost requests: those added reads are
+// throttled (observed: 3.8-4.5 requests per invocation and 28-34 %
+// throttled, against 3.5-3.6 and 17 % at the fixed pace).
+func TestHotHerdCIPredictionNoSlower(t *testing.T) {
+	const runs = 3
+	tests := []struct {
+		name string
+		opts []lockcore.Option
+	}{
+		{"announcements", nil},
+		{"no announcements", []lockcore.Option{lockcore.WithAnnouncements(0)}},
+	}
+	c := capacity.Config{WriteUnits: 30, ReadUnits: 150}
+	sc := HotScenario{N: 100, Arrival: HotArrival / 10, Work: HerdWork, Warm: WarmHolds}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var req, thr, p99 [2]float64 // by blind
+			for _, blind := range []bool{false, true} {
+				b := 0
+				if blind {
+					b = 1
+				}
+				for range runs {
+					mode := HotModes()[2] // default-reused
+					mode.Opts = append(mode.Opts[:len(mode.Opts):len(mode.Opts)], tt.opts...)
+					mode.Blind = blind
+					r := ciHerdAt(t, c, mode, sc)
+					req[b] += r.RequestsPerInvocation() / runs
+					thr[b] += r.ThrottledShare() / runs
+					p99[b] += r.Latency.P99 / runs
+				}
+			}
+			t.Logf("predictive: %.2f requests per invocation, %.1f%% throttled, p99 %.0f ms; fixed pace: %.2f, %.1f%%, %.0f ms",
+				req[0], 100*thr[0], p99[0], req[1], 100*thr[1], p99[1])
+			if p99[0] > 1.15*p99[1]+20 {
+				t.Errorf("predictive herd: release-to-return p99 %.0f ms; want no more than the fixed pace's %.0f ms (+15%% +20 ms)", p99[0], p99[1])
+			}
+		})
 	}
 }
