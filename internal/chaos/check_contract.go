@@ -387,7 +387,9 @@ func (c *contract) judgeOverlap(key string, old *grant, ov Event, nw *grant, nv 
 	a := c.a
 	overlap := time.Duration(min(ov.T2, nv.T2) - max(ov.T, nv.T)).Round(time.Millisecond)
 	f, forced := a.forced[old.rev]
-	if !forced || f.Call > ov.T2 {
+	// The force-release must come before the two were both Valid(): one
+	// that came during the overlap does not excuse its start.
+	if !forced || f.Call > max(ov.T, nv.T) {
 		if a.phaseKind(nv.T).assertsMutex() && a.phaseKind(ov.T2).assertsMutex() && a.phaseKind(old.call).assertsMutex() {
 			a.violate(CheckTwoValid, "key %s: w%d (fence %d) and w%d (fence %d) both Valid() for %v (+%v) without a force-release",
 				key, ov.Worker, old.fence, nv.Worker, nw.fence, overlap, a.since(nv.T))

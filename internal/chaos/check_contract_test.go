@@ -144,19 +144,24 @@ func TestCheckTwoValid(t *testing.T) {
 		forced   bool
 		renewLat int64 // the old holder's renewal at 1300 ms is answered (refused) after this; -1 lost, 0 none sent
 		firstMs  int64 // the old holder's first Valid() sample (its acquire's answer)
-		lastMs   int64 // the old holder's last Valid() sample; the new one is Valid() from 1001 to 3000 ms
-		want     int
+		lastMs   int64 // the old holder's last Valid() sample; the new one is Valid() from 1001 (or newFirstMs) to 3000 ms
+		// newFirstMs is the new holder's first Valid() sample, 0: 1001 ms.
+		newFirstMs int64
+		want       int
 	}{
-		{"no overlap", false, 0, 1, 900, 0},
-		{"force-released, the renewal refused, invalid at once", true, 10, 1, 1400, 0},
-		{"force-released, the renewal lost", true, -1, 1, 2500, 0},
-		{"its acquire answered after the new holder's hold", true, 0, 3100, 3500, 0},
+		{"no overlap", false, 0, 1, 900, 0, 0},
+		{"force-released, the renewal refused, invalid at once", true, 10, 1, 1400, 0, 0},
+		{"force-released, the renewal lost", true, -1, 1, 2500, 0, 0},
+		{"its acquire answered after the new holder's hold", true, 0, 3100, 3500, 0, 0},
 		// The flaws: two holders without a force-release; a holder that
 		// goes on after its refused renewal; a holder that stops renewing
 		// (near its hard maximum) and never learns.
-		{"overlap without a force-release", false, 0, 1, 1200, 1},
-		{"force-released, Valid() after the refused renewal", true, 10, 1, 2500, 1},
-		{"force-released, no renewal sent", true, 0, 1, 2500, 1},
+		{"overlap without a force-release", false, 0, 1, 1200, 0, 1},
+		{"force-released, Valid() after the refused renewal", true, 10, 1, 2500, 0, 1},
+		{"force-released, no renewal sent", true, 0, 1, 2500, 0, 1},
+		// A second holder Valid() before the force-release that it
+		// acquired over.
+		{"both Valid() before the force-release", true, 10, 1, 1400, 500, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,8 +174,12 @@ func TestCheckTwoValid(t *testing.T) {
 			if tt.renewLat != 0 {
 				h.op(0, hKey, "UpdateItem", renew, 1300, tt.renewLat, http.StatusBadRequest, &View{Rev: "a", Fence: 1, Rel: true})
 			}
-			h.grant(1, "b", 2, 1000)
-			h.valid(1, "b", 2, 1001, 3000)
+			newFirst := int64(1001)
+			if tt.newFirstMs > 0 {
+				newFirst = tt.newFirstMs
+			}
+			h.grant(1, "b", 2, newFirst-1)
+			h.valid(1, "b", 2, newFirst, 3000)
 
 			if got := h.contract(t, (*contract).twoValid, CheckTwoValid); got != tt.want {
 				t.Errorf("violations = %d, want %d", got, tt.want)
