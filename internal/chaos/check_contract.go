@@ -634,7 +634,11 @@ func (c *contract) judgeEnd(end holdEnd) {
 		}
 		learned := false
 		for _, op := range c.opsIn(e.Worker, learn-int64(c.a.cfg.clientTimeout()), due) {
-			if op.Dup || op.Gone || op.Answer == 0 || (op.Key != end.key && !strings.HasPrefix(op.Key, end.key+"#")) || op.Call < end.at {
+			// An announcement carries only a success: reading one
+			// tells a waiter nothing of a failure, a force-release or
+			// a crash.
+			announced := strings.HasPrefix(op.Key, end.key+"#") && end.what == "success"
+			if op.Dup || op.Gone || op.Answer == 0 || (op.Key != end.key && !announced) || op.Call < end.at {
 				continue // not a read of the ended hold that the waiter had back
 			}
 			if !end.crash || (op.Intent != nil && op.Intent.Op == "acquire") {

@@ -287,8 +287,16 @@ func TestCheckEarlyEnd(t *testing.T) {
 			h.poll(1, 3000, 2, releasedA)
 			h.wait(1, 50, 3010, "RELEASED", "", 1)
 		}, 0},
-		// The flaw: a waiter asleep on a predicted schedule past an early
-		// end.
+		{"a success read on the announcements", func(h *stormHistory) { h.succeed(0, "a", 1, 300) }, func(h *stormHistory) {
+			h.poll(1, 100, 2, heldA)
+			for ms := int64(400); ms < 3000; ms += 300 {
+				h.op(1, hKey+"#announce-1", "GetItem", nil, ms, 2, http.StatusOK, nil)
+			}
+			h.wait(1, 50, 3010, "RELEASED", "", 1)
+		}, 0},
+		// The flaws: a waiter asleep on a predicted schedule past an early
+		// end; a crowded waiter that reads only announcements, which
+		// carry no failure.
 		{"a success slept through", func(h *stormHistory) { h.succeed(0, "a", 1, 300) }, func(h *stormHistory) {
 			h.poll(1, 100, 2, heldA)
 			h.poll(1, 3000, 2, releasedA)
@@ -296,6 +304,15 @@ func TestCheckEarlyEnd(t *testing.T) {
 		}, 1},
 		{"a failure slept through", func(h *stormHistory) { h.fail(0, "a", 1, 300, 1500, 0, "upstream_503") }, func(h *stormHistory) {
 			h.poll(1, 100, 2, heldA)
+			h.poll(1, 3000, 2, View{Rev: "a", Fence: 1, Rel: true, Result: "failure"})
+			h.op(1, hKey, "UpdateItem", acquire, 3005, 2, http.StatusOK, &View{Rev: "w1", Fence: 2})
+			h.wait(1, 50, 3010, "ACQUIRED", "", 2)
+		}, 1},
+		{"a failure, the announcements read instead", func(h *stormHistory) { h.fail(0, "a", 1, 300, 1500, 0, "upstream_503") }, func(h *stormHistory) {
+			h.poll(1, 100, 2, heldA)
+			for ms := int64(400); ms < 3000; ms += 300 {
+				h.op(1, hKey+"#announce-1", "GetItem", nil, ms, 2, http.StatusOK, nil)
+			}
 			h.poll(1, 3000, 2, View{Rev: "a", Fence: 1, Rel: true, Result: "failure"})
 			h.op(1, hKey, "UpdateItem", acquire, 3005, 2, http.StatusOK, &View{Rev: "w1", Fence: 2})
 			h.wait(1, 50, 3010, "ACQUIRED", "", 2)
