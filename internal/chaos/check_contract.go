@@ -683,8 +683,9 @@ func (c *contract) notApplied() {
 	var answers []answer
 	for _, op := range a.rec.ops {
 		// An announcement is a relay a wait may do without; only the
-		// lock item's answers count.
-		if op.Status == http.StatusBadRequest && notAppliedErrors[op.ErrType] && op.Answer > 0 && !strings.Contains(op.Key, "#") {
+		// lock item's answers count, and only those the worker still
+		// waited for (one it had given up on told it nothing).
+		if op.Status == http.StatusBadRequest && notAppliedErrors[op.ErrType] && op.Answer > 0 && !op.Gone && !strings.Contains(op.Key, "#") {
 			answers = append(answers, answer{op.Worker, op.Answer, op.ErrType + " to " + op.Target})
 		}
 	}

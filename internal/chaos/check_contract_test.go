@@ -364,6 +364,10 @@ func TestCheckNotApplied(t *testing.T) {
 			h.rec.events = append(h.rec.events, Event{T: at(200), T2: at(1500), Worker: 1, Kind: EvStall})
 		}, EvWait, 2000, 0},
 		{"a release that gives up at once", missing, EvRelease, 600, 0},
+		{"an answer the wait had given up on", func(h *stormHistory) {
+			missing(h)
+			h.rec.ops[len(h.rec.ops)-1].Gone = true
+		}, EvWait, 5000, 0},
 		// The flaws: the not-applied write settled as an unknown outcome
 		// until the deadline, or retried until the release's budget.
 		{"a wait that settles until its deadline", denied, EvWait, 5000, 1},
