@@ -68,21 +68,30 @@ func TestCheckReleasedFresh(t *testing.T) {
 		waitMs  int64 // when the wait began; the success of fence 1 was published at 100 ms
 		newerMs int64 // when fence 2 was granted (0: never)
 		seen    bool  // the wait read fence 2 holding the lock
+		// againMs is when a retry of fence 1's release published the
+		// success again, writing a later release time (0: never).
+		againMs int64
 		want    int
 	}{
-		{"published while it waited", 50, 0, false, 0},
-		{"published within the clock allowance before it came", 300, 0, false, 0},
-		{"a newer holder granted before it came, never seen", 300, 200, false, 0},
+		{"published while it waited", 50, 0, false, 0, 0},
+		{"published within the clock allowance before it came", 300, 0, false, 0, 0},
+		{"a newer holder granted before it came, never seen", 300, 200, false, 0, 0},
 		// The flaws: a wait that takes an old success as its answer, or
-		// one older than the holder it watched.
-		{"an old success", 3000, 0, false, 1},
-		{"a newer holder seen, the older success returned", 300, 200, true, 1},
+		// one older than the holder it watched; a success whose age
+		// counts from a retry of its release, which rewrote the release
+		// time.
+		{"an old success", 3000, 0, false, 0, 1},
+		{"a newer holder seen, the older success returned", 300, 200, true, 0, 1},
+		{"an old success published again by a retried release", 3000, 0, false, 2900, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newStormHistory()
 			h.grant(0, "a", 1, 0)
 			h.succeed(0, "a", 1, 100)
+			if tt.againMs > 0 {
+				h.succeed(0, "a", 1, tt.againMs)
+			}
 			if tt.newerMs > 0 {
 				h.grant(2, "b", 2, tt.newerMs)
 			}
@@ -108,6 +117,13 @@ func TestCheckToldTime(t *testing.T) {
 			h.poll(1, 6030, 2, View{Rev: "a", Fence: 1, Rel: true, Result: "failure", NotBefore: told})
 			h.grant(1, "b", 2, 6040)
 			h.rec.events[len(h.rec.events)-1].BackMs = told
+		}, 0},
+		{"refused by a newer holder's failure", func(h *stormHistory) {
+			h.grant(2, "b", 2, 6025)
+			h.fail(2, "b", 2, 6028, 1500, 3000, "upstream_429")
+			h.poll(1, 6030, 2, View{Rev: "b", Fence: 2, Rel: true, Result: "failure", NotBefore: wall(9028)})
+			h.rec.events = append(h.rec.events, Event{T: at(6030), T2: at(6040), Worker: 1, Kind: EvWait, Key: hKey, Outcome: "FAILED",
+				Cause: causeHolderFailed, NotBeforeMs: wall(9028), BackMs: told})
 		}, 0},
 		// The flaws: a lock that names a time earlier than the one its
 		// failure holds the key back to.
