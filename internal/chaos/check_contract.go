@@ -259,10 +259,25 @@ func (c *contract) releasedFresh() {
 			if g == nil {
 				continue // check 8: never published
 			}
-			for _, op := range c.opsIn(e.Worker, e.T, e.T2) {
-				if it := op.Item; op.Key == e.Key && it != nil && !it.Rel && it.Fence > e.Fence && op.Answer > 0 && !op.Gone && op.Answer <= e.T2 {
-					a.violate(CheckReleasedFresh, "w%d: RELEASED on %s (+%v) with the success of fence %d after it had seen fence %d holding the lock (+%v)",
-						e.Worker, e.Key, a.since(e.T), e.Fence, it.Fence, a.since(op.Answer))
+			// A newer holder seen, holding the lock or released (with its
+			// own success, or a failure), makes the older success stale;
+			// the wait's own acquire writes (a late copy it frees) do
+			// not.
+			ops := c.opsIn(e.Worker, e.T, e.T2)
+			own := map[string]bool{}
+			for _, op := range ops {
+				if in := op.Intent; in != nil && in.Op == "acquire" && in.Key == e.Key {
+					own[in.Rev] = true
+				}
+			}
+			for _, op := range ops {
+				if it := op.Item; op.Key == e.Key && it != nil && !own[it.Rev] && it.Fence > e.Fence && op.Answer > 0 && !op.Gone && op.Answer <= e.T2 {
+					state := "holding the lock"
+					if it.Rel {
+						state = "released with " + it.Result
+					}
+					a.violate(CheckReleasedFresh, "w%d: RELEASED on %s (+%v) with the success of fence %d after it had seen fence %d %s (+%v)",
+						e.Worker, e.Key, a.since(e.T), e.Fence, it.Fence, state, a.since(op.Answer))
 					break
 				}
 			}

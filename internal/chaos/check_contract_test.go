@@ -68,21 +68,29 @@ func TestCheckReleasedFresh(t *testing.T) {
 		waitMs  int64 // when the wait began; the success of fence 1 was published at 100 ms
 		newerMs int64 // when fence 2 was granted (0: never)
 		seen    bool  // the wait read fence 2 holding the lock
+		// seenReleased: the wait read fence 2 released with its own
+		// success.
+		seenReleased bool
+		// ownCopy: the wait read its own acquire write's copy holding
+		// the lock as fence 2 (a late copy it frees).
+		ownCopy bool
 		// againMs is when a retry of fence 1's release published the
 		// success again, writing a later release time (0: never).
 		againMs int64
 		want    int
 	}{
-		{"published while it waited", 50, 0, false, 0, 0},
-		{"published within the clock allowance before it came", 300, 0, false, 0, 0},
-		{"a newer holder granted before it came, never seen", 300, 200, false, 0, 0},
+		{"published while it waited", 50, 0, false, false, false, 0, 0},
+		{"published within the clock allowance before it came", 300, 0, false, false, false, 0, 0},
+		{"a newer holder granted before it came, never seen", 300, 200, false, false, false, 0, 0},
+		{"its own late copy seen", 300, 0, false, false, true, 0, 0},
 		// The flaws: a wait that takes an old success as its answer, or
 		// one older than the holder it watched; a success whose age
 		// counts from a retry of its release, which rewrote the release
 		// time.
-		{"an old success", 3000, 0, false, 0, 1},
-		{"a newer holder seen, the older success returned", 300, 200, true, 0, 1},
-		{"an old success published again by a retried release", 3000, 0, false, 2900, 1},
+		{"an old success", 3000, 0, false, false, false, 0, 1},
+		{"a newer holder seen, the older success returned", 300, 200, true, false, false, 0, 1},
+		{"a newer success seen, the older one returned", 300, 200, false, true, false, 0, 1},
+		{"an old success published again by a retried release", 3000, 0, false, false, false, 2900, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,6 +105,13 @@ func TestCheckReleasedFresh(t *testing.T) {
 			}
 			if tt.seen {
 				h.poll(1, tt.waitMs+10, 2, View{Rev: "b", Fence: 2})
+			}
+			if tt.ownCopy {
+				h.op(1, hKey, "UpdateItem", &Intent{Op: "acquire", Key: hKey, Rev: "w1"}, tt.waitMs+5, 2, http.StatusOK, &View{Rev: "w1", Fence: 2})
+			}
+			if tt.seenReleased {
+				h.succeed(2, "b", 2, tt.waitMs+5)
+				h.poll(1, tt.waitMs+10, 2, View{Rev: "b", Fence: 2, Rel: true, Result: "success", ResFence: 2})
 			}
 			h.wait(1, tt.waitMs, tt.waitMs+50, "RELEASED", "", 1)
 			if got := h.contract(t, (*contract).releasedFresh, CheckReleasedFresh); got != tt.want {
