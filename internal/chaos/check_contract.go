@@ -48,8 +48,7 @@ const (
 	CheckNotApplied Check = "14 a not-applied error ends its call within 1 s"
 )
 
-// ContractChecks lists the contract checks. [Report.SafetyFailed] leaves
-// them out.
+// ContractChecks lists the contract checks.
 var ContractChecks = []Check{CheckReleasedFresh, CheckToldTime, CheckTwoValid, CheckServedWait, CheckEarlyEnd, CheckNotApplied}
 
 // notAppliedErrors are the DynamoDB errors that say a request was not
@@ -436,7 +435,10 @@ func (c *contract) judgeOverlap(key string, old *grant, ov Event, nw *grant, nv 
 		if op.Answer == 0 || op.Gone || op.Status != http.StatusBadRequest || op.ErrType != ccf {
 			continue // no answer that tells it
 		}
-		if ov.T2 > op.Answer+int64(contractSlack) {
+		// A process that was not scheduled after the answer came could
+		// not act on it until it was again (and its sampler may run
+		// first then).
+		if ov.T2 > max(op.Answer, c.stallEnd(ov.Worker, op.Answer, ov.T2))+int64(contractSlack) {
 			a.violate(CheckTwoValid, "key %s: w%d (fence %d) force-released at +%v, its renewal refused at +%v, still Valid() at +%v beside w%d (fence %d); cause %q",
 				key, ov.Worker, old.fence, a.since(f.Return), a.since(op.Answer), a.since(ov.T2), nv.Worker, nw.fence, ov.Cause)
 		}
@@ -738,6 +740,18 @@ func (c *contract) notApplied() {
 			}
 		}
 	}
+}
+
+// stallEnd returns the latest end of a stretch in which worker w's
+// process was not scheduled (EvStall) that meets [from, to], 0 when none.
+func (c *contract) stallEnd(w int, from, to int64) int64 {
+	var end int64
+	for _, f := range c.faults[w] {
+		if f.Kind == EvStall && f.T <= to && f.Until >= from {
+			end = max(end, f.Until)
+		}
+	}
+	return end
 }
 
 // stalled reports whether worker w's process was not scheduled for a

@@ -178,21 +178,28 @@ func TestCheckTwoValid(t *testing.T) {
 		lastMs   int64 // the old holder's last Valid() sample; the new one is Valid() from 1001 (or newFirstMs) to 3000 ms
 		// newFirstMs is the new holder's first Valid() sample, 0: 1001 ms.
 		newFirstMs int64
-		want       int
+		// stallMs: the old holder's process got no CPU from 1320 ms to
+		// this (0: never).
+		stallMs int64
+		want    int
 	}{
-		{"no overlap", false, 0, 1, 900, 0, 0},
-		{"force-released, the renewal refused, invalid at once", true, 10, 1, 1400, 0, 0},
-		{"force-released, the renewal lost", true, -1, 1, 2500, 0, 0},
-		{"its acquire answered after the new holder's hold", true, 0, 3100, 3500, 0, 0},
+		{"no overlap", false, 0, 1, 900, 0, 0, 0},
+		{"force-released, the renewal refused, invalid at once", true, 10, 1, 1400, 0, 0, 0},
+		{"force-released, the renewal lost", true, -1, 1, 2500, 0, 0, 0},
+		{"its acquire answered after the new holder's hold", true, 0, 3100, 3500, 0, 0, 0},
+		{"force-released, Valid() after the refused renewal in a stall", true, 10, 1, 2500, 0, 2400, 0},
 		// The flaws: two holders without a force-release; a holder that
 		// goes on after its refused renewal; a holder that stops renewing
 		// (near its hard maximum) and never learns.
-		{"overlap without a force-release", false, 0, 1, 1200, 0, 1},
-		{"force-released, Valid() after the refused renewal", true, 10, 1, 2500, 0, 1},
-		{"force-released, no renewal sent", true, 0, 1, 2500, 0, 1},
+		{"overlap without a force-release", false, 0, 1, 1200, 0, 0, 1},
+		{"force-released, Valid() after the refused renewal", true, 10, 1, 2500, 0, 0, 1},
+		{"force-released, no renewal sent", true, 0, 1, 2500, 0, 0, 1},
 		// A second holder Valid() before the force-release that it
 		// acquired over.
-		{"both Valid() before the force-release", true, 10, 1, 1400, 500, 1},
+		{"both Valid() before the force-release", true, 10, 1, 1400, 500, 0, 1},
+		// A holder Valid() long after a short stall that followed its
+		// refused renewal.
+		{"force-released, Valid() long after a stall", true, 10, 1, 2500, 0, 1500, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,6 +208,9 @@ func TestCheckTwoValid(t *testing.T) {
 			h.valid(0, "a", 1, tt.firstMs, tt.lastMs)
 			if tt.forced {
 				h.forceRelease("a", 1, 950)
+			}
+			if tt.stallMs > 0 {
+				h.rec.events = append(h.rec.events, Event{T: at(1320), T2: at(tt.stallMs), Worker: 0, Kind: EvStall})
 			}
 			if tt.renewLat != 0 {
 				h.op(0, hKey, "UpdateItem", renew, 1300, tt.renewLat, http.StatusBadRequest, &View{Rev: "a", Fence: 1, Rel: true})
