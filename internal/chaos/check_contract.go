@@ -643,6 +643,15 @@ func (c *contract) judgeEnd(end holdEnd) {
 			}
 		}
 		due := learn + c.gap(c.crowded(e.Worker, end.key, e.T, learn+2*c.gap(true))) + int64(contractSlack)
+		// A crowded waiter reads an announcement between two reads of
+		// the lock item, at the fixed pace too: the lock item's read
+		// comes a pace after that one read's answer.
+		for _, op := range c.opsIn(e.Worker, learn, due) {
+			if strings.HasPrefix(op.Key, end.key+"#") && !op.Dup && op.Answer > 0 {
+				due = max(due, op.Answer+c.gap(false)+int64(contractSlack))
+				break
+			}
+		}
 		if e.T2 <= due {
 			continue // it ended in time
 		}

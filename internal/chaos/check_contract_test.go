@@ -335,6 +335,13 @@ func TestCheckEarlyEnd(t *testing.T) {
 			}
 			h.wait(1, 50, 3010, "RELEASED", "", 1)
 		}, 0},
+		{"a force-release read after a slow announcement", func(h *stormHistory) { h.forceRelease("a", 1, 300) }, func(h *stormHistory) {
+			h.poll(1, 100, 2, heldA)
+			h.op(1, hKey+"#announce-1", "GetItem", nil, 350, 750, http.StatusOK, nil)
+			h.poll(1, 1300, 2, View{Rev: "a", Fence: 1, Rel: true, Result: "failure"})
+			h.op(1, hKey, "UpdateItem", acquire, 1305, 2, http.StatusOK, &View{Rev: "w1", Fence: 2})
+			h.wait(1, 50, 1310, "ACQUIRED", "", 2)
+		}, 0},
 		// The flaws: a waiter asleep on a predicted schedule past an early
 		// end; a crowded waiter that reads only announcements, which
 		// carry no failure.
