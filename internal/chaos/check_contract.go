@@ -82,6 +82,16 @@ type contract struct {
 	grantOf map[string]*grant   // revision -> its first grant
 }
 
+// sent is when the worker sent op (Intent.Sent), or its arrival when
+// the request carried no send time (an announcement's, or a history
+// built without).
+func sent(op *StoreOp) int64 {
+	if in := op.Intent; in != nil && in.Sent > 0 {
+		return min(in.Sent, arrival(op))
+	}
+	return arrival(op)
+}
+
 // arrival is when op reached the proxy (its forwarding, in histories
 // built without arrival times).
 func arrival(op *StoreOp) int64 {
@@ -659,12 +669,14 @@ func (c *contract) judgeEnd(end holdEnd) {
 			continue // another waiter took over: this one learns of a new holder
 		}
 		learned := false
-		for _, op := range c.opsIn(e.Worker, learn-int64(c.a.cfg.clientTimeout()), due) {
+		// A read the lock sent by due counts, though the transport or
+		// the proxy's scheduling made it arrive later.
+		for _, op := range c.opsIn(e.Worker, learn-int64(c.a.cfg.clientTimeout()), due+int64(c.a.cfg.clientTimeout())) {
 			// An announcement carries only a success: reading one
 			// tells a waiter nothing of a failure, a force-release or
 			// a crash.
 			announced := strings.HasPrefix(op.Key, end.key+"#") && end.what == "success"
-			if op.Dup || op.Gone || op.Answer == 0 || (op.Key != end.key && !announced) || op.Call < end.at {
+			if sent(op) > due || op.Dup || op.Gone || op.Answer == 0 || (op.Key != end.key && !announced) || op.Call < end.at {
 				continue // not a read of the ended hold that the waiter had back
 			}
 			if !end.crash || (op.Intent != nil && op.Intent.Op == "acquire") {

@@ -335,6 +335,12 @@ func TestCheckEarlyEnd(t *testing.T) {
 			}
 			h.wait(1, 50, 3010, "RELEASED", "", 1)
 		}, 0},
+		{"a success read by a read sent at the pace that arrived late", func(h *stormHistory) { h.succeed(0, "a", 1, 300) }, func(h *stormHistory) {
+			h.poll(1, 100, 2, heldA)
+			h.poll(1, 900, 2, releasedA) // sent at 500 ms, held up 400 ms on its way
+			h.rec.ops[len(h.rec.ops)-1].Intent.Sent = at(500)
+			h.wait(1, 50, 910, "RELEASED", "", 1)
+		}, 0},
 		{"a force-release read after a slow announcement", func(h *stormHistory) { h.forceRelease("a", 1, 300) }, func(h *stormHistory) {
 			h.poll(1, 100, 2, heldA)
 			h.op(1, hKey+"#announce-1", "GetItem", nil, 350, 750, http.StatusOK, nil)
