@@ -52,3 +52,52 @@ func TestUnknownOutcomeSettledThroughThrottledReads(t *testing.T) {
 		mustRelease(t, l, lockcore.Success, "")
 	})
 }
+
+// lostFirstAcquire is a store whose first Acquire is lost on its way: the
+// server never applies it, and the client gives up with a timeout.
+type lostFirstAcquire struct {
+	*lockcore.MemoryStore
+	lost atomic.Bool
+}
+
+func (s *lostFirstAcquire) Acquire(ctx context.Context, r lockcore.AcquireRequest) (lockcore.Item, error) {
+	if s.lost.CompareAndSwap(false, true) {
+		return lockcore.Item{}, clientTimeout{}
+	}
+	return s.MemoryStore.Acquire(ctx, r)
+}
+
+// A wait whose first acquire got no answer settles it with a read; when
+// that read shows the lock released with a success long past (older than
+// the fresh-success window and the clock allowance), the lock is free and
+// the success is old news: the wait acquires, it is not told RELEASED
+// with that success.
+func TestUnknownOutcomeOverOldSuccessAcquires(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []lockcore.Option
+	}{
+		{"no fresh-success window", nil},
+		{"a fresh-success window of 2.5 s", []lockcore.Option{lockcore.WithFreshSuccess(2500 * time.Millisecond)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mem := lockcore.NewMemoryStore()
+				old := newLock(t, mem, "old holder")
+				mustAcquire(t, old)
+				mustRelease(t, old, lockcore.Success, "old ref")
+				time.Sleep(7 * time.Second) // the success is long past
+				store := &lostFirstAcquire{MemoryStore: mem}
+				l := newLock(t, store, "waiter", tt.opts...)
+				res, err := l.TryAcquireElseWaitForRelease(context.Background())
+				if res.Outcome != lockcore.Acquired || err != nil {
+					t.Errorf("TryAcquireElseWaitForRelease() = %v (result ref %q), %v; want ACQUIRED over the old success", res.Outcome, res.ResultRef, err)
+				}
+				if res.Outcome == lockcore.Acquired {
+					mustRelease(t, l, lockcore.Success, "new ref")
+				}
+			})
+		})
+	}
+}

@@ -173,8 +173,14 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 			l.count(MetricLockAcquisitionSuccess, 1)
 			l.count(MetricLockAcquisitionError, 0)
 			return WaitResult{Outcome: Acquired, Fence: cur.Fence, AfterFailure: acquiredAfterFailure(*cur)}, nil
-		case cur != nil && cur.Released && cur.Result == Success: // fresh: see WithFreshSuccess
+		case cur != nil && cur.Released && cur.Result == Success && l.freshSuccess(*cur): // see WithFreshSuccess
 			step = stepReleased
+		case cur != nil && cur.Released && cur.Result == Success:
+			// An old success, which a settling read showed after an
+			// unknown outcome: the lock is free. The wait reads it again
+			// and takes it, unless the success was published while it
+			// waited.
+			step = stepWait
 		case cur != nil || err != nil: // refused over a holder or a held-back failure, or throttled
 			step = stepWait
 		}
