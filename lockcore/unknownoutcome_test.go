@@ -101,3 +101,68 @@ func TestUnknownOutcomeOverOldSuccessAcquires(t *testing.T) {
 		})
 	}
 }
+
+// raceToSuccess is a store on which another invocation acquires and
+// publishes success just before the watched owner's take-over write
+// arrives, and which counts the owner's reads after that write.
+type raceToSuccess struct {
+	*lockcore.MemoryStore
+	t          *testing.T
+	owner      string
+	raced      atomic.Bool
+	readsAfter atomic.Int64
+}
+
+func (s *raceToSuccess) Acquire(ctx context.Context, r lockcore.AcquireRequest) (lockcore.Item, error) {
+	if r.Owner == s.owner && !s.raced.Load() {
+		if it, found, _ := s.MemoryStore.Get(ctx, r.Key); found && it.Released && s.raced.CompareAndSwap(false, true) {
+			other := newLock(s.t, s.MemoryStore, "other invocation")
+			mustAcquire(s.t, other)
+			mustRelease(s.t, other, lockcore.Success, "other ref")
+		}
+	}
+	return s.MemoryStore.Acquire(ctx, r)
+}
+
+func (s *raceToSuccess) Get(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+	if s.raced.Load() {
+		s.readsAfter.Add(1)
+	}
+	return s.MemoryStore.Get(ctx, k)
+}
+
+// A waiter whose take-over write (after its holder failed) is refused over
+// a success another invocation published meanwhile has its answer in the
+// refusal: it returns RELEASED with that success at once, without another
+// read (in a brownout, that read's answer can come after the deadline,
+// and the wait ended FAILED with ErrWaitTimeout over the success).
+func TestRefusedTakeoverOverPublishedSuccessIsReleased(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		fresh := lockcore.WithFreshSuccess(2500 * time.Millisecond)
+		holder := newLock(t, mem, "holder", fresh)
+		mustAcquire(t, holder)
+		store := &raceToSuccess{MemoryStore: mem, t: t}
+		waiter := newLock(t, store, "waiter", fresh)
+		store.owner = waiter.OwnerName()
+		done := make(chan struct{})
+		var res lockcore.WaitResult
+		var err error
+		go func() {
+			defer close(done)
+			res, err = waiter.TryAcquireElseWaitForRelease(context.Background())
+		}()
+		time.Sleep(300 * time.Millisecond)
+		mustRelease(t, holder, lockcore.Failure, "")
+		<-done
+		if !store.raced.Load() {
+			t.Fatal("the waiter sent no take-over write over the failure")
+		}
+		if res.Outcome != lockcore.Released || res.ResultRef != "other ref" || err != nil {
+			t.Errorf("TryAcquireElseWaitForRelease() = %v (ref %q), %v; want RELEASED with the other invocation's success", res.Outcome, res.ResultRef, err)
+		}
+		if n := store.readsAfter.Load(); n != 0 {
+			t.Errorf("the waiter read the item %d times after its refused take-over; want 0", n)
+		}
+	})
+}

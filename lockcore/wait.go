@@ -345,6 +345,13 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 					wake = time.Now() // freed (or the store failed): read again
 					continue
 				}
+				if cur.Released && cur.Result == Success {
+					// Refused over a success: when it is one the wait may
+					// take, the refusal is the answer, as a read would be.
+					if v := w.decide(*cur, true); v.done {
+						return v.res, v.err
+					}
+				}
 			}
 			w.observe(cur) // another waiter won the race, or a failure holds us back
 			next, res, err, done := w.afterRefusal(cur)
