@@ -750,7 +750,7 @@ func (c *contract) notApplied() {
 				continue
 			}
 			judged[id] = true
-			if c.stalled(e.Worker, ans.t, e.T2) {
+			if c.stalled(e.Worker, ans.t, e.T2) || c.unknownWrite(e, ans.t) {
 				a.rep.ContractExcused++
 				continue
 			}
@@ -761,6 +761,20 @@ func (c *contract) notApplied() {
 			}
 		}
 	}
+}
+
+// unknownWrite reports whether call e sent a write of its key before t
+// whose answer it never had (lost, or given up on): that write may have
+// been applied, so a not-applied answer to a later write does not end the
+// call, which must settle the earlier one first (an acquire left applied
+// would hold the key for nobody).
+func (c *contract) unknownWrite(e Event, t int64) bool {
+	for _, op := range c.opsIn(e.Worker, e.T, t) {
+		if op.Key == e.Key && !op.Dup && op.Target != "GetItem" && (op.Answer == 0 || op.Gone) {
+			return true
+		}
+	}
+	return false
 }
 
 // stallEnd returns the latest end of a stretch in which worker w's
