@@ -774,6 +774,14 @@ func (c *contract) unknownWrite(e Event, t int64) bool {
 			return true
 		}
 	}
+	// A write the proxy held or dropped before forwarding it is recorded
+	// as its fault only (Detail: the mode and the operation); the worker
+	// could not tell it from one applied with its answer lost.
+	for _, f := range c.faults[e.Worker] {
+		if f.T >= e.T && f.T < t && (f.Kind == FaultDropBefore || f.Kind == FaultPartitionDrop) && strings.HasSuffix(f.Detail, " UpdateItem") {
+			return true
+		}
+	}
 	return false
 }
 

@@ -418,6 +418,10 @@ func TestCheckNotApplied(t *testing.T) {
 			h.rec.events = append(h.rec.events, Event{T: at(200), T2: at(1500), Worker: 1, Kind: EvStall})
 		}, EvWait, 2000, 0},
 		{"a release that gives up at once", missing, EvRelease, 600, 0},
+		{"a wait that settles its first write, which the proxy held", func(h *stormHistory) {
+			h.rec.faults = append(h.rec.faults, Fault{T: at(20), Worker: 1, Kind: FaultDropBefore, Detail: "hang UpdateItem"})
+			denied(h)
+		}, EvWait, 2500, 0},
 		{"a wait that settles the lost answer of its first write", func(h *stormHistory) {
 			h.op(1, hKey, "UpdateItem", &Intent{Op: "acquire", Key: hKey, Rev: "w1"}, 20, -1, http.StatusOK, &View{Rev: "w1", Fence: 1})
 			denied(h)
