@@ -12,21 +12,26 @@ import (
 // Lock (a poll, a renewal, a release, a settling read, a first read, an
 // announcement) allows
 //
-//	clamp(SRTT + 4·RTTVAR, attempt timeout, renewal interval)
+//	clamp(SRTT + 4·RTTVAR, attempt timeout, ceiling)
 //
 // where SRTT and RTTVAR are the smoothed round trip and its mean deviation
 // over the answers the store gave (gains 1/8 and 1/4). The bounds:
 //
 //   - never below the attempt timeout ([WithAttemptTimeout]), so a fast
 //     store sees today's timeouts, and a store nobody measured yet too;
-//   - never above the renewal interval, max(renewal floor, lease/3): a
-//     renewal sent on schedule has its answer, or gives up, before the
-//     next one is due, so a slow store that answers within the bound
-//     keeps the lease. Two whole attempts do not fit in the validity the
-//     last applied renewal left (lease − margin − interval < 2·interval):
-//     after a renewal that got no answer, the next has lease − margin −
-//     2·interval (1.88 s for the default lease), and a store slower than
-//     that loses the lease to one lost answer.
+//   - a holder's renewal (or its check at the hard maximum) never above
+//     the renewal interval, max(renewal floor, lease/3): a renewal sent on
+//     schedule has its answer, or gives up, before the next one is due, so
+//     a slow store that answers within the bound keeps the lease. Two
+//     whole attempts do not fit in the validity the last applied renewal
+//     left (lease − margin − interval < 2·interval): after a renewal that
+//     got no answer, the next has lease − margin − 2·interval (1.88 s for
+//     the default lease), and a store slower than that loses the lease to
+//     one lost answer;
+//   - every other call, which keeps no lease, never above the longer of
+//     the renewal interval and 4× the attempt timeout (both 2 s by
+//     default): a short lease does not keep a waiter from being served by
+//     a table that answers within 4× the attempt timeout.
 //
 // A call that gets no answer within its timeout backs off, as TCP does:
 // the next calls allow twice that timeout (within the bounds) until an
@@ -121,8 +126,14 @@ func latencyOf(store Store) *latency {
 	return &latency{}
 }
 
-// callTimeout is what the next store call of l may take (see above).
+// callTimeout is what the next store call of l that keeps no lease may
+// take (see above).
 func (l *Lock) callTimeout() time.Duration {
+	return l.rtt.timeout(l.o.attemptTimeout, max(l.renewInterval(), 4*l.o.attemptTimeout))
+}
+
+// renewTimeout is what the holder's next renewal (or check) may take.
+func (l *Lock) renewTimeout() time.Duration {
 	return l.rtt.timeout(l.o.attemptTimeout, l.renewInterval())
 }
 
@@ -130,7 +141,11 @@ func (l *Lock) callTimeout() time.Duration {
 // after the call timeout, or at by when that is earlier (zero: none), and
 // teaches the estimate what the call showed.
 func (l *Lock) timedCall(parent context.Context, by time.Time, f func(context.Context) error) error {
-	allowed := l.callTimeout()
+	return l.timedCallAllowing(parent, by, l.callTimeout(), f)
+}
+
+// timedCallAllowing is timedCall with the call allowed allowed.
+func (l *Lock) timedCallAllowing(parent context.Context, by time.Time, allowed time.Duration, f func(context.Context) error) error {
 	sent := time.Now()
 	end := sent.Add(allowed)
 	own := true // the call's end is the call timeout's, not the caller's

@@ -86,6 +86,55 @@ func TestSlowStoreHerdIsServed(t *testing.T) {
 	}
 }
 
+// A short lease makes a short renewal interval, which bounds only the
+// renewals: with a lease of 1.5 s (renewal interval 500 ms) and an attempt
+// timeout of 400 ms, a table that answers every call in 900 ms, within 4×
+// the attempt timeout, still serves the herd, one holder and every waiter
+// RELEASED, because a waiter's reads keep no lease and may wait up to 4×
+// the attempt timeout for their answers.
+func TestSlowStoreShortLeaseHerdIsServed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const herd = 20
+		store := &brownoutStore{mem: lockcore.NewMemoryStore(), slow: func(time.Time) time.Duration { return 900 * time.Millisecond }}
+		opts := []lockcore.Option{lockcore.WithLease(1500 * time.Millisecond), lockcore.WithAttemptTimeout(400 * time.Millisecond),
+			lockcore.WithMaxWait(5 * time.Second)}
+		outcomes := make([]lockcore.Outcome, herd)
+		errs := make([]error, herd)
+		var fetches atomic.Int64
+		var wg sync.WaitGroup
+		for i := range herd {
+			wg.Go(func() {
+				time.Sleep(time.Duration(i) * 200 * time.Millisecond / herd) // the herd arrives over 200 ms
+				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+				defer cancel()
+				l := newLock(t, store, fmt.Sprintf("invocation-%d", i), opts...)
+				res, err := l.TryAcquireElseWaitForRelease(ctx)
+				outcomes[i], errs[i] = res.Outcome, err
+				if res.Outcome != lockcore.Acquired {
+					return
+				}
+				fetches.Add(1)
+				time.Sleep(50 * time.Millisecond) // the upstream call
+				if err := l.Release(ctx, lockcore.Success, "ref"); err != nil {
+					t.Errorf("holder: Release() = %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		count := map[lockcore.Outcome]int{}
+		for i, o := range outcomes {
+			count[o]++
+			if errs[i] != nil {
+				t.Errorf("invocation %d: %v, %v", i, o, errs[i])
+			}
+		}
+		if count[lockcore.Acquired] != 1 || count[lockcore.Released] != herd-1 || fetches.Load() != 1 {
+			t.Errorf("ACQUIRED %d, RELEASED %d, FAILED %d, fetches %d; want 1, %d, 0, 1",
+				count[lockcore.Acquired], count[lockcore.Released], count[lockcore.Failed], fetches.Load(), herd-1)
+		}
+	})
+}
+
 // A 20 s hold on a table that answers every call in 700 ms (or 1.5 s)
 // keeps its lease: each renewal allows the latency the store shows, so the
 // holder hears the renewals the server applies, stays Valid throughout,

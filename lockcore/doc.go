@@ -65,9 +65,10 @@
 // The call timeout follows the table's latency, as TCP's retransmission
 // timer follows its round trips: SRTT + 4·RTTVAR over the answers the
 // store gave, twice the last timeout after a call that got none, never
-// below [WithAttemptTimeout] and never above the renewal interval, so that
-// a slow table is slow, not down, and renewals are heard before the lease
-// ends. The estimate is kept per store, so the invocations one execution
+// below [WithAttemptTimeout], and never above the renewal interval for a
+// renewal (the longer of it and 4× the attempt timeout for the other
+// calls, which keep no lease), so that a slow table is slow, not down,
+// and renewals are heard before the lease ends. The estimate is kept per store, so the invocations one execution
 // environment serves share it. A request that DynamoDB refused as not
 // applied (a missing table, a denied permission, a validation error) is
 // not retried or settled: the call fails at once with an error matching

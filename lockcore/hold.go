@@ -317,7 +317,7 @@ func (l *Lock) renew(h *hold, validUntil time.Time) error {
 		case <-stopped.Done():
 		}
 	}()
-	return l.timedCall(stopped, validUntil, func(ctx context.Context) error {
+	return l.timedCallAllowing(stopped, validUntil, l.renewTimeout(), func(ctx context.Context) error {
 		if !validUntil.Before(h.deadline) {
 			return l.check(ctx, h)
 		}

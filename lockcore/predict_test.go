@@ -561,3 +561,59 @@ func TestPredictiveWaitThrottledReadAtNotBeforeStretchesThePace(t *testing.T) {
 		}
 	}
 }
+
+// A waiter that sees one holder after another (each releases and the next
+// acquires at once, so it never reads the lock free), with steady holds
+// and the holders' clocks off from its own by up to 150 ms, keeps the
+// fixed pace through every handoff: no two of its reads are further apart
+// than the pace's longest interval, whatever each new holder's history
+// predicts.
+func TestPredictiveWaitThroughHandoffsKeepsPace(t *testing.T) {
+	tests := []struct {
+		name   string
+		offset time.Duration // of the holders' clocks from the waiter's
+	}{
+		{"holders' clocks behind", -150 * time.Millisecond},
+		{"holders' clocks alike", 0},
+		{"holders' clocks ahead", 150 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mem := lockcore.NewMemoryStore()
+				waiterStore := &paceStore{MemoryStore: mem}
+				holderStore := &paceStore{MemoryStore: mem}
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					time.Sleep(2 * time.Second) // the history is steady by then
+					l := newLock(t, waiterStore, "waiter", lockcore.WithMaxWait(5*time.Second))
+					if res, err := l.TryAcquireElseWaitForRelease(context.Background()); res.Outcome != lockcore.Failed {
+						t.Errorf("waiter: TryAcquireElseWaitForRelease() = %v, %v; want FAILED (it never reads the lock free)", res.Outcome, err)
+					}
+				}()
+				for i := range 40 {
+					h := newLock(t, holderStore, "holder", lockcore.WithClock(offsetClock(tt.offset)))
+					mustAcquire(t, h)
+					time.Sleep(time.Duration(230+(i*37)%40) * time.Millisecond)
+					mustRelease(t, h, lockcore.Success, "ref")
+				}
+				<-done
+				reads := waiterStore.readTimes()
+				for i := 1; i < len(reads); i++ {
+					if gap := reads[i].Sub(reads[i-1]); gap > longestPoll {
+						t.Errorf("read %d came %v after the one before, past the pace's longest interval %v", i, gap, longestPoll)
+					}
+				}
+				if len(reads) < 20 {
+					t.Errorf("the waiter read %d times in its 5 s wait; want at least 20", len(reads))
+				}
+			})
+		})
+	}
+}
+
+// offsetClock is a wall clock off from the host's by its value.
+type offsetClock time.Duration
+
+func (c offsetClock) Now() time.Time { return time.Now().Add(time.Duration(c)) }

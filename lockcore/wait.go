@@ -178,8 +178,14 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 			l.count(MetricLockAcquisitionSuccess, 1)
 			l.count(MetricLockAcquisitionError, 0)
 			return WaitResult{Outcome: Acquired, Fence: cur.Fence, AfterFailure: acquiredAfterFailure(*cur)}, nil
-		case cur != nil && cur.Released && cur.Result == Success: // fresh: see WithFreshSuccess
+		case cur != nil && cur.Released && cur.Result == Success && l.freshSuccess(*cur): // see WithFreshSuccess
 			step = stepReleased
+		case cur != nil && cur.Released && cur.Result == Success:
+			// An old success, which a settling read showed after an
+			// unknown outcome: the lock is free. The wait reads it again
+			// and takes it, unless the success was published while it
+			// waited.
+			step = stepWait
 		case cur != nil || err != nil: // refused over a holder or a held-back failure, or throttled
 			step = stepWait
 		}
@@ -345,6 +351,13 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 					}
 					wake, w.added = time.Now(), false // freed (or the store failed): read again
 					continue
+				}
+				if cur.Released && cur.Result == Success {
+					// Refused over a success: when it is one the wait may
+					// take, the refusal is the answer, as a read would be.
+					if v := w.decide(*cur, true); v.done {
+						return v.res, v.err
+					}
 				}
 			}
 			w.observe(cur) // another waiter won the race, or a failure holds us back
@@ -545,7 +558,9 @@ func (w *waiter) next(now time.Time) time.Time {
 	if !w.reading || !now.Before(w.floorAt) {
 		w.floorAt = now.Add(w.interval()) // the read at now was the pace's
 	}
-	if w.predRev == "" || w.pace > 0 {
+	if w.predRev == "" || w.pace > 0 || !w.pred.wake.Before(w.deadline.Add(-w.l.o.pollInterval)) {
+		// A guessed end at or near the deadline adds no reads: the
+		// wait's last reads are the pace's, not ones the deadline cuts.
 		return w.floorAt
 	}
 	at := w.predicted(now, w.floorAt)

@@ -48,8 +48,7 @@ const (
 	CheckNotApplied Check = "14 a not-applied error ends its call within 1 s"
 )
 
-// ContractChecks lists the contract checks. [Report.SafetyFailed] leaves
-// them out.
+// ContractChecks lists the contract checks.
 var ContractChecks = []Check{CheckReleasedFresh, CheckToldTime, CheckTwoValid, CheckServedWait, CheckEarlyEnd, CheckNotApplied}
 
 // notAppliedErrors are the DynamoDB errors that say a request was not
@@ -81,6 +80,16 @@ type contract struct {
 	success map[string]*StoreOp // revision -> its first applied Success release
 	relOf   map[string]*StoreOp // revision -> its first applied release (a holder's or the operator's)
 	grantOf map[string]*grant   // revision -> its first grant
+}
+
+// sent is when the worker sent op (Intent.Sent), or its arrival when
+// the request carried no send time (an announcement's, or a history
+// built without).
+func sent(op *StoreOp) int64 {
+	if in := op.Intent; in != nil && in.Sent > 0 {
+		return min(in.Sent, arrival(op))
+	}
+	return arrival(op)
 }
 
 // arrival is when op reached the proxy (its forwarding, in histories
@@ -259,10 +268,25 @@ func (c *contract) releasedFresh() {
 			if g == nil {
 				continue // check 8: never published
 			}
-			for _, op := range c.opsIn(e.Worker, e.T, e.T2) {
-				if it := op.Item; op.Key == e.Key && it != nil && !it.Rel && it.Fence > e.Fence && op.Answer > 0 && !op.Gone && op.Answer <= e.T2 {
-					a.violate(CheckReleasedFresh, "w%d: RELEASED on %s (+%v) with the success of fence %d after it had seen fence %d holding the lock (+%v)",
-						e.Worker, e.Key, a.since(e.T), e.Fence, it.Fence, a.since(op.Answer))
+			// A newer holder seen, holding the lock or released (with its
+			// own success, or a failure), makes the older success stale;
+			// the wait's own acquire writes (a late copy it frees) do
+			// not.
+			ops := c.opsIn(e.Worker, e.T, e.T2)
+			own := map[string]bool{}
+			for _, op := range ops {
+				if in := op.Intent; in != nil && in.Op == "acquire" && in.Key == e.Key {
+					own[in.Rev] = true
+				}
+			}
+			for _, op := range ops {
+				if it := op.Item; op.Key == e.Key && it != nil && !own[it.Rev] && it.Fence > e.Fence && op.Answer > 0 && !op.Gone && op.Answer <= e.T2 {
+					state := "holding the lock"
+					if it.Rel {
+						state = "released with " + it.Result
+					}
+					a.violate(CheckReleasedFresh, "w%d: RELEASED on %s (+%v) with the success of fence %d after it had seen fence %d %s (+%v)",
+						e.Worker, e.Key, a.since(e.T), e.Fence, it.Fence, state, a.since(op.Answer))
 					break
 				}
 			}
@@ -387,7 +411,9 @@ func (c *contract) judgeOverlap(key string, old *grant, ov Event, nw *grant, nv 
 	a := c.a
 	overlap := time.Duration(min(ov.T2, nv.T2) - max(ov.T, nv.T)).Round(time.Millisecond)
 	f, forced := a.forced[old.rev]
-	if !forced || f.Call > ov.T2 {
+	// The force-release must come before the two were both Valid(): one
+	// that came during the overlap does not excuse its start.
+	if !forced || f.Call > max(ov.T, nv.T) {
 		if a.phaseKind(nv.T).assertsMutex() && a.phaseKind(ov.T2).assertsMutex() && a.phaseKind(old.call).assertsMutex() {
 			a.violate(CheckTwoValid, "key %s: w%d (fence %d) and w%d (fence %d) both Valid() for %v (+%v) without a force-release",
 				key, ov.Worker, old.fence, nv.Worker, nw.fence, overlap, a.since(nv.T))
@@ -419,7 +445,10 @@ func (c *contract) judgeOverlap(key string, old *grant, ov Event, nw *grant, nv 
 		if op.Answer == 0 || op.Gone || op.Status != http.StatusBadRequest || op.ErrType != ccf {
 			continue // no answer that tells it
 		}
-		if ov.T2 > op.Answer+int64(contractSlack) {
+		// A process that was not scheduled after the answer came could
+		// not act on it until it was again (and its sampler may run
+		// first then).
+		if ov.T2 > max(op.Answer, c.stallEnd(ov.Worker, op.Answer, ov.T2))+int64(contractSlack) {
 			a.violate(CheckTwoValid, "key %s: w%d (fence %d) force-released at +%v, its renewal refused at +%v, still Valid() at +%v beside w%d (fence %d); cause %q",
 				key, ov.Worker, old.fence, a.since(f.Return), a.since(op.Answer), a.since(ov.T2), nv.Worker, nw.fence, ov.Cause)
 		}
@@ -624,6 +653,15 @@ func (c *contract) judgeEnd(end holdEnd) {
 			}
 		}
 		due := learn + c.gap(c.crowded(e.Worker, end.key, e.T, learn+2*c.gap(true))) + int64(contractSlack)
+		// A crowded waiter reads an announcement between two reads of
+		// the lock item, at the fixed pace too: the lock item's read
+		// comes a pace after that one read's answer.
+		for _, op := range c.opsIn(e.Worker, learn, due) {
+			if strings.HasPrefix(op.Key, end.key+"#") && !op.Dup && op.Answer > 0 {
+				due = max(due, op.Answer+c.gap(false)+int64(contractSlack))
+				break
+			}
+		}
 		if e.T2 <= due {
 			continue // it ended in time
 		}
@@ -631,8 +669,14 @@ func (c *contract) judgeEnd(end holdEnd) {
 			continue // another waiter took over: this one learns of a new holder
 		}
 		learned := false
-		for _, op := range c.opsIn(e.Worker, learn-int64(c.a.cfg.clientTimeout()), due) {
-			if op.Dup || op.Gone || op.Answer == 0 || (op.Key != end.key && !strings.HasPrefix(op.Key, end.key+"#")) || op.Call < end.at {
+		// A read the lock sent by due counts, though the transport or
+		// the proxy's scheduling made it arrive later.
+		for _, op := range c.opsIn(e.Worker, learn-int64(c.a.cfg.clientTimeout()), due+int64(c.a.cfg.clientTimeout())) {
+			// An announcement carries only a success: reading one
+			// tells a waiter nothing of a failure, a force-release or
+			// a crash.
+			announced := strings.HasPrefix(op.Key, end.key+"#") && end.what == "success"
+			if sent(op) > due || op.Dup || op.Gone || op.Answer == 0 || (op.Key != end.key && !announced) || op.Call < end.at {
 				continue // not a read of the ended hold that the waiter had back
 			}
 			if !end.crash || (op.Intent != nil && op.Intent.Op == "acquire") {
@@ -677,8 +721,9 @@ func (c *contract) notApplied() {
 	var answers []answer
 	for _, op := range a.rec.ops {
 		// An announcement is a relay a wait may do without; only the
-		// lock item's answers count.
-		if op.Status == http.StatusBadRequest && notAppliedErrors[op.ErrType] && op.Answer > 0 && !strings.Contains(op.Key, "#") {
+		// lock item's answers count, and only those the worker still
+		// waited for (one it had given up on told it nothing).
+		if op.Status == http.StatusBadRequest && notAppliedErrors[op.ErrType] && op.Answer > 0 && !op.Gone && !strings.Contains(op.Key, "#") {
 			answers = append(answers, answer{op.Worker, op.Answer, op.ErrType + " to " + op.Target})
 		}
 	}
@@ -705,7 +750,7 @@ func (c *contract) notApplied() {
 				continue
 			}
 			judged[id] = true
-			if c.stalled(e.Worker, ans.t, e.T2) {
+			if c.stalled(e.Worker, ans.t, e.T2) || c.unknownWrite(e, ans.t) {
 				a.rep.ContractExcused++
 				continue
 			}
@@ -716,6 +761,40 @@ func (c *contract) notApplied() {
 			}
 		}
 	}
+}
+
+// unknownWrite reports whether call e sent a write of its key before t
+// whose answer it never had (lost, or given up on): that write may have
+// been applied, so a not-applied answer to a later write does not end the
+// call, which must settle the earlier one first (an acquire left applied
+// would hold the key for nobody).
+func (c *contract) unknownWrite(e Event, t int64) bool {
+	for _, op := range c.opsIn(e.Worker, e.T, t) {
+		if op.Key == e.Key && !op.Dup && op.Target != "GetItem" && (op.Answer == 0 || op.Gone) {
+			return true
+		}
+	}
+	// A write the proxy held or dropped before forwarding it is recorded
+	// as its fault only (Detail: the mode and the operation); the worker
+	// could not tell it from one applied with its answer lost.
+	for _, f := range c.faults[e.Worker] {
+		if f.T >= e.T && f.T < t && (f.Kind == FaultDropBefore || f.Kind == FaultPartitionDrop) && strings.HasSuffix(f.Detail, " UpdateItem") {
+			return true
+		}
+	}
+	return false
+}
+
+// stallEnd returns the latest end of a stretch in which worker w's
+// process was not scheduled (EvStall) that meets [from, to], 0 when none.
+func (c *contract) stallEnd(w int, from, to int64) int64 {
+	var end int64
+	for _, f := range c.faults[w] {
+		if f.Kind == EvStall && f.T <= to && f.Until >= from {
+			end = max(end, f.Until)
+		}
+	}
+	return end
 }
 
 // stalled reports whether worker w's process was not scheduled for a

@@ -68,26 +68,50 @@ func TestCheckReleasedFresh(t *testing.T) {
 		waitMs  int64 // when the wait began; the success of fence 1 was published at 100 ms
 		newerMs int64 // when fence 2 was granted (0: never)
 		seen    bool  // the wait read fence 2 holding the lock
+		// seenReleased: the wait read fence 2 released with its own
+		// success.
+		seenReleased bool
+		// ownCopy: the wait read its own acquire write's copy holding
+		// the lock as fence 2 (a late copy it frees).
+		ownCopy bool
+		// againMs is when a retry of fence 1's release published the
+		// success again, writing a later release time (0: never).
+		againMs int64
 		want    int
 	}{
-		{"published while it waited", 50, 0, false, 0},
-		{"published within the clock allowance before it came", 300, 0, false, 0},
-		{"a newer holder granted before it came, never seen", 300, 200, false, 0},
+		{"published while it waited", 50, 0, false, false, false, 0, 0},
+		{"published within the clock allowance before it came", 300, 0, false, false, false, 0, 0},
+		{"a newer holder granted before it came, never seen", 300, 200, false, false, false, 0, 0},
+		{"its own late copy seen", 300, 0, false, false, true, 0, 0},
 		// The flaws: a wait that takes an old success as its answer, or
-		// one older than the holder it watched.
-		{"an old success", 3000, 0, false, 1},
-		{"a newer holder seen, the older success returned", 300, 200, true, 1},
+		// one older than the holder it watched; a success whose age
+		// counts from a retry of its release, which rewrote the release
+		// time.
+		{"an old success", 3000, 0, false, false, false, 0, 1},
+		{"a newer holder seen, the older success returned", 300, 200, true, false, false, 0, 1},
+		{"a newer success seen, the older one returned", 300, 200, false, true, false, 0, 1},
+		{"an old success published again by a retried release", 3000, 0, false, false, false, 2900, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newStormHistory()
 			h.grant(0, "a", 1, 0)
 			h.succeed(0, "a", 1, 100)
+			if tt.againMs > 0 {
+				h.succeed(0, "a", 1, tt.againMs)
+			}
 			if tt.newerMs > 0 {
 				h.grant(2, "b", 2, tt.newerMs)
 			}
 			if tt.seen {
 				h.poll(1, tt.waitMs+10, 2, View{Rev: "b", Fence: 2})
+			}
+			if tt.ownCopy {
+				h.op(1, hKey, "UpdateItem", &Intent{Op: "acquire", Key: hKey, Rev: "w1"}, tt.waitMs+5, 2, http.StatusOK, &View{Rev: "w1", Fence: 2})
+			}
+			if tt.seenReleased {
+				h.succeed(2, "b", 2, tt.waitMs+5)
+				h.poll(1, tt.waitMs+10, 2, View{Rev: "b", Fence: 2, Rel: true, Result: "success", ResFence: 2})
 			}
 			h.wait(1, tt.waitMs, tt.waitMs+50, "RELEASED", "", 1)
 			if got := h.contract(t, (*contract).releasedFresh, CheckReleasedFresh); got != tt.want {
@@ -108,6 +132,13 @@ func TestCheckToldTime(t *testing.T) {
 			h.poll(1, 6030, 2, View{Rev: "a", Fence: 1, Rel: true, Result: "failure", NotBefore: told})
 			h.grant(1, "b", 2, 6040)
 			h.rec.events[len(h.rec.events)-1].BackMs = told
+		}, 0},
+		{"refused by a newer holder's failure", func(h *stormHistory) {
+			h.grant(2, "b", 2, 6025)
+			h.fail(2, "b", 2, 6028, 1500, 3000, "upstream_429")
+			h.poll(1, 6030, 2, View{Rev: "b", Fence: 2, Rel: true, Result: "failure", NotBefore: wall(9028)})
+			h.rec.events = append(h.rec.events, Event{T: at(6030), T2: at(6040), Worker: 1, Kind: EvWait, Key: hKey, Outcome: "FAILED",
+				Cause: causeHolderFailed, NotBeforeMs: wall(9028), BackMs: told})
 		}, 0},
 		// The flaws: a lock that names a time earlier than the one its
 		// failure holds the key back to.
@@ -144,19 +175,31 @@ func TestCheckTwoValid(t *testing.T) {
 		forced   bool
 		renewLat int64 // the old holder's renewal at 1300 ms is answered (refused) after this; -1 lost, 0 none sent
 		firstMs  int64 // the old holder's first Valid() sample (its acquire's answer)
-		lastMs   int64 // the old holder's last Valid() sample; the new one is Valid() from 1001 to 3000 ms
-		want     int
+		lastMs   int64 // the old holder's last Valid() sample; the new one is Valid() from 1001 (or newFirstMs) to 3000 ms
+		// newFirstMs is the new holder's first Valid() sample, 0: 1001 ms.
+		newFirstMs int64
+		// stallMs: the old holder's process got no CPU from 1320 ms to
+		// this (0: never).
+		stallMs int64
+		want    int
 	}{
-		{"no overlap", false, 0, 1, 900, 0},
-		{"force-released, the renewal refused, invalid at once", true, 10, 1, 1400, 0},
-		{"force-released, the renewal lost", true, -1, 1, 2500, 0},
-		{"its acquire answered after the new holder's hold", true, 0, 3100, 3500, 0},
+		{"no overlap", false, 0, 1, 900, 0, 0, 0},
+		{"force-released, the renewal refused, invalid at once", true, 10, 1, 1400, 0, 0, 0},
+		{"force-released, the renewal lost", true, -1, 1, 2500, 0, 0, 0},
+		{"its acquire answered after the new holder's hold", true, 0, 3100, 3500, 0, 0, 0},
+		{"force-released, Valid() after the refused renewal in a stall", true, 10, 1, 2500, 0, 2400, 0},
 		// The flaws: two holders without a force-release; a holder that
 		// goes on after its refused renewal; a holder that stops renewing
 		// (near its hard maximum) and never learns.
-		{"overlap without a force-release", false, 0, 1, 1200, 1},
-		{"force-released, Valid() after the refused renewal", true, 10, 1, 2500, 1},
-		{"force-released, no renewal sent", true, 0, 1, 2500, 1},
+		{"overlap without a force-release", false, 0, 1, 1200, 0, 0, 1},
+		{"force-released, Valid() after the refused renewal", true, 10, 1, 2500, 0, 0, 1},
+		{"force-released, no renewal sent", true, 0, 1, 2500, 0, 0, 1},
+		// A second holder Valid() before the force-release that it
+		// acquired over.
+		{"both Valid() before the force-release", true, 10, 1, 1400, 500, 0, 1},
+		// A holder Valid() long after a short stall that followed its
+		// refused renewal.
+		{"force-released, Valid() long after a stall", true, 10, 1, 2500, 0, 1500, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,11 +209,18 @@ func TestCheckTwoValid(t *testing.T) {
 			if tt.forced {
 				h.forceRelease("a", 1, 950)
 			}
+			if tt.stallMs > 0 {
+				h.rec.events = append(h.rec.events, Event{T: at(1320), T2: at(tt.stallMs), Worker: 0, Kind: EvStall})
+			}
 			if tt.renewLat != 0 {
 				h.op(0, hKey, "UpdateItem", renew, 1300, tt.renewLat, http.StatusBadRequest, &View{Rev: "a", Fence: 1, Rel: true})
 			}
-			h.grant(1, "b", 2, 1000)
-			h.valid(1, "b", 2, 1001, 3000)
+			newFirst := int64(1001)
+			if tt.newFirstMs > 0 {
+				newFirst = tt.newFirstMs
+			}
+			h.grant(1, "b", 2, newFirst-1)
+			h.valid(1, "b", 2, newFirst, 3000)
 
 			if got := h.contract(t, (*contract).twoValid, CheckTwoValid); got != tt.want {
 				t.Errorf("violations = %d, want %d", got, tt.want)
@@ -278,8 +328,29 @@ func TestCheckEarlyEnd(t *testing.T) {
 			h.poll(1, 3000, 2, releasedA)
 			h.wait(1, 50, 3010, "RELEASED", "", 1)
 		}, 0},
-		// The flaw: a waiter asleep on a predicted schedule past an early
-		// end.
+		{"a success read on the announcements", func(h *stormHistory) { h.succeed(0, "a", 1, 300) }, func(h *stormHistory) {
+			h.poll(1, 100, 2, heldA)
+			for ms := int64(400); ms < 3000; ms += 300 {
+				h.op(1, hKey+"#announce-1", "GetItem", nil, ms, 2, http.StatusOK, nil)
+			}
+			h.wait(1, 50, 3010, "RELEASED", "", 1)
+		}, 0},
+		{"a success read by a read sent at the pace that arrived late", func(h *stormHistory) { h.succeed(0, "a", 1, 300) }, func(h *stormHistory) {
+			h.poll(1, 100, 2, heldA)
+			h.poll(1, 900, 2, releasedA) // sent at 500 ms, held up 400 ms on its way
+			h.rec.ops[len(h.rec.ops)-1].Intent.Sent = at(500)
+			h.wait(1, 50, 910, "RELEASED", "", 1)
+		}, 0},
+		{"a force-release read after a slow announcement", func(h *stormHistory) { h.forceRelease("a", 1, 300) }, func(h *stormHistory) {
+			h.poll(1, 100, 2, heldA)
+			h.op(1, hKey+"#announce-1", "GetItem", nil, 350, 750, http.StatusOK, nil)
+			h.poll(1, 1300, 2, View{Rev: "a", Fence: 1, Rel: true, Result: "failure"})
+			h.op(1, hKey, "UpdateItem", acquire, 1305, 2, http.StatusOK, &View{Rev: "w1", Fence: 2})
+			h.wait(1, 50, 1310, "ACQUIRED", "", 2)
+		}, 0},
+		// The flaws: a waiter asleep on a predicted schedule past an early
+		// end; a crowded waiter that reads only announcements, which
+		// carry no failure.
 		{"a success slept through", func(h *stormHistory) { h.succeed(0, "a", 1, 300) }, func(h *stormHistory) {
 			h.poll(1, 100, 2, heldA)
 			h.poll(1, 3000, 2, releasedA)
@@ -287,6 +358,15 @@ func TestCheckEarlyEnd(t *testing.T) {
 		}, 1},
 		{"a failure slept through", func(h *stormHistory) { h.fail(0, "a", 1, 300, 1500, 0, "upstream_503") }, func(h *stormHistory) {
 			h.poll(1, 100, 2, heldA)
+			h.poll(1, 3000, 2, View{Rev: "a", Fence: 1, Rel: true, Result: "failure"})
+			h.op(1, hKey, "UpdateItem", acquire, 3005, 2, http.StatusOK, &View{Rev: "w1", Fence: 2})
+			h.wait(1, 50, 3010, "ACQUIRED", "", 2)
+		}, 1},
+		{"a failure, the announcements read instead", func(h *stormHistory) { h.fail(0, "a", 1, 300, 1500, 0, "upstream_503") }, func(h *stormHistory) {
+			h.poll(1, 100, 2, heldA)
+			for ms := int64(400); ms < 3000; ms += 300 {
+				h.op(1, hKey+"#announce-1", "GetItem", nil, ms, 2, http.StatusOK, nil)
+			}
 			h.poll(1, 3000, 2, View{Rev: "a", Fence: 1, Rel: true, Result: "failure"})
 			h.op(1, hKey, "UpdateItem", acquire, 3005, 2, http.StatusOK, &View{Rev: "w1", Fence: 2})
 			h.wait(1, 50, 3010, "ACQUIRED", "", 2)
@@ -338,6 +418,18 @@ func TestCheckNotApplied(t *testing.T) {
 			h.rec.events = append(h.rec.events, Event{T: at(200), T2: at(1500), Worker: 1, Kind: EvStall})
 		}, EvWait, 2000, 0},
 		{"a release that gives up at once", missing, EvRelease, 600, 0},
+		{"a wait that settles its first write, which the proxy held", func(h *stormHistory) {
+			h.rec.faults = append(h.rec.faults, Fault{T: at(20), Worker: 1, Kind: FaultDropBefore, Detail: "hang UpdateItem"})
+			denied(h)
+		}, EvWait, 2500, 0},
+		{"a wait that settles the lost answer of its first write", func(h *stormHistory) {
+			h.op(1, hKey, "UpdateItem", &Intent{Op: "acquire", Key: hKey, Rev: "w1"}, 20, -1, http.StatusOK, &View{Rev: "w1", Fence: 1})
+			denied(h)
+		}, EvWait, 2500, 0},
+		{"an answer the wait had given up on", func(h *stormHistory) {
+			missing(h)
+			h.rec.ops[len(h.rec.ops)-1].Gone = true
+		}, EvWait, 5000, 0},
 		// The flaws: the not-applied write settled as an unknown outcome
 		// until the deadline, or retried until the release's budget.
 		{"a wait that settles until its deadline", denied, EvWait, 5000, 1},

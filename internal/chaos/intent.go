@@ -52,6 +52,10 @@ type Intent struct {
 	Reason     string `json:"reason,omitempty"`
 	// KeepEpisode: a failure release that leaves the episode as it is.
 	KeepEpisode bool `json:"keep,omitempty"`
+	// Sent is [Mono] when the worker's client built the request (once per
+	// call, before the SDK's retries): when the lock sent it, before the
+	// transport and the proxy's scheduling delayed its arrival.
+	Sent int64 `json:"sent,omitempty"`
 }
 
 type intentKey struct{}
@@ -65,6 +69,7 @@ var intentMiddleware = middleware.BuildMiddlewareFunc("chaosIntent",
 	func(ctx context.Context, in middleware.BuildInput, next middleware.BuildHandler) (middleware.BuildOutput, middleware.Metadata, error) {
 		if it, ok := ctx.Value(intentKey{}).(Intent); ok {
 			if req, ok := in.Request.(*smithyhttp.Request); ok {
+				it.Sent = Mono()
 				b, _ := json.Marshal(it)
 				req.Header.Set(IntentHeader, string(b))
 			}

@@ -114,28 +114,6 @@ func (r *Report) Failed() bool {
 	return false
 }
 
-// SafetyFailed reports whether a check other than the contract checks
-// ([ContractChecks]) found a violation.
-func (r *Report) SafetyFailed() bool {
-	for c, n := range r.Violations {
-		if n > 0 && !slices.Contains(ContractChecks, c) {
-			return true
-		}
-	}
-	return false
-}
-
-// ContractViolations returns the contract checks' violations.
-func (r *Report) ContractViolations() map[Check]int {
-	m := map[Check]int{}
-	for _, c := range ContractChecks {
-		if n := r.Violations[c]; n > 0 {
-			m[c] = n
-		}
-	}
-	return m
-}
-
 func percentile(ds []time.Duration, p float64) time.Duration {
 	if len(ds) == 0 {
 		return 0

@@ -146,9 +146,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	p.schedule(ctx)
 	p.ops.Wait()
 	p.stopAll()
+	// A proxy may still hold a request that its worker gave up on (a
+	// delayed answer, a hang): it is history too, and a check that read
+	// the records without it would find a read missing. Shutdown waits
+	// for the proxies' requests in flight.
+	for _, px := range p.prox {
+		px.close()
+	}
+	p.opProxy.close()
 	p.progress("run finished; checking the recorded history")
-	// The proxies may still record a request that was in flight; check
-	// reads the history under the recorder's lock.
 	rep := check(&p.cfg, rec, p.killed, time.Now().UnixNano()-Mono())
 	rep.LogPath = cfg.LogPath
 	return rep, nil
