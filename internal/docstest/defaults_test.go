@@ -171,7 +171,7 @@ func TestCheckCatchesBrokenTables(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		md      string
+		table   string
 		mention string
 	}{
 		{"drifted duration", strings.Replace(good, "`6s`", "`5s`", 1), "lockcore.WithLease: documented 5s, the code has 6s"},
@@ -186,7 +186,7 @@ func TestCheckCatchesBrokenTables(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			errs := check(tt.md, want, required)
+			errs := check(tt.table, want, required)
 			if len(errs) != 1 || !strings.Contains(errs[0].Error(), tt.mention) {
 				t.Errorf("want one error mentioning %q, got %v", tt.mention, errs)
 			}
