@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -98,22 +97,5 @@ func (u *Upstream) CreateOrder(ctx context.Context, body json.RawMessage) (json.
 		return nil, fmt.Errorf("upstream: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := u.client.Do(req)
-	if err != nil {
-		return nil, u.transportError(ctx, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		return nil, u.statusError(resp)
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
-	if err != nil {
-		return nil, u.transportError(ctx, err)
-	}
-	if len(b) > maxBodyBytes || !json.Valid(b) {
-		return nil, &UpstreamError{Code: CodeBadAnswer, Status: resp.StatusCode}
-	}
-	return json.RawMessage(b), nil
+	return u.do(ctx, req, http.StatusCreated)
 }

@@ -137,13 +137,20 @@ func (u *Upstream) Fetch(ctx context.Context, item string) (json.RawMessage, err
 	if err != nil {
 		return nil, fmt.Errorf("upstream: %w", err)
 	}
+	return u.do(ctx, req, http.StatusOK)
+}
+
+// do sends req and returns its JSON answer when the status is want; any
+// other status, a transport error, or an answer that is too large or not
+// JSON is an *UpstreamError.
+func (u *Upstream) do(ctx context.Context, req *http.Request, want int) (json.RawMessage, error) {
 	req.Header.Set("Accept", "application/json")
 	resp, err := u.client.Do(req)
 	if err != nil {
 		return nil, u.transportError(ctx, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != want {
 		// Drain a little so that the connection can be reused; the body
 		// is never read into an error.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
