@@ -14,6 +14,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -106,6 +107,9 @@ type worker struct {
 	// metrics sums what the worker's Locks count; wait and release events
 	// carry it (see Event.Metrics).
 	metrics counterTally
+	// nearMaxDrawn is whether the worker has drawn a storm hold into the
+	// hard maximum: its first storm hold is one (see stormWork).
+	nearMaxDrawn atomic.Bool
 }
 
 // counterTally sums the counters a Lock records (lockcore.Metrics); the

@@ -47,10 +47,15 @@ func (w *worker) fetch(key, rev string) (int, time.Duration) {
 	return resp.StatusCode, time.Duration(secs) * time.Second
 }
 
-// stormWork draws a storm holder's work: with NearMaxHoldP, from a lease
-// before the hard maximum to half a lease past it; else as workTime.
+// stormWork draws a storm holder's work: for the worker's first storm
+// hold that fetched (when NearMaxHoldP is set) and then with NearMaxHoldP,
+// from a lease before the hard maximum to half a lease past it; else as
+// workTime. The first is not left to chance: with brownouts, kills, the
+// operator and a failing upstream, a short storm's draws alone sometimes
+// leave no hold that reaches the maximum.
 func (w *worker) stormWork() time.Duration {
-	if w.rng.Float64() < w.spec.NearMaxHoldP {
+	first := w.spec.NearMaxHoldP > 0 && !w.nearMaxDrawn.Swap(true)
+	if first || w.rng.Float64() < w.spec.NearMaxHoldP {
 		lo, hi := w.spec.MaxHold-w.spec.Lease, w.spec.MaxHold+w.spec.Lease/2
 		return lo + time.Duration(w.rng.Int64N(int64(hi-lo)+1))
 	}
