@@ -100,7 +100,8 @@ func WithCache(c *Cache) Option {
 
 // WithLockmw passes options to the lockmw middleware that runs the
 // records' locks: safety margin, logger, metrics, tracer, record account,
-// lock options. The retention, the TTL, the largest answer and the lock
+// lock options, the answer store of answers over what a record holds
+// (lockmw.WithAnswerStore). The retention, the TTL, the largest answer and the lock
 // group are the idempotency layer's: lockcore.WithFreshSuccess,
 // lockcore.WithTTL, lockmw.WithMaxAnswerBytes and lockmw.WithLockGroup
 // given here are overridden (by [WithExpiresAfter], a day past it,

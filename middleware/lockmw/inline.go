@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/internal/answernote"
 )
 
 // Metrics of the inline answers.
@@ -55,6 +56,7 @@ func (w *wrapper[TIn, TOut]) answerOption(c *call, out TOut) []lockcore.ReleaseO
 	}
 	if err != nil {
 		c.answerErr = err
+		answernote.NotPublished(c.tctx, err)
 		c.rec.AddMetric(MetricAnswerNotInline, "Count", 1)
 		return nil
 	}
