@@ -72,6 +72,7 @@ func Run(t *testing.T, newStore func(t *testing.T) lockcore.Store, gaps ...Gap) 
 		{"InvalidUTF8Refused", testInvalidUTF8Refused},
 		{"ConcurrentAcquirers", testConcurrentAcquirers},
 		{"KeyIsolation", testKeyIsolation},
+		{"IdempotencyRecordLife", testIdempotencyRecordLife},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
