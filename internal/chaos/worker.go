@@ -111,6 +111,9 @@ type worker struct {
 	// nearMaxDrawn is whether the worker has drawn a storm hold into the
 	// hard maximum: its first storm hold is one (see stormWork).
 	nearMaxDrawn atomic.Bool
+	// idemRefusalSeen is whether one of the worker's idempotent
+	// deliveries has been refused for its payload (see idemCycle).
+	idemRefusalSeen atomic.Bool
 	// idemOp is the worker's idempotent operation (worker_idem.go), nil
 	// when the storm sends none.
 	idemOp func(context.Context, idemEvent) (idemAnswer, error)
