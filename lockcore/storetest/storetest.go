@@ -142,12 +142,13 @@ func req(k lockcore.Key, rev string, nowMs int64) lockcore.AcquireRequest {
 
 // writtenOver is the item a successful Acquire of r over prev must produce:
 // the next fence, prev's revision, result and failure reason as the
-// previous ones, prev's
-// failure episode kept; and, on a server with GapIgnoresRemove, what the
+// previous ones, prev's record of the last publication and failure episode
+// kept; and, on a server with GapIgnoresRemove, what the
 // acquisition should have removed.
 func (e *env) writtenOver(r lockcore.AcquireRequest, prev lockcore.Item) lockcore.Item {
 	it := written(r, prev.Fence+1)
 	it.PrevRevision, it.PrevResult, it.PrevFailReason = prev.Revision, prev.Result, prev.FailReason
+	it.PublishedRevision, it.PublishedResult = prev.PublishedRevision, prev.PublishedResult
 	it.Failures, it.NotBeforeMs = prev.Failures, prev.NotBeforeMs
 	it.FailReason, it.FailRecentUntilMs = prev.FailReason, prev.FailRecentUntilMs
 	it.HoldMeanMs, it.HoldDevMs = prev.HoldMeanMs, prev.HoldDevMs
@@ -455,7 +456,9 @@ func testAcquireHeldBackFailure(t *testing.T, e *env) {
 
 // testReleaseKeepEpisode checks a Failure release with KeepEpisode: it
 // frees the hold and leaves the item's failure episode as it was, whatever
-// the request's own episode fields say; a retry of it succeeds too.
+// the request's own episode fields say; a retry of it succeeds too. As the
+// freeing of a write nobody held (Unheld), it also leaves the record of
+// the last publication.
 func testReleaseKeepEpisode(t *testing.T, e *env) {
 	k := e.key("k")
 	mustAcquire(t, e.s, req(k, "failed", baseMs))
@@ -464,7 +467,7 @@ func testReleaseKeepEpisode(t *testing.T, e *env) {
 		t.Fatalf("Release(failure) = %v", err)
 	}
 	ghost := mustAcquire(t, e.s, req(k, "ghost", baseMs+3))
-	free := lockcore.ReleaseRequest{Key: k, Revision: "ghost", NowMs: baseMs + 4, Result: lockcore.Failure, KeepEpisode: true,
+	free := lockcore.ReleaseRequest{Key: k, Revision: "ghost", NowMs: baseMs + 4, Result: lockcore.Failure, KeepEpisode: true, Unheld: true,
 		Failures: 7, NotBeforeMs: baseMs + 99, FailReason: "ignored", FailRecentUntilMs: baseMs + 99}
 	for _, call := range []string{"Release(keep episode)", "Release(keep episode) again"} {
 		got, err := e.s.Release(ctx(t), free)
@@ -888,6 +891,7 @@ func testRelease(t *testing.T, e *env) {
 		want.Result = rr.Result
 		want.ResultRef = rr.ResultRef
 		want.ResultFence = held.Fence
+		want.PublishedRevision, want.PublishedResult = "holder", rr.Result
 		want = tt.want(want)
 		wantItem(t, fmt.Sprintf("Release(%s)", tt.name), got, want)
 		wantItem(t, fmt.Sprintf("Get() after Release(%s)", tt.name), mustGet(t, e.s, k), want)
