@@ -78,6 +78,12 @@ func (w *wrapper[TIn, TOut]) begin(ctx context.Context) *call {
 		c.log = withLazy(c.log, slog.String("requestId", reqID))
 	}
 	c.lockLog = c.log
+	if l := w.lockSet.Logger; l != nil { // lockcore.WithLogger in WithLockOptions
+		c.lockLog = l
+		if reqID := requestID(ctx); reqID != "" {
+			c.lockLog = withLazy(l, slog.String("requestId", reqID))
+		}
+	}
 	c.deadline, c.hasDL = ctx.Deadline()
 	c.tctx, c.tr = beginTrace(ctx, w.tracer)
 	return c

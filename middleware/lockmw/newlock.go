@@ -89,16 +89,36 @@ func (w *wrapper[TIn, TOut]) params(c *call, id string, acct, app int64) lockcor
 
 // lockOptions are the middleware's default fresh-success window, the
 // configured lock options (which may override it), and the invocation's
-// logger, metrics and release budget.
+// logger, metrics and release budget, which honour those the configured
+// options set: their logger gets the lock's lines (with the request id),
+// their metrics get the lock's measurements as the invocation's document
+// does, and their release timeout replaces the default budget.
 func (w *wrapper[TIn, TOut]) lockOptions(c *call) []lockcore.Option {
 	opts := make([]lockcore.Option, 0, len(w.lockOpts)+4)
 	opts = append(opts, lockcore.WithFreshSuccess(DefaultFreshSuccess))
 	opts = append(opts, w.lockOpts...)
+	var rec lockcore.Metrics = c.rec
+	if m := w.lockSet.Metrics; m != nil {
+		rec = bothMetrics{c.rec, m}
+	}
 	// Release, also the one the lock makes by itself at the maximum hold,
-	// may use three quarters of the margin; the last quarter is the
+	// may use three quarters of the margin by default; the rest is the
 	// metrics flush's.
-	return append(opts, lockcore.WithLogger(c.lockLog), lockcore.WithMetrics(c.rec),
-		lockcore.WithReleaseTimeout(max(w.margin*3/4, time.Millisecond)))
+	release := max(w.margin*3/4, time.Millisecond)
+	if rt := w.lockSet.ReleaseTimeout; rt > 0 {
+		release = rt
+	}
+	return append(opts, lockcore.WithLogger(c.lockLog), lockcore.WithMetrics(rec),
+		lockcore.WithReleaseTimeout(release))
+}
+
+// bothMetrics records each of the lock's measurements in the invocation's
+// document and in the metrics of a lockcore.WithMetrics in WithLockOptions.
+type bothMetrics [2]lockcore.Metrics
+
+func (b bothMetrics) AddMetric(name, unit string, value float64) {
+	b[0].AddMetric(name, unit, value)
+	b[1].AddMetric(name, unit, value)
 }
 
 // lockID takes the lock id from the event.

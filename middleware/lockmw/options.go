@@ -109,11 +109,16 @@ func WithSafetyMargin(d time.Duration) Option {
 
 // WithLockOptions passes options to every [lockcore.New]: lease, poll
 // interval, maximum wait and so on. Default: lockcore's defaults, except a
-// fresh-success window of [DefaultFreshSuccess]. The
-// middleware adds its own lockcore.WithLogger, lockcore.WithMetrics and
-// lockcore.WithReleaseTimeout after them, so those three given here have
-// no effect (use [WithLogger], [WithMetrics] and [WithSafetyMargin]); the
-// maximum hold and wait are further capped by the invocation's deadline.
+// fresh-success window of [DefaultFreshSuccess]. The maximum hold and
+// wait are further capped by the invocation's deadline. Of the settings
+// the middleware sets itself, those given here are honoured:
+// lockcore.WithLogger gets the lock's lines (with the request id, and the
+// messages of AWS API errors withheld as in [WithLogger]'s) instead of
+// the middleware's logger; lockcore.WithMetrics gets the lock's
+// measurements as well as the invocation's metrics document; and
+// lockcore.WithReleaseTimeout replaces the default release budget, three
+// quarters of the safety margin, and must be less than the margin (a
+// configuration error otherwise), whose rest is the metrics flush's.
 func WithLockOptions(opts ...lockcore.Option) Option {
 	return func(o *options) { o.lockOpts = append(o.lockOpts, opts...) }
 }

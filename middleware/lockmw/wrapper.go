@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/herdlock/herdlock/emf"
+	"github.com/herdlock/herdlock/internal/lockcoreopts"
 	"github.com/herdlock/herdlock/lockcore"
 )
 
@@ -31,6 +32,7 @@ type wrapper[TIn, TOut any] struct {
 	owner      func(context.Context) string
 	margin     time.Duration
 	lockOpts   []lockcore.Option
+	lockSet    lockcoreopts.Settings // the logger, metrics and release timeout lockOpts set
 
 	metrics   *emf.Metrics
 	coldStart bool
@@ -50,7 +52,7 @@ func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store,
 	if err := o.check(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := checkLockOptions(o.lockOpts); err != nil {
+	if err := checkLockOptions(o.lockOpts, o.margin); err != nil {
 		errs = append(errs, err)
 	}
 	if o.tableCheck && lockcore.CheckStore(store) == nil {
@@ -103,8 +105,12 @@ func checkRequired[TIn, TOut any](hs *Handlers[TIn, TOut], store lockcore.Store,
 }
 
 // checkLockOptions checks the lock options once here, not on every
-// invocation, by building a lock on a memory store.
-func checkLockOptions(opts []lockcore.Option) error {
+// invocation, by building a lock on a memory store; and that a release
+// timeout they set ends before the deadline, within the safety margin.
+func checkLockOptions(opts []lockcore.Option, margin time.Duration) error {
+	if rt := lockcoreopts.Read(opts).ReleaseTimeout; rt > 0 && rt >= margin {
+		return fmt.Errorf("WithLockOptions: lockcore.WithReleaseTimeout %v is not less than the safety margin %v (WithSafetyMargin): the release would run past the deadline", rt, margin)
+	}
 	probe := append(append([]lockcore.Option(nil), opts...), lockcore.WithLogger(slog.New(slog.DiscardHandler)))
 	if _, err := lockcore.New(lockcore.NewMemoryStore(), lockcore.Params{
 		LockID: "probe", LockGroup: "probe", OwnerName: "probe", AccountID: 1, AppID: 1,
@@ -136,6 +142,10 @@ func (w *wrapper[TIn, TOut]) apply(o *options) error {
 		}
 	}
 	w.lockOpts = o.lockOpts
+	w.lockSet = lockcoreopts.Read(o.lockOpts)
+	if w.lockSet.Logger != nil {
+		w.lockSet.Logger = redacting(w.lockSet.Logger) // as the middleware's own
+	}
 	w.coldStart = o.coldStart
 	w.tracer = o.tracer
 	w.panicAsError = o.panicAsError
