@@ -141,7 +141,7 @@ func defaultPartition() string {
 	if fn := strings.TrimSpace(os.Getenv("AWS_LAMBDA_FUNCTION_NAME")); fn != "" {
 		return fn
 	}
-	return lockmw.DefaultLockGroup
+	return "herdlock" // lockmw's default outside Lambda
 }
 
 // maxDuplicateWait is how long a duplicate may wait for an answer unless
@@ -157,7 +157,7 @@ func (w *wrapper[TIn, TOut]) lockmwOptions() []lockmw.Option {
 	opts = append(opts, w.o.lockmwOpts...)
 	return append(opts,
 		lockmw.WithLockGroup(w.partition),
-		lockmw.WithMaxAnswerBytes(lockcore.MaxAnswerBytes),
+		lockmw.WithAnswers(lockmw.Answers{MaxInlineBytes: lockcore.MaxAnswerBytes}),
 		lockmw.WithLockOptions(
 			lockcore.WithFreshSuccess(w.o.expiresAfter),
 			lockcore.WithTTL(w.o.expiresAfter+recordTTLAfterExpiry),

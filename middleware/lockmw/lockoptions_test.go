@@ -42,8 +42,8 @@ func TestLockOptionsLoggerGetsTheLocksLines(t *testing.T) {
 	var lockLines syncBuffer
 	userLog := slog.New(slog.NewJSONHandler(&lockLines, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h, err := lockmw.New(func(context.Context, event) (string, error) { return "ok", nil },
-		lockcore.NewMemoryStore(), keyOf, lockmw.WithLockGroup(group), lockmw.WithLogger(discardLogger()),
-		lockmw.WithMetricsWriter(&syncBuffer{}), lockmw.WithLockOptions(lockcore.WithLogger(userLog)))
+		lockcore.NewMemoryStore(), keyOf, lockmw.WithLockGroup(group), lockmw.WithTelemetry(lockmw.Telemetry{Logger: discardLogger()}),
+		lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: &syncBuffer{}}), lockmw.WithLockOptions(lockcore.WithLogger(userLog)))
 	if err != nil {
 		t.Fatalf("New() = %v", err)
 	}
@@ -65,8 +65,8 @@ func TestLockOptionsMetricsGetTheLocksMeasurements(t *testing.T) {
 	user := &countingMetrics{}
 	var doc syncBuffer
 	h, err := lockmw.New(func(context.Context, event) (string, error) { return "ok", nil },
-		lockcore.NewMemoryStore(), keyOf, lockmw.WithLockGroup(group), lockmw.WithLogger(discardLogger()),
-		lockmw.WithMetricsWriter(&doc), lockmw.WithLockOptions(lockcore.WithMetrics(user)))
+		lockcore.NewMemoryStore(), keyOf, lockmw.WithLockGroup(group), lockmw.WithTelemetry(lockmw.Telemetry{Logger: discardLogger()}),
+		lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: &doc}), lockmw.WithLockOptions(lockcore.WithMetrics(user)))
 	if err != nil {
 		t.Fatalf("New() = %v", err)
 	}
@@ -116,7 +116,7 @@ func TestLockOptionsReleaseTimeoutBoundsTheRelease(t *testing.T) {
 					returned = time.Now()
 					return "ok", nil
 				}, hangingRelease{lockcore.NewMemoryStore()}, keyOf, lockmw.WithLockGroup(group),
-					lockmw.WithLogger(discardLogger()), lockmw.WithMetricsWriter(&syncBuffer{}),
+					lockmw.WithTelemetry(lockmw.Telemetry{Logger: discardLogger()}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: &syncBuffer{}}),
 					lockmw.WithSafetyMargin(2*time.Second), lockmw.WithLockOptions(tt.opts...))
 				if err != nil {
 					t.Fatalf("New() = %v", err)
@@ -139,9 +139,9 @@ func TestLockOptionsReleaseTimeoutBoundsTheRelease(t *testing.T) {
 // the deadline.
 func TestLockOptionsReleaseTimeoutPastTheMarginIsRefused(t *testing.T) {
 	_, err := lockmw.New(func(context.Context, event) (string, error) { return "ok", nil },
-		lockcore.NewMemoryStore(), keyOf, lockmw.WithLogger(discardLogger()), lockmw.WithSafetyMargin(time.Second),
+		lockcore.NewMemoryStore(), keyOf, lockmw.WithTelemetry(lockmw.Telemetry{Logger: discardLogger()}), lockmw.WithSafetyMargin(time.Second),
 		lockmw.WithLockOptions(lockcore.WithReleaseTimeout(time.Second)))
-	if !errors.Is(err, lockmw.ErrConfig) || !strings.Contains(err.Error(), "lockcore.WithReleaseTimeout") {
+	if !errors.Is(err, lockcore.ErrConfig) || !strings.Contains(err.Error(), "lockcore.WithReleaseTimeout") {
 		t.Fatalf("New() = %v; want a configuration error matching lockcore.ErrConfig that names lockcore.WithReleaseTimeout", err)
 	}
 }

@@ -66,14 +66,14 @@ func (w *wrapper[TIn, TOut]) timeLeft(c *call) error {
 		return nil
 	}
 	if left := time.Until(c.deadline); left <= w.margin {
-		return fmt.Errorf("%w: %v left, safety margin %v", ErrNoTimeLeft, left.Round(time.Millisecond), w.margin)
+		return fmt.Errorf("%w: %v left, safety margin %v", errNoTimeLeft, left.Round(time.Millisecond), w.margin)
 	}
 	return nil
 }
 
 // params are the lock's parameters for this invocation.
 func (w *wrapper[TIn, TOut]) params(c *call, id string, acct, app int64) lockcore.Params {
-	owner := strings.TrimSpace(w.owner(c.tctx))
+	owner := strings.TrimSpace(w.holder.Name(c.tctx))
 	if owner == "" {
 		owner = defaultOwner(c.tctx)
 	}
@@ -134,18 +134,24 @@ func (w *wrapper[TIn, TOut]) lockID(ctx context.Context, in TIn) (string, error)
 	return id, nil
 }
 
-// account returns the record account: configured, or from the function ARN.
+// account returns the record account: configured, from the invoked
+// function ARN in the Lambda context, or, with none there (outside
+// Lambda), the local account.
 func (w *wrapper[TIn, TOut]) account(ctx context.Context) (int64, int64, error) {
-	if w.accountSet {
-		return w.accountID, w.appID, nil
+	app := w.holder.AppID
+	if app == 0 {
+		app = 1
+	}
+	if w.holder.AccountID != 0 {
+		return w.holder.AccountID, app, nil
 	}
 	lc, ok := lambdacontext.FromContext(ctx)
 	if !ok || lc.InvokedFunctionArn == "" {
-		return 0, 0, fmt.Errorf("%w: no WithRecordAccount and no function ARN in the Lambda context", ErrNoAccount)
+		return localAccountID, app, nil
 	}
 	id, err := accountFromARN(lc.InvokedFunctionArn)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%w: %w", ErrNoAccount, err)
+		return 0, 0, fmt.Errorf("%w: no record account (WithHolder): %w", errConfig, err)
 	}
-	return id, 1, nil
+	return id, app, nil
 }
