@@ -55,8 +55,9 @@
 //
 // The middleware runs outside Lambda too (a test, a local run on
 // lockcore.NewMemoryStore or a local DynamoDB): with no Lambda context in
-// ctx the lock item records the holder as hostname:pid and the record
-// account as account 1, application 1 (see [Holder]), and the lock group
+// ctx the lock item records the holder as hostname:pid, and with no
+// function ARN the record account as account 1, application 1 (see
+// [Holder]), and the lock group
 // is "herdlock" unless AWS_LAMBDA_FUNCTION_NAME or [WithLockGroup] names
 // one.
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -210,4 +211,33 @@ func TestMetricsOnePerInvocation(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The struct options may be given more than once: each sets the fields it
+// does not leave zero, and a zero field keeps what an earlier one set.
+func TestStructOptionsMerge(t *testing.T) {
+	var logs, metrics syncBuffer
+	store := lockcore.NewMemoryStore()
+	h, err := lockmw.New(func(context.Context, event) (string, error) { return "rate", nil }, store, keyOf,
+		lockmw.WithLockGroup(group),
+		lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}),
+		lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: &metrics}),
+		lockmw.WithHolder(lockmw.Holder{AccountID: 42}),
+		lockmw.WithHolder(lockmw.Holder{Name: func(context.Context) string { return "worker-7" }}))
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
+	if got, err := h(t.Context(), event{Key: "k"}); err != nil || got != "rate" {
+		t.Fatalf("h() = %q, %v; want the handler's answer", got, err)
+	}
+	if !strings.Contains(logs.String(), "lockmw: invocation done") {
+		t.Errorf("the first WithTelemetry's logger got %q; want the invocation's log line", logs.String())
+	}
+	if docs := emfDocs(t, metrics.String()); len(docs) != 1 {
+		t.Errorf("the second WithTelemetry's writer got %d metrics documents, want 1", len(docs))
+	}
+	it := item(t, store, lockcore.Key{Group: group, ID: "k"})
+	if it.RecordAccount != "act:42/app:1" || it.Owner != "worker-7" {
+		t.Errorf("item's record account and holder = %q, %q; want act:42/app:1 (the first WithHolder) and worker-7 (the second)", it.RecordAccount, it.Owner)
+	}
 }

@@ -25,7 +25,9 @@ const (
 // levelTrace and levelFatal are the slog levels of Lambda's TRACE and FATAL
 // application log levels. The default logger writes them with those names,
 // which Lambda's log-level filter understands (slog's own names for them
-// would be DEBUG-4 and ERROR+4).
+// would be DEBUG-4 and ERROR+4). docs/operations.md lists them, with the
+// metric names, the outcome NOT_TRIED and the reasons (a test ties its
+// lists to the values).
 const (
 	levelTrace = slog.LevelDebug - 4
 	levelFatal = slog.LevelError + 4

@@ -40,7 +40,8 @@ type Span interface {
 }
 
 // Span names: the invocation's span, and its children for the phases of
-// the lock.
+// the lock. docs/tracing.md lists them, and the attribute keys below (a
+// test ties its list to these values).
 const (
 	spanInvocation = "herdlock"     // the middleware's part of the invocation
 	spanAcquire    = "lock.acquire" // TryAcquireElseWaitForRelease
