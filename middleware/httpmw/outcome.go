@@ -33,7 +33,7 @@ func (c *core[Req, T]) failure(err error) reply {
 		return plainReply(se.a) // the holder's own 5xx, for its client only
 	case errors.As(err, &ue):
 		return plainReply(ue.a) // the answer to the holder's own preconditions or range
-	case errors.Is(err, lockcore.ErrConfig), errors.Is(err, lockcore.ErrConfig):
+	case errors.Is(err, lockcore.ErrConfig):
 		return problemReply(http.StatusInternalServerError, CodeConfig, nil)
 	case errors.Is(err, lockmw.ErrHandlerPanicked):
 		return problemReply(http.StatusInternalServerError, CodeInternal, nil)
