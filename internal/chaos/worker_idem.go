@@ -97,7 +97,7 @@ func (w *worker) newIdemOp() (func(context.Context, idemEvent) (idemAnswer, erro
 		hs.Payload = func(e idemEvent) any { return e.Op }
 	}
 	return idempotency.New(hs, w.store, idempotency.WithPartition(idemGroup), idempotency.WithKeyPrefix(idemPrefix),
-		idempotency.WithLockmw(lockmw.WithRecordAccount(1, 1), lockmw.WithLogger(w.log), lockmw.WithMetricsWriter(io.Discard),
+		idempotency.WithLockmw(lockmw.WithHolder(lockmw.Holder{AccountID: 1, AppID: 1}), lockmw.WithTelemetry(lockmw.Telemetry{Logger: w.log, EMFWriter: io.Discard}),
 			lockmw.WithSafetyMargin(s.Lease/2),
 			lockmw.WithLockOptions(lockcore.WithLease(s.Lease), lockcore.WithPollInterval(s.Poll), lockcore.WithMaxWait(s.MaxWait),
 				lockcore.WithClockAllowance(s.ClockAllowance), lockcore.WithDrift(s.Drift), lockcore.WithMaxAttempts(s.MaxAttempts),

@@ -138,3 +138,11 @@ func check(md string, want map[string][]any, required []string) []error {
 	}
 	return errs
 }
+
+// Check is check for the packages' in-package tests, which tie the rows
+// of defaults held in unexported constants to their values: the errors of
+// the table in md against want, with a row required for every name of
+// required.
+func Check(md string, want map[string][]any, required []string) []error {
+	return check(md, want, required)
+}

@@ -83,7 +83,7 @@
 //
 // Answers are stored inline, compressed with DEFLATE when that is
 // smaller, up to lockcore.MaxAnswerBytes as stored. A larger answer goes
-// by reference into the answer store given with lockmw.WithAnswerStore
+// by reference into the answer store given with lockmw.WithAnswers
 // (through [WithLockmw]): the record carries the reference and the
 // answer's SHA-256, which every replay checks on what it reads back. An
 // answer that cannot be stored (too large with no answer store, refused

@@ -113,9 +113,9 @@ func TestAnswerOverTheRecordGoesByReference(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var logs logBuffer
-				lopts := []lockmw.Option{lockmw.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil)))}
+				lopts := []lockmw.Option{lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})}
 				if tt.answers != nil {
-					lopts = append(lopts, lockmw.WithAnswerStore(tt.answers))
+					lopts = append(lopts, lockmw.WithAnswers(lockmw.Answers{Store: tt.answers}))
 				}
 				runs := 0
 				h, err := idempotency.New(idempotency.Handlers[order, string]{
@@ -171,7 +171,7 @@ func TestAnswerByReferenceIsCached(t *testing.T) {
 		h, err := idempotency.New(idempotency.Handlers[order, string]{
 			Handle: func(context.Context, order) (string, error) { return big, nil },
 			Key:    orderKey,
-		}, store, quiet(), idempotency.WithLockmw(lockmw.WithAnswerStore(answers)), idempotency.WithCache(cache))
+		}, store, quiet(), idempotency.WithLockmw(lockmw.WithAnswers(lockmw.Answers{Store: answers})), idempotency.WithCache(cache))
 		if err != nil {
 			t.Fatal(err)
 		}

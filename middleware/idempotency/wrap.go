@@ -142,7 +142,7 @@ func defaultPartition() string {
 	if fn := strings.TrimSpace(os.Getenv("AWS_LAMBDA_FUNCTION_NAME")); fn != "" {
 		return fn
 	}
-	return lockmw.DefaultLockGroup
+	return "herdlock" // lockmw's default outside Lambda
 }
 
 // maxDuplicateWait is how long a duplicate may wait for an answer unless
@@ -158,7 +158,7 @@ func (w *wrapper[TIn, TOut]) lockmwOptions() []lockmw.Option {
 	opts = append(opts, w.o.lockmwOpts...)
 	return append(opts,
 		lockmw.WithLockGroup(w.partition),
-		lockmw.WithMaxAnswerBytes(lockcore.MaxAnswerBytes),
+		lockmw.WithAnswers(lockmw.Answers{MaxInlineBytes: lockcore.MaxAnswerBytes}),
 		lockmw.WithLockOptions(
 			lockcore.WithFreshSuccess(w.o.expiresAfter),
 			lockcore.WithTTL(w.o.expiresAfter+recordTTLAfterExpiry),
@@ -277,7 +277,7 @@ func (w *wrapper[TIn, TOut]) completed(r request[TIn], rec record[TOut], err, no
 // error carries no store error text.
 func (w *wrapper[TIn, TOut]) notStored(r request[TIn]) (TOut, error) {
 	var zero TOut
-	return zero, fmt.Errorf("idempotency: key %q: the handler ran but its answer was not stored with the record (an answer over %d bytes as stored needs lockmw.WithAnswerStore in WithLockmw; the log line says why), so no invocation with the key gets it and none runs the handler again within the retention: %w",
+	return zero, fmt.Errorf("idempotency: key %q: the handler ran but its answer was not stored with the record (an answer over %d bytes as stored needs lockmw.WithAnswers in WithLockmw; the log line says why), so no invocation with the key gets it and none runs the handler again within the retention: %w",
 		r.key, lockcore.MaxAnswerBytes, lockmw.ErrNoAnswer)
 }
 
