@@ -104,7 +104,7 @@ func TestAnswerOverTheRecordGoesByReference(t *testing.T) {
 		wantLog   string
 	}{
 		{"by reference", &memAnswers{}, nil, true, true, ""},
-		{"no answer store", nil, nil, false, false, "give WithAnswerStore"},
+		{"no answer store", nil, nil, false, false, "give Answers.Store"},
 		{"the answer store refuses the put", &memAnswers{failPut: errors.New("AccessDenied: secret-bucket")}, nil, false, false, "answer store refused"},
 		{"the stored object is missing", &memAnswers{}, func([]byte) []byte { return nil }, true, false, ""},
 		{"the stored object is altered", &memAnswers{}, func(d []byte) []byte { d[len(d)/2] ^= 1; return d }, true, false, ""},
