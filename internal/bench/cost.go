@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
@@ -100,6 +101,9 @@ type CostResult struct {
 	// and releasing.
 	LockSeconds float64 `json:"lockSeconds"`
 	WallMs      float64 `json:"wallMs"`
+	// LastErrors is the distinct errors of the callers' last attempts, at
+	// most 3.
+	LastErrors []string `json:"lastErrors,omitempty"`
 }
 
 // GBSeconds is the Lambda GB-seconds of LockSeconds at CostMemoryGB.
@@ -110,8 +114,10 @@ func (r CostResult) OnDemandDollars() float64 {
 	return r.ReadUnits*PriceReadRequestUnit + r.WriteUnits*PriceWriteRequestUnit
 }
 
-// ProvisionedDollars is one hour of the provisioned capacity the burst
-// needs (its peak second), the shortest time DynamoDB bills it for.
+// ProvisionedDollars is the hourly price of the provisioned capacity the
+// burst needs (its peak second) to go unthrottled by the table's
+// capacity: a provisioned table pays it every hour it keeps that capacity,
+// bursts or not.
 func (r CostResult) ProvisionedDollars() float64 {
 	return r.PeakReadUnits*PriceRCUHour + r.PeakWriteUnits*PriceWCUHour
 }
@@ -206,25 +212,24 @@ type costEnv struct {
 
 // caller is one client until it has the answer or gives up: it sends its
 // request again after a failed invocation with the AWS SDKs' standard
-// backoff, up to ClientMaxAttempts (as duplicateBurst.caller does).
-func (b *costBurst) caller(ctx context.Context, i int) bool {
+// backoff, up to ClientMaxAttempts (as duplicateBurst.caller does). It
+// returns the last attempt's error, nil when it has the answer.
+func (b *costBurst) caller(ctx context.Context, i int) error {
 	client := b.env.NewClient()
 	store, err := lockcore.NewDynamoStore(client, LockTable)
 	if err != nil {
-		return false
+		return err
 	}
 	env := &costEnv{client: client, store: store}
 	backoff := retry.NewExponentialJitterBackoff(ClientMaxBackoff)
 	for attempt := 1; ; attempt++ {
-		if b.invocation(ctx, env, i) == nil {
-			return true
-		}
-		if attempt == ClientMaxAttempts {
-			return false
+		err := b.invocation(ctx, env, i)
+		if err == nil || attempt == ClientMaxAttempts {
+			return err
 		}
 		d, _ := backoff.BackoffDelay(attempt, nil)
-		if sleepCtx(ctx, d) != nil {
-			return false
+		if err := sleepCtx(ctx, d); err != nil {
+			return err
 		}
 	}
 }
@@ -268,15 +273,23 @@ func RunCost(ctx context.Context, side string, n int) (CostResult, error) {
 	}()
 	begin := time.Now()
 	var answered, failed atomic.Int64
+	var errMu sync.Mutex
+	lastErrors := map[string]bool{}
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			_ = sleepCtx(ctx, time.Duration(i)*HotArrival/time.Duration(n))
-			if b.caller(ctx, i) {
+			err := b.caller(ctx, i)
+			if err == nil {
 				answered.Add(1)
-			} else {
-				failed.Add(1)
+				return
 			}
+			failed.Add(1)
+			errMu.Lock()
+			if len(lastErrors) < 3 {
+				lastErrors[err.Error()] = true
+			}
+			errMu.Unlock()
 		})
 	}
 	wg.Wait()
@@ -287,6 +300,10 @@ func RunCost(ctx context.Context, side string, n int) (CostResult, error) {
 	r := CostResult{Side: side, N: n, Invocations: int(b.invoked.Load()), Answered: int(answered.Load()), Errors: int(failed.Load()),
 		Fetches: int(b.upstream.Load()), ReadUnits: st.ReadUnits, WriteUnits: st.WriteUnits, PeakReadUnits: peakRead,
 		PeakWriteUnits: peakWrite, LockSeconds: time.Duration(b.lockNs.Load()).Seconds(), WallMs: ms(wall)}
+	for e := range lastErrors {
+		r.LastErrors = append(r.LastErrors, e)
+	}
+	sort.Strings(r.LastErrors)
 	for _, o := range st.Ops {
 		r.Requests += o.Requests
 		r.Throttled += o.Throttled
@@ -348,15 +365,16 @@ func RunCostFigure(ctx context.Context, root, sizes string) ([]CostResult, error
 }
 
 // WriteCostTable prints the figure's rows as a Markdown table; the
-// dollar columns are per million bursts (micro-dollars per burst).
+// on-demand, Lambda and total columns are dollars per million bursts
+// (micro-dollars per burst), the provisioned column dollars per hour.
 func WriteCostTable(w io.Writer, rs []CostResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
-	fmt.Fprintln(tw, "| N\t| side\t| answered / errors\t| fetches\t| invocations\t| requests (throttled)\t| RRU\t| WRU\t| peak RCU/s / WCU/s\t| lock GB-s\t| on-demand $/1M\t| provisioned 1 h $/1M\t| Lambda $/1M\t| total $/1M\t|")
+	fmt.Fprintln(tw, "| N\t| side\t| answered / errors\t| fetches\t| invocations\t| requests (throttled)\t| RRU\t| WRU\t| peak RCU/s / WCU/s\t| lock GB-s\t| on-demand $/1M\t| provisioned peak $/h\t| Lambda $/1M\t| total $/1M\t|")
 	fmt.Fprintln(tw, "|---:\t|---\t|---\t|---:\t|---:\t|---:\t|---:\t|---:\t|---\t|---:\t|---:\t|---:\t|---:\t|---:\t|")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "| %d\t| %s\t| %d / %d\t| %d\t| %d\t| %d (%d)\t| %.1f\t| %.0f\t| %.0f / %.0f\t| %.3f\t| %.0f\t| %.0f\t| %.0f\t| %.0f\t|\n",
+		fmt.Fprintf(tw, "| %d\t| %s\t| %d / %d\t| %d\t| %d\t| %d (%d)\t| %.1f\t| %.0f\t| %.0f / %.0f\t| %.3f\t| %.0f\t| %.4f\t| %.0f\t| %.0f\t|\n",
 			r.N, r.Side, r.Answered, r.Errors, r.Fetches, r.Invocations, r.Requests, r.Throttled, r.ReadUnits, r.WriteUnits,
-			r.PeakReadUnits, r.PeakWriteUnits, r.GBSeconds(), r.OnDemandDollars()*1e6, r.ProvisionedDollars()*1e6,
+			r.PeakReadUnits, r.PeakWriteUnits, r.GBSeconds(), r.OnDemandDollars()*1e6, r.ProvisionedDollars(),
 			r.LambdaDollars()*1e6, r.TotalDollars()*1e6)
 	}
 	return tw.Flush()

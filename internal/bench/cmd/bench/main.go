@@ -314,7 +314,7 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 		}
 	}
 	if len(r.Cost) > 0 {
-		fmt.Printf("\ncost of a burst on one key: arrivals over %v, upstream call %v, each caller in its own execution environment retrying a failed invocation %d times with the SDK's full-jitter backoff, simulated DynamoDB at its per-item limits; us-east-1 prices: on-demand $%.3f per million WRU and $%.3f per million RRU, provisioned $%.5f per WCU-hour and $%.5f per RCU-hour, Lambda arm64 $%.10f per GB-s at %.0f MB and $%.2f per million requests; dollars per million bursts:\n\n",
+		fmt.Printf("\ncost of a burst on one key: arrivals over %v, upstream call %v, each caller in its own execution environment retrying a failed invocation %d times with the SDK's full-jitter backoff, simulated DynamoDB at its per-item limits; us-east-1 prices: on-demand $%.3f per million WRU and $%.3f per million RRU, provisioned $%.5f per WCU-hour and $%.5f per RCU-hour, Lambda arm64 $%.10f per GB-s at %.0f MB and $%.2f per million requests; dollars per million bursts (provisioned: per hour of the peak's capacity):\n\n",
 			bench.HotArrival, bench.HerdWork, bench.ClientMaxAttempts-1, bench.PriceWriteRequestUnit*1e6, bench.PriceReadRequestUnit*1e6,
 			bench.PriceWCUHour, bench.PriceRCUHour, bench.PriceLambdaGBSecond, bench.CostMemoryGB*1024, bench.PriceLambdaRequest*1e6)
 		if err := bench.WriteCostTable(os.Stdout, r.Cost); err != nil {
