@@ -217,8 +217,9 @@ func (w *waiter) announcementTurn() bool {
 }
 
 // itemPaced reports whether the next poll may read the lock item at its
-// pace: at least 2^pace polls (at most 2^maxPaceShift) after the last
-// read of it.
+// pace: at least 2^pace polls (at most 2^maxPaceShift, which is
+// annItemEvery: the item is still read at least every annItemEvery-th
+// poll) after the last read of it.
 func (w *waiter) itemPaced() bool { return w.turn+1-w.itemTurn > 1<<min(w.pace, maxPaceShift)-1 }
 
 // pollAnnouncement reads the waiter's shard once, within one call timeout
