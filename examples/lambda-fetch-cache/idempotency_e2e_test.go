@@ -82,7 +82,7 @@ func TestEndToEndIdempotentOrders(t *testing.T) {
 			before := len(r.Upstream.Orders())
 			resp := httpAnswers(t, []sandbox.Invocation{r.Pool.Sandboxes[0].Invoke(burstContext(t), localrun.OrderEvents(tt.key, tt.body, 1)[0])})[0]
 			var p httpmw.Problem
-			if err := json.Unmarshal([]byte(resp.Body), &p); err != nil || resp.StatusCode != tt.status || p.Code != tt.code {
+			if err := json.Unmarshal([]byte(resp.Body), &p); err != nil || resp.StatusCode != tt.status || p.Reason != tt.code {
 				t.Errorf("answer %d %s, want %d with code %s", resp.StatusCode, resp.Body, tt.status, tt.code)
 			}
 			if got := len(r.Upstream.Orders()); got != before {
@@ -104,7 +104,7 @@ func TestEndToEndIdempotentOrderUpstreamRefusal(t *testing.T) {
 	first := r.Pool.Sandboxes[0].Invoke(burstContext(t), ev)
 	refused := httpAnswers(t, []sandbox.Invocation{first})[0]
 	var p httpmw.Problem
-	if err := json.Unmarshal([]byte(refused.Body), &p); err != nil || refused.StatusCode != 503 || p.Code != "upstream_throttled" ||
+	if err := json.Unmarshal([]byte(refused.Body), &p); err != nil || refused.StatusCode != 503 || p.Reason != "upstream_throttled" ||
 		refused.Headers["Retry-After"] != "1" {
 		t.Fatalf("throttled order: %d %v %s, want 503 upstream_throttled with Retry-After: 1", refused.StatusCode, refused.Headers, refused.Body)
 	}

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/herdlock/herdlock/lockcore"
-	"github.com/herdlock/herdlock/middleware/httpmw"
 	"github.com/herdlock/herdlock/middleware/idempotency"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 	"github.com/herdlock/herdlock/middleware/sqsmw"
@@ -46,7 +45,6 @@ var codeDefaults = map[string][]any{
 	"lockmw.WithMetrics":                                   {lockmw.DefaultNamespace},
 	"lockmw.WithMaxAnswerBytes":                            {lockmw.DefaultMaxAnswerBytes},
 
-	"httpmw.WithIntegrationTimeout": {httpmw.DefaultIntegrationTimeout},
 
 	"sqsmw.WithConcurrency": {sqsmw.DefaultConcurrency},
 	"sqsmw.WithMinKeyTime":  {sqsmw.DefaultMinKeyTime},

@@ -16,7 +16,7 @@ func TestFreshSuccessCarriesMaxAgeOfWhatIsLeft(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				c := &counting{h: okHandler}
-				serve := s.wrap(c.handle, lockcore.NewMemoryStore(), quiet(), httpmw.WithFreshness(time.Minute))
+				serve := s.wrap(c.handle, lockcore.NewMemoryStore(), quiet(), httpmw.WithFreshSuccess(time.Minute))
 				first := request(t, serve, sample(t, s, samplePair), 10*time.Second)
 				time.Sleep(15 * time.Second)
 				second := request(t, serve, sample(t, s, samplePair), 10*time.Second)
@@ -54,7 +54,7 @@ func TestNoMaxAgeOnOtherStatuses(t *testing.T) {
 		h := func(context.Context, string) (httpmw.Response[rate], error) {
 			return httpmw.Response[rate]{Status: 404}, nil
 		}
-		serve := s.wrap(h, lockcore.NewMemoryStore(), quiet(), httpmw.WithFreshness(time.Minute))
+		serve := s.wrap(h, lockcore.NewMemoryStore(), quiet(), httpmw.WithFreshSuccess(time.Minute))
 		if g := request(t, serve, sample(t, s, samplePair), 10*time.Second); g.Status != 404 || g.header("Cache-Control") != "" {
 			t.Errorf("status %d Cache-Control %q, want 404 and none", g.Status, g.header("Cache-Control"))
 		}

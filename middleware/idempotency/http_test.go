@@ -56,14 +56,14 @@ func post(path, key, body string) events.APIGatewayV2HTTPRequest {
 
 func problemCode(t *testing.T, resp events.APIGatewayV2HTTPResponse) string {
 	t.Helper()
-	if resp.Headers["Content-Type"] != httpmw.ProblemContentType {
+	if resp.Headers["Content-Type"] != "application/problem+json" {
 		return ""
 	}
 	var p httpmw.Problem
 	if err := json.Unmarshal([]byte(resp.Body), &p); err != nil {
 		t.Fatalf("problem body %q: %v", resp.Body, err)
 	}
-	return p.Code
+	return p.Reason
 }
 
 // draft-ietf-httpapi-idempotency-key-header-06 and Stripe, row by row:

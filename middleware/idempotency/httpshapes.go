@@ -317,8 +317,8 @@ func withHeader[Resp HTTPResponse](resp Resp, k, v string) Resp {
 
 // problemResponse is an error answer (RFC 9457), as httpmw writes them.
 func problemResponse[Resp HTTPResponse](status int, code string, extra map[string]string) Resp {
-	body, _ := json.Marshal(httpmw.Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Code: code})
-	h := map[string]string{"Content-Type": httpmw.ProblemContentType, "Cache-Control": "no-store"}
+	body, _ := json.Marshal(httpmw.Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Reason: code})
+	h := map[string]string{"Content-Type": "application/problem+json", "Cache-Control": "no-store"}
 	maps.Copy(h, extra)
 	var zero Resp
 	var out any
