@@ -14,7 +14,6 @@ import (
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/idempotency"
 	"github.com/herdlock/herdlock/middleware/lockmw"
-	"github.com/herdlock/herdlock/middleware/sqsmw"
 )
 
 // codeDefaults are the defaults the code keeps in exported constants, by
@@ -45,11 +44,6 @@ var codeDefaults = map[string][]any{
 	"lockmw.WithMetrics":                                   {lockmw.DefaultNamespace},
 	"lockmw.WithMaxAnswerBytes":                            {lockmw.DefaultMaxAnswerBytes},
 
-
-	"sqsmw.WithConcurrency": {sqsmw.DefaultConcurrency},
-	"sqsmw.WithMinKeyTime":  {sqsmw.DefaultMinKeyTime},
-	"sqsmw.WithBatchMargin": {sqsmw.DefaultBatchMargin},
-
 	"idempotency.WithExpiresAfter": {idempotency.DefaultExpiresAfter},
 	"idempotency.WithKeyPrefix":    {idempotency.DefaultKeyPrefix},
 	"idempotency.WithPartition":    {lockmw.DefaultLockGroup},
@@ -69,7 +63,7 @@ var readmeBox = []string{
 	"lockmw.WithMaxAnswerBytes",
 	"lockmw.WithLockGroup",
 	"httpmw.WithIntegrationTimeout",
-	"sqsmw.WithBatchMargin",
+	"sqsmw.WithBatchTime",
 	"idempotency.WithExpiresAfter",
 }
 

@@ -67,7 +67,7 @@
 // # Sources
 //
 // [Wrap] and [New] take any event type. [SQSHandler] makes a per-record
-// SQS handler idempotent for sqsmw.Wrap, by message id or a key from the
+// SQS handler idempotent for sqsmw.New, by message id or a key from the
 // body, with sqsmw's partial batch response. [WrapHTTP] reads the
 // Idempotency-Key header of draft-ietf-httpapi-idempotency-key-header-06
 // and answers 400, 422 and 409 as problem+json.

@@ -107,8 +107,11 @@ func TestSQSPerRecord(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				batch := sqsmw.Wrap(records, store, idempotency.MessageID, sqsmw.WithLockmw(lockOpts...),
-					sqsmw.WithMinKeyTime(10*time.Second))
+				batch, err := sqsmw.New(records, store, idempotency.MessageID, sqsmw.WithLockmwOptions(lockOpts...),
+					sqsmw.WithBatchTime(sqsmw.BatchTime{MinKeyTime: 10 * time.Second}))
+				if err != nil {
+					t.Fatal(err)
+				}
 				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 				defer cancel()
 				resp, _ := batch(ctx, tt.first)
