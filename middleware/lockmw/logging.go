@@ -10,7 +10,6 @@ import (
 
 	"github.com/lmittmann/tint"
 
-	"github.com/herdlock/herdlock/emf"
 )
 
 // Environment variables of the default logger's level, in precedence
@@ -109,7 +108,7 @@ func warnFilteredMetrics(log *slog.Logger, getenv func(string) string) {
 	if getenv(envFunctionName) == "" {
 		return
 	}
-	if off, err := strconv.ParseBool(strings.TrimSpace(getenv(emf.EnvDisabled))); err == nil && off {
+	if off, err := strconv.ParseBool(strings.TrimSpace(getenv("POWERTOOLS_METRICS_DISABLED"))); err == nil && off {
 		return
 	}
 	s := strings.TrimSpace(getenv(envLambdaLogLevel))
