@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/lmittmann/tint"
-
 )
 
 // Environment variables of the default logger's level, in precedence

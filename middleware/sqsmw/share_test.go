@@ -149,7 +149,7 @@ func TestMinKeyTimeThatDoesNotFitLeavesTheKeyUntried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
 		store := newKeyRecorder()
-		h := must(sqsmw.New(rec.handle, store, bodyKey, quiet(), sqsmw.WithBatchTime(sqsmw.BatchTime{MinKeyTime: 10*time.Second})))
+		h := must(sqsmw.New(rec.handle, store, bodyKey, quiet(), sqsmw.WithBatchTime(sqsmw.BatchTime{MinKeyTime: 10 * time.Second})))
 		ctx, cancel := invocation(8 * time.Second)
 		defer cancel()
 		start := time.Now()
@@ -173,7 +173,7 @@ func TestMinKeyTimeFailsTheKeysThatComeTooLate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := &worker{work: 4500 * time.Millisecond}
 		store := newKeyRecorder()
-		h := must(sqsmw.New(w.handle, store, bodyKey, quiet(), sqsmw.WithBatchTime(sqsmw.BatchTime{Concurrency: 1, MinKeyTime: 5*time.Second})))
+		h := must(sqsmw.New(w.handle, store, bodyKey, quiet(), sqsmw.WithBatchTime(sqsmw.BatchTime{Concurrency: 1, MinKeyTime: 5 * time.Second})))
 		// 12 s to share after the 2 s margin: A and B get 5 s each (their
 		// 4 s and 3.75 s shares raised to the minimum) and take 4.5 s; at
 		// 9 s the 3 s left cannot give C its 5 s.
