@@ -12,11 +12,11 @@ import (
 	"testing"
 
 	"github.com/herdlock/herdlock/lockcore"
-	"github.com/herdlock/herdlock/middleware/idempotency"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
-// codeDefaults are the defaults the code keeps in exported constants, by
+// codeDefaults are the defaults the code keeps in exported constants (the
+// packages' own tests check those they keep unexported), by
 // the option name the documentation uses, in the order a cell lists them.
 var codeDefaults = map[string][]any{
 	"lockcore.WithLease":          {lockcore.DefaultLease},
@@ -43,10 +43,6 @@ var codeDefaults = map[string][]any{
 	"lockmw.WithLockGroup":                                 {lockmw.DefaultLockGroup},
 	"lockmw.WithMetrics":                                   {lockmw.DefaultNamespace},
 	"lockmw.WithMaxAnswerBytes":                            {lockmw.DefaultMaxAnswerBytes},
-
-	"idempotency.WithExpiresAfter": {idempotency.DefaultExpiresAfter},
-	"idempotency.WithKeyPrefix":    {idempotency.DefaultKeyPrefix},
-	"idempotency.WithPartition":    {lockmw.DefaultLockGroup},
 }
 
 // readmeBox are the defaults the README's box must state: those that
@@ -64,7 +60,7 @@ var readmeBox = []string{
 	"lockmw.WithLockGroup",
 	"httpmw.WithIntegrationTimeout",
 	"sqsmw.WithBatchTime",
-	"idempotency.WithExpiresAfter",
+	"idempotency.WithRetention",
 }
 
 // userPackages are the folders of the packages a user imports, by the

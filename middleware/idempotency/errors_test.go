@@ -26,8 +26,8 @@ func TestHandlerErrors(t *testing.T) {
 		wantRetry bool // the retry ran the handler
 	}{
 		{"not kept: the next duplicate runs", nil, time.Second, errUpstream, 2, true},
-		{"kept: a duplicate inside the window does not run", []idempotency.Option{idempotency.WithKeptErrors(time.Minute)}, 30 * time.Second, lockcore.ErrHolderFailed, 1, false},
-		{"kept: a duplicate after the window runs", []idempotency.Option{idempotency.WithKeptErrors(time.Minute)}, time.Minute + time.Second, errUpstream, 2, true},
+		{"kept: a duplicate inside the window does not run", []idempotency.Option{idempotency.WithRetention(idempotency.Retention{Errors: time.Minute})}, 30 * time.Second, lockcore.ErrHolderFailed, 1, false},
+		{"kept: a duplicate after the window runs", []idempotency.Option{idempotency.WithRetention(idempotency.Retention{Errors: time.Minute})}, time.Minute + time.Second, errUpstream, 2, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -39,8 +39,8 @@ func Example() {
 			return r, nil
 		},
 	}, lockcore.NewMemoryStore(), // a lockcore.DynamoStore in Lambda
-		idempotency.WithKeyPrefix("charge"),
-		idempotency.WithLockmw(lockmw.WithRecordAccount(123456789012, 1), // from the function ARN in Lambda
+		idempotency.WithKeys(idempotency.Keys{Prefix: "charge"}),
+		idempotency.WithLockmwOptions(lockmw.WithRecordAccount(123456789012, 1), // from the function ARN in Lambda
 			lockmw.WithLogger(slog.New(slog.DiscardHandler)), lockmw.WithMetricsWriter(io.Discard)))
 
 	ctx := context.Background()

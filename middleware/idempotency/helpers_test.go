@@ -35,7 +35,7 @@ func orderKey(_ context.Context, o order) (string, error) { return o.Key, nil }
 // quiet are the lockmw options of every test: a record account, no logs,
 // no metrics.
 func quiet() idempotency.Option {
-	return idempotency.WithLockmw(lockmw.WithRecordAccount(123456789012, 1),
+	return idempotency.WithLockmwOptions(lockmw.WithRecordAccount(123456789012, 1),
 		lockmw.WithLogger(slog.New(slog.DiscardHandler)), lockmw.WithMetricsWriter(io.Discard))
 }
 

@@ -29,12 +29,12 @@ import (
 // needs the time of sqsmw's key attempt less lockmw's safety margin, so
 // give sqsmw.BatchTime a MinKeyTime of at least that margin plus the handler's time.
 //
-// It returns the configuration error, matching [ErrConfig], like [New].
+// It returns the configuration error, matching lockcore.ErrConfig, like [New].
 // The returned handler is safe for concurrent use when h is.
 func SQSHandler(h func(ctx context.Context, record events.SQSMessage) error, store lockcore.Store,
 	key func(ctx context.Context, record events.SQSMessage) (string, error), opts ...Option) (sqsmw.Handler, error) {
 	if h == nil {
-		return nil, fmt.Errorf("%w: nil SQS record handler", ErrConfig)
+		return nil, fmt.Errorf("%w: nil SQS record handler", errConfig)
 	}
 	op, err := New(Handlers[events.SQSMessage, struct{}]{
 		Handle:  func(ctx context.Context, r events.SQSMessage) (struct{}, error) { return struct{}{}, h(ctx, r) },

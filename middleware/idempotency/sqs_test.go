@@ -103,7 +103,7 @@ func TestSQSPerRecord(t *testing.T) {
 				p := &processLog{fail: map[string]bool{`{"Order":"fail"}`: true}}
 				lockOpts := []lockmw.Option{lockmw.WithRecordAccount(123456789012, 1),
 					lockmw.WithLogger(slog.New(slog.DiscardHandler)), lockmw.WithMetricsWriter(io.Discard)}
-				records, err := idempotency.SQSHandler(p.process, store, tt.key, idempotency.WithLockmw(lockOpts...))
+				records, err := idempotency.SQSHandler(p.process, store, tt.key, idempotency.WithLockmwOptions(lockOpts...))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -187,7 +187,7 @@ func TestSQSRecordsStopAtTheFirstFailure(t *testing.T) {
 		p := &processLog{fail: map[string]bool{`{"Order":"fail"}`: true}}
 		lockOpts := []lockmw.Option{lockmw.WithRecordAccount(123456789012, 1),
 			lockmw.WithLogger(slog.New(slog.DiscardHandler)), lockmw.WithMetricsWriter(io.Discard)}
-		records, err := idempotency.SQSHandler(p.process, store, idempotency.MessageID, idempotency.WithLockmw(lockOpts...))
+		records, err := idempotency.SQSHandler(p.process, store, idempotency.MessageID, idempotency.WithLockmwOptions(lockOpts...))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +17,7 @@ import (
 )
 
 // maxEventKeyBytes is the longest key a key function may return: well
-// inside DynamoDB's partition key with the prefix and partition.
+// inside DynamoDB's partition key with the prefix and the lock group.
 const maxEventKeyBytes = 1024
 
 // recordTTLAfterExpiry is how long after its expiry DynamoDB's TTL may
@@ -37,8 +36,8 @@ const recordTTLAfterExpiry = 24 * time.Hour
 //   - no record, or an expired one, or one whose holder failed: hs.Handle
 //     runs, holding the record; its answer is stored with the
 //     fingerprint when it returns a nil error, and its error is not
-//     kept (unless [WithKeptErrors]);
-//   - a completed record less than [WithExpiresAfter] old: its answer is
+//     kept (unless [Retention].Errors);
+//   - a completed record less than [Retention].Answers old: its answer is
 //     replayed, if the fingerprints match ([ErrPayloadMismatch] if not),
 //     without running hs.Handle;
 //   - a record in progress: the invocation waits for its answer, within
@@ -53,7 +52,7 @@ const recordTTLAfterExpiry = 24 * time.Hour
 // lockmw returns them (matching lockmw.ErrLockFailed and so on).
 //
 // Wrap never panics on a bad configuration: the returned handler returns
-// the error, matching [ErrConfig], on every call. Use [New] to get the
+// the error, matching lockcore.ErrConfig, on every call. Use [New] to get the
 // error instead. The returned handler is safe for concurrent use.
 func Wrap[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opts ...Option) func(context.Context, TIn) (TOut, error) {
 	f, err := New(hs, store, opts...)
@@ -71,7 +70,7 @@ func Wrap[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opts ...O
 }
 
 // New is [Wrap], but returns the configuration error, which matches
-// [ErrConfig] and names every problem found, instead of a handler that
+// lockcore.ErrConfig and names every problem found, instead of a handler that
 // returns it.
 func New[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opts ...Option) (func(context.Context, TIn) (TOut, error), error) {
 	w, err := newWrapper(hs, store, opts)
@@ -83,12 +82,11 @@ func New[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opts ...Op
 
 // wrapper is one idempotent operation: read-only after newWrapper.
 type wrapper[TIn, TOut any] struct {
-	op        uint64 // this operation's number in the process, for the cache
-	hs        Handlers[TIn, TOut]
-	o         options
-	partition string
-	codec     recordCodec[TOut]
-	locked    func(context.Context, request[TIn]) (record[TOut], error) // through lockmw
+	op     uint64 // this operation's number in the process, for the cache
+	hs     Handlers[TIn, TOut]
+	o      options
+	codec  recordCodec[TOut]
+	locked func(context.Context, request[TIn]) (record[TOut], error) // through lockmw
 }
 
 // request is the event of one record lock: the invocation's event, key
@@ -113,15 +111,12 @@ func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opt
 		return nil, err
 	}
 	if err := hs.check(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", errConfig, err)
 	}
 	if store == nil {
-		return nil, fmt.Errorf("%w: nil store", ErrConfig)
+		return nil, fmt.Errorf("%w: nil store", errConfig)
 	}
-	w := &wrapper[TIn, TOut]{op: operations.Add(1), hs: hs, o: o, partition: o.partition}
-	if !o.partitionSet {
-		w.partition = defaultPartition()
-	}
+	w := &wrapper[TIn, TOut]{op: operations.Add(1), hs: hs, o: o}
 	inner := hs.Codec
 	if inner == nil {
 		inner = lockmw.JSONCodec[TOut]{}
@@ -130,18 +125,10 @@ func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opt
 	locked, err := lockmw.NewHandlers(lockmw.Handlers[request[TIn], record[TOut]]{Fetch: w.handle, Codec: w.codec},
 		store, func(_ context.Context, r request[TIn]) (string, error) { return r.id, nil }, w.lockmwOptions()...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", errConfig, err)
 	}
 	w.locked = locked
 	return w, nil
-}
-
-// defaultPartition is lockmw's default lock group.
-func defaultPartition() string {
-	if fn := strings.TrimSpace(os.Getenv("AWS_LAMBDA_FUNCTION_NAME")); fn != "" {
-		return fn
-	}
-	return lockmw.DefaultLockGroup
 }
 
 // maxDuplicateWait is how long a duplicate may wait for an answer unless
@@ -151,12 +138,11 @@ const maxDuplicateWait = 15 * time.Minute
 
 // lockmwOptions are the user's lockmw options between the idempotency
 // layer's defaults and the record's settings, so that the retention, the
-// TTL, the largest answer and the partition are the idempotency layer's.
+// TTL and the largest answer are the idempotency layer's.
 func (w *wrapper[TIn, TOut]) lockmwOptions() []lockmw.Option {
 	opts := []lockmw.Option{lockmw.WithLockOptions(lockcore.WithMaxWait(maxDuplicateWait))}
 	opts = append(opts, w.o.lockmwOpts...)
 	return append(opts,
-		lockmw.WithLockGroup(w.partition),
 		lockmw.WithMaxAnswerBytes(lockcore.MaxAnswerBytes),
 		lockmw.WithLockOptions(
 			lockcore.WithFreshSuccess(w.o.expiresAfter),
@@ -203,15 +189,15 @@ func (w *wrapper[TIn, TOut]) key(ctx context.Context, in TIn) (string, error) {
 	key, err := w.hs.Key(ctx, in)
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("%w: %w", ErrKey, err)
+		return "", fmt.Errorf("%w: %w", errKey, err)
 	case strings.TrimSpace(key) == "" && w.o.optionalKey:
 		return "", nil
 	case strings.TrimSpace(key) == "":
-		return "", fmt.Errorf("%w: the event has none", ErrKey)
+		return "", fmt.Errorf("%w: the event has none", errKey)
 	case len(key) > maxEventKeyBytes:
-		return "", fmt.Errorf("%w: %d bytes, at most %d", ErrKey, len(key), maxEventKeyBytes)
+		return "", fmt.Errorf("%w: %d bytes, at most %d", errKey, len(key), maxEventKeyBytes)
 	case !utf8.ValidString(key):
-		return "", fmt.Errorf("%w: not valid UTF-8", ErrKey)
+		return "", fmt.Errorf("%w: not valid UTF-8", errKey)
 	}
 	return key, nil
 }
@@ -277,12 +263,12 @@ func (w *wrapper[TIn, TOut]) replay(ctx context.Context, r request[TIn], rec rec
 // operations numbers the operations built in the process.
 var operations atomic.Uint64
 
-// cacheKey names the record in the cache: the operation, the partition
-// and the lock id. A shared cache holds the entries of each operation
+// cacheKey names the record in the cache: the operation (whose lock group
+// is its own) and the lock id. A shared cache holds the entries of each operation
 // apart: another operation's store (another table) may not hold the
 // record, and its codec may read the answer as another type.
 func (w *wrapper[TIn, TOut]) cacheKey(r request[TIn]) string {
-	return strconv.FormatUint(w.op, 10) + "\x00" + w.partition + "\x00" + r.id
+	return strconv.FormatUint(w.op, 10) + "\x00" + r.id
 }
 
 // cached returns the cached record of r, if there is one.
