@@ -43,7 +43,7 @@ func TestNoCacheControlWithoutFreshness(t *testing.T) {
 		s := shapes[1]
 		serve := s.wrap(okHandler, lockcore.NewMemoryStore(), quiet())
 		if g := request(t, serve, sample(t, s, samplePair), 10*time.Second); g.header("Cache-Control") != "" {
-			t.Errorf("Cache-Control %q without WithFreshness, want none", g.header("Cache-Control"))
+			t.Errorf("Cache-Control %q without WithFreshSuccess, want none", g.header("Cache-Control"))
 		}
 	})
 }

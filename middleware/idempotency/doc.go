@@ -8,7 +8,7 @@
 //		Handle:  chargeCard,
 //		Key:     func(_ context.Context, p Payment) (string, error) { return p.OrderID, nil },
 //		Payload: func(p Payment) any { return p.Amount },
-//	}, store, idempotency.WithKeyPrefix("charge"))
+//	}, store, idempotency.WithKeys(idempotency.Keys{Prefix: "charge"}))
 //	lambda.Start(charge)
 //
 // It is built on the lock of package lockmw: a record is a lock item, id

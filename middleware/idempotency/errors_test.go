@@ -11,7 +11,7 @@ import (
 )
 
 // Powertools deletes the record of a handler error, so the next duplicate
-// runs; so do we by default. With WithKeptErrors the error is kept for a
+// runs; so do we by default. With Retention.Errors the error is kept for a
 // window, as the draft and Stripe replay an error: a duplicate inside it
 // does not run and is told the reason and the not-before; after it, one
 // runs.

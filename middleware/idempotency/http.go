@@ -42,7 +42,7 @@ type HTTPResponse interface {
 // draft-ietf-httpapi-idempotency-key-header-06, for API Gateway REST and
 // HTTP APIs, function URLs and ALB (Req and Resp of the same one):
 //
-//	lambda.Start(idempotency.WrapHTTP(createOrder, store, idempotency.WithKeyPrefix("orders")))
+//	lambda.Start(idempotency.WrapHTTP(createOrder, store, idempotency.WithKeys(idempotency.Keys{Prefix: "orders"})))
 //
 // A request of a safe method (GET, HEAD, OPTIONS, TRACE) runs h as it is.
 // A request of another method:

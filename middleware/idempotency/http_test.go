@@ -604,7 +604,7 @@ func TestHTTPDuplicateWaitsWithinTheGatewayTimeout(t *testing.T) {
 	})
 }
 
-// With WithOptionalKey a request without the header runs on its own, but
+// With Keys.Optional a request without the header runs on its own, but
 // a malformed header is not read as none (RFC 8941 lets a parser ignore a
 // field it cannot parse; here that would run a retry a second time): it
 // is 400.

@@ -183,7 +183,7 @@ func (w *wrapper[TIn, TOut]) invoke(ctx context.Context, in TIn) (TOut, error) {
 	return w.replay(ctx, r, rec)
 }
 
-// key is the event's idempotency key, checked; "" with WithOptionalKey
+// key is the event's idempotency key, checked; "" with Keys.Optional
 // when the event has none.
 func (w *wrapper[TIn, TOut]) key(ctx context.Context, in TIn) (string, error) {
 	key, err := w.hs.Key(ctx, in)
