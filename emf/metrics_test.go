@@ -37,8 +37,8 @@ func TestAddMetricRecordsErrors(t *testing.T) {
 	m.AddMetric("BadUnit", "Furlongs", 1)
 	m.AddMetric("BadValue", "Count", math.NaN())
 	err := m.Flush()
-	if !errors.Is(err, ErrInvalid) || !errors.Is(err, ErrInvalid) {
-		t.Errorf("Flush() = %v, want ErrInvalid and ErrInvalid", err)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `"Furlongs"`) || !strings.Contains(err.Error(), "metric value") {
+		t.Errorf("Flush() = %v, want ErrInvalid naming the unit and the value", err)
 	}
 	docs, verr := validateOutput(buf.Bytes())
 	if verr != nil {
