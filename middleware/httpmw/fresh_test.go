@@ -38,6 +38,39 @@ func TestFreshSuccessCarriesMaxAgeOfWhatIsLeft(t *testing.T) {
 	}
 }
 
+// TestFreshSuccessZeroTurnsTheWindowOff: WithFreshSuccess(0) turns off
+// the lock's fresh-success window too, not only the header: a request 1 s
+// after a success runs the handler again, where lockmw's default window
+// (10 s) answers it from the published success.
+func TestFreshSuccessZeroTurnsTheWindowOff(t *testing.T) {
+	tests := []struct {
+		name  string
+		opts  []httpmw.Option
+		calls int
+	}{
+		{"lockmw's default window", nil, 1},
+		{"WithFreshSuccess(0)", []httpmw.Option{httpmw.WithFreshSuccess(0)}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := shapes[1]
+				c := &counting{h: okHandler}
+				serve := s.wrap(c.handle, lockcore.NewMemoryStore(), append([]httpmw.Option{quiet()}, tt.opts...)...)
+				for range 2 {
+					if g := request(t, serve, sample(t, s, samplePair), 10*time.Second); g.Status != 200 || g.header("Cache-Control") != "" {
+						t.Errorf("status %d Cache-Control %q, want 200 and none", g.Status, g.header("Cache-Control"))
+					}
+					time.Sleep(time.Second)
+				}
+				if n := c.count(); n != tt.calls {
+					t.Errorf("handler calls %d, want %d", n, tt.calls)
+				}
+			})
+		})
+	}
+}
+
 func TestNoCacheControlWithoutFreshness(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := shapes[1]
