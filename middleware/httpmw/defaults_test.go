@@ -7,16 +7,18 @@ import (
 	"github.com/herdlock/herdlock/internal/docstest"
 )
 
-// TestDocumentedDefaults: docs/configuration.md states the defaults that
-// the code keeps unexported.
+// TestDocumentedDefaults: docs/configuration.md and the README's defaults
+// box state the defaults that the code keeps unexported.
 func TestDocumentedDefaults(t *testing.T) {
-	md, err := os.ReadFile("../../docs/configuration.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, err := range docstest.Check(string(md), map[string][]any{
-		"httpmw.WithIntegrationTimeout": {defaultIntegrationTimeout},
-	}) {
-		t.Errorf("docs/configuration.md: %v", err)
+	for _, name := range []string{"docs/configuration.md", "README.md"} {
+		md, err := os.ReadFile("../../" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, err := range docstest.Check(string(md), map[string][]any{
+			"httpmw.WithIntegrationTimeout": {defaultIntegrationTimeout},
+		}) {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

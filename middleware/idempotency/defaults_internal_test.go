@@ -30,6 +30,13 @@ func TestDocumentedDefaults(t *testing.T) {
 			t.Errorf("docs/configuration.md does not say %s", want)
 		}
 	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range docstest.Check(string(readme), map[string][]any{"idempotency.WithRetention": {defaultExpiresAfter}}) {
+		t.Errorf("README.md: %v", err)
+	}
 	if maxExpiresAfter != 30*24*time.Hour || maxKeptErrors != time.Hour {
 		t.Errorf("bounds %v and %v, documented 30 days and 1 h", maxExpiresAfter, maxKeptErrors)
 	}
