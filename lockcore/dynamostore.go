@@ -42,6 +42,8 @@ const (
 	AttrPrevRevision      = "prevRevision"
 	AttrPrevResult        = "prevResult"
 	AttrPrevFailReason    = "prevFailReason"
+	AttrPublishedRevision = "publishedRevision"
+	AttrPublishedResult   = "publishedResult"
 	AttrFailures          = "failures"
 	AttrNotBeforeMs       = "notBeforeMs"
 	AttrFailReason        = "failReason"
@@ -171,6 +173,11 @@ const (
 	releaseEpisode = ", #failures = :failures, #notBefore = :notBefore, #failReason = :failReason, #failRecentUntil = :failRecentUntil"
 	releaseAnswer  = ", #answer = :answer"
 	releaseHolds   = ", #holdMean = :holdMean, #holdDev = :holdDev"
+	// The record of the publication (see Item.PublishedRevision): a
+	// holder's release writes its own, an operator's clears it, and the
+	// freeing of a write nobody held leaves it.
+	releasePublished = ", #pubRev = :rev, #pubResult = :result"
+	releaseClearPub  = ", #pubRev = :empty, #pubResult = :empty"
 	// A release writes only an item its revision has not released: the
 	// retry of an applied release fails the condition and is recognised
 	// (see releasedAlready), so it never moves #relAt, the time waiters
@@ -190,7 +197,8 @@ var placeholders = map[string]string{
 	"#exp": AttrExpiresAtMs, "#rel": AttrIsReleased, "#result": AttrResult,
 	"#resultRef": AttrResultRef, "#resultFence": AttrResultFence, "#relAt": AttrReleasedAtMs,
 	"#account": AttrRecordAccount, "#ttl": AttrTTL, "#prevRev": AttrPrevRevision,
-	"#prevResult": AttrPrevResult, "#prevFailReason": AttrPrevFailReason, "#failures": AttrFailures, "#notBefore": AttrNotBeforeMs,
+	"#prevResult": AttrPrevResult, "#prevFailReason": AttrPrevFailReason,
+	"#pubRev": AttrPublishedRevision, "#pubResult": AttrPublishedResult, "#failures": AttrFailures, "#notBefore": AttrNotBeforeMs,
 	"#failReason": AttrFailReason, "#failRecentUntil": AttrFailRecentUntilMs, "#answer": AttrAnswer,
 	"#acqAt": AttrAcquiredAtMs, "#holdMean": AttrHoldMeanMs, "#holdDev": AttrHoldDevMs,
 }
@@ -371,13 +379,19 @@ func (s *DynamoStore) Release(ctx context.Context, req ReleaseRequest) (Item, er
 		values[":holdMean"], values[":holdDev"] = num(req.HoldMeanMs), num(req.HoldDevMs)
 	}
 	cond := releaseCond
-	if req.byOperator() {
+	switch {
+	case req.byOperator():
 		cond = releaseOperatorCond
 		values[":opReason"] = str(OperatorReleaseReason)
+		update += releaseClearPub
+		values[":empty"] = str("")
+	case !req.Unheld:
+		update += releasePublished
 	}
 	it, err := s.update(ctx, "release", req.Key, s.writeInput(req.Key, update, cond, values))
 	var ce *ConditionError
-	if errors.As(err, &ce) && ce.Current != nil && (releasedAlready(*ce.Current, req) || ownPublication(*ce.Current, req)) {
+	if errors.As(err, &ce) && ce.Current != nil &&
+		(releasedAlready(*ce.Current, req) || ownPublication(*ce.Current, req) || recordedPublication(*ce.Current, req)) {
 		return *ce.Current, nil
 	}
 	return it, err
@@ -525,6 +539,8 @@ func decodeItem(av map[string]types.AttributeValue) (Item, error) {
 		PrevRevision:      d.str(AttrPrevRevision),
 		PrevResult:        Result(d.str(AttrPrevResult)),
 		PrevFailReason:    d.str(AttrPrevFailReason),
+		PublishedRevision: d.str(AttrPublishedRevision),
+		PublishedResult:   Result(d.str(AttrPublishedResult)),
 		Failures:          d.num(AttrFailures),
 		NotBeforeMs:       d.num(AttrNotBeforeMs),
 		FailReason:        d.str(AttrFailReason),
@@ -538,7 +554,7 @@ func decodeItem(av map[string]types.AttributeValue) (Item, error) {
 	if d.err != nil {
 		return Item{}, fmt.Errorf("malformed lock item: %w", d.err)
 	}
-	for _, res := range []Result{it.Result, it.PrevResult} {
+	for _, res := range []Result{it.Result, it.PrevResult, it.PublishedResult} {
 		if res != "" && !res.Valid() {
 			return Item{}, fmt.Errorf("malformed lock item: result %q is neither %q nor %q", res, Success, Failure)
 		}

@@ -87,6 +87,7 @@ func acquired(cur *Item, req AcquireRequest) Item {
 	if cur != nil {
 		it.Fence = cur.Fence + 1
 		it.PrevRevision, it.PrevResult, it.PrevFailReason = cur.Revision, cur.Result, cur.FailReason
+		it.PublishedRevision, it.PublishedResult = cur.PublishedRevision, cur.PublishedResult
 		it.Failures, it.NotBeforeMs = cur.Failures, cur.NotBeforeMs
 		it.FailReason, it.FailRecentUntilMs = cur.FailReason, cur.FailRecentUntilMs
 		it.HoldMeanMs, it.HoldDevMs = cur.HoldMeanMs, cur.HoldDevMs
@@ -148,7 +149,7 @@ func (s *MemoryStore) Release(ctx context.Context, req ReleaseRequest) (Item, er
 	defer s.mu.Unlock()
 	cur := s.items[PartitionKey(req.Key)]
 	if cur == nil || cur.Revision != req.Revision || (cur.Released && !replacesHolderFailure(*cur, req)) {
-		if cur != nil && (releasedAlready(*cur, req) || ownPublication(*cur, req)) {
+		if cur != nil && (releasedAlready(*cur, req) || ownPublication(*cur, req) || recordedPublication(*cur, req)) {
 			return cloneItem(*cur), nil
 		}
 		return Item{}, &ConditionError{Op: "release", Current: clonePtr(cur)}
@@ -195,6 +196,12 @@ func released(cur Item, req ReleaseRequest) Item {
 	if req.HoldMeanMs > 0 {
 		it.HoldMeanMs, it.HoldDevMs = req.HoldMeanMs, req.HoldDevMs
 	}
+	switch {
+	case req.byOperator():
+		it.PublishedRevision, it.PublishedResult = "", ""
+	case !req.Unheld:
+		it.PublishedRevision, it.PublishedResult = req.Revision, req.Result
+	}
 	if req.Result == Success {
 		if len(req.Answer) > 0 {
 			it.Answer = bytes.Clone(req.Answer)
@@ -224,6 +231,19 @@ func released(cur Item, req ReleaseRequest) Item {
 func ownPublication(cur Item, req ReleaseRequest) bool {
 	return cur.Revision != req.Revision && cur.PrevRevision == req.Revision && cur.PrevResult == req.Result &&
 		!(req.Result == Failure && !req.byOperator() && replacedOperatorRelease(cur))
+}
+
+// recordedPublication reports whether cur, of another revision, which
+// failed req's condition, records req as the last publication on the item
+// (see [Item].PublishedRevision): req was applied, and since then only
+// acquisitions and the freeing of writes that nobody held have changed the
+// item, however many. Only req's holder sends a release of its revision
+// that is neither an operator's nor the freeing of a write nobody held,
+// and an operator's force-release clears the record, so it never names a
+// release that was not applied, nor a holder's failure an operator
+// replaced.
+func recordedPublication(cur Item, req ReleaseRequest) bool {
+	return cur.Revision != req.Revision && cur.PublishedRevision == req.Revision && cur.PublishedResult == req.Result
 }
 
 // replacedOperatorRelease reports whether cur's acquisition replaced an

@@ -84,6 +84,8 @@ func checkReleaseRequest(req ReleaseRequest) error {
 		return errors.New("an answer is published only with success")
 	case req.NowMs < 0:
 		return checkNow(req.NowMs)
+	case req.Unheld && (req.Result != Failure || !req.KeepEpisode):
+		return errors.New("the freeing of a write nobody held (unheld) is a failure that keeps the episode")
 	case req.HoldMeanMs < 0 || req.HoldDevMs < 0:
 		return fmt.Errorf("negative hold history (mean %d ms, deviation %d ms)", req.HoldMeanMs, req.HoldDevMs)
 	}
@@ -98,7 +100,8 @@ func checkReleaseRequest(req ReleaseRequest) error {
 // value (a string's UTF-8 length, a binary's length, a number's encoded
 // size, 1 for a boolean). The optional attributes that DynamoStore leaves
 // out when empty are left out here too; the failure attributes are always
-// counted (a Success release stores them as zeros), so for an item that
+// counted (a Success release stores them as zeros), and so is the record
+// of the last publication (an operator's release stores it empty), so for an item that
 // never was released this is a few bytes more than DynamoDB counts: the
 // memory store is, if anything, stricter.
 func itemSize(it Item) int {
@@ -131,6 +134,8 @@ func itemSize(it Item) int {
 	str(AttrPrevRevision, it.PrevRevision)
 	str(AttrPrevResult, string(it.PrevResult))
 	str(AttrPrevFailReason, it.PrevFailReason)
+	str(AttrPublishedRevision, it.PublishedRevision)
+	str(AttrPublishedResult, string(it.PublishedResult))
 	opt(AttrResult, string(it.Result))
 	opt(AttrResultRef, it.ResultRef)
 	optNum(AttrResultFence, it.ResultFence)

@@ -11,7 +11,6 @@ import (
 	"github.com/awslabs/goformation/v7/cloudformation/cloudwatch"
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
 	"github.com/herdlock/herdlock/lockcore"
-	"github.com/herdlock/herdlock/middleware/lockmw"
 	"gopkg.in/yaml.v3"
 )
 
@@ -23,7 +22,7 @@ var lockMetrics = []string{
 	lockcore.MetricLockAcquisitionError, lockcore.MetricLockNotReleased, lockcore.MetricLockAcquisitionWaitTimeout,
 	lockcore.MetricWaitForLock, lockcore.MetricLockAcquisitionWaitDuration, lockcore.MetricLockPollCount,
 	lockcore.MetricTakeover, lockcore.MetricRetryAfterFailure, lockcore.MetricLeaseLost, lockcore.MetricSharedFailure,
-	lockcore.MetricEpisodeAttempts, lockmw.MetricNotTried, lockmw.MetricLockCoalesced, lockmw.MetricLockCoalescedFallThrough, lockmw.MetricLockCoalescedWait,
+	lockcore.MetricEpisodeAttempts, "LockNotTried", "LockCoalesced", "LockCoalescedFallThrough", "LockCoalescedWaitDuration",
 }
 
 // rawNode returns the YAML node at the given keys of template.yaml.

@@ -397,8 +397,8 @@ func (b *duplicateBurst) invoker(side string) (func(context.Context) (string, er
 	if err != nil {
 		return nil, err
 	}
-	quiet := idempotency.WithLockmwOptions(lockmw.WithLockGroup(idempotencyPartition), lockmw.WithLogger(slog.New(slog.DiscardHandler)),
-		lockmw.WithMetricsWriter(io.Discard))
+	quiet := idempotency.WithLockmwOptions(lockmw.WithLockGroup(idempotencyPartition),
+		lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler), EMFWriter: io.Discard}))
 	if b.source == SourceSQS {
 		records, err := idempotency.SQSHandler(func(ctx context.Context, _ events.SQSMessage) error {
 			_, err := b.work(ctx)
@@ -408,7 +408,7 @@ func (b *duplicateBurst) invoker(side string) (func(context.Context) (string, er
 			return nil, err
 		}
 		h, err := sqsmw.New(records, store, idempotency.MessageID, sqsmw.WithLockmwOptions(lockmw.WithLockGroup(idempotencyPartition+"-sqs"),
-			lockmw.WithLogger(slog.New(slog.DiscardHandler)), lockmw.WithMetricsWriter(io.Discard)))
+			lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler), EMFWriter: io.Discard})))
 		if err != nil {
 			return nil, err
 		}

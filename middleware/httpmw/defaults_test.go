@@ -17,7 +17,7 @@ func TestDocumentedDefaults(t *testing.T) {
 		}
 		for _, err := range docstest.Check(string(md), map[string][]any{
 			"httpmw.WithIntegrationTimeout": {defaultIntegrationTimeout},
-		}) {
+		}, []string{"httpmw.WithIntegrationTimeout"}) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

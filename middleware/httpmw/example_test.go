@@ -19,13 +19,13 @@ import (
 func ExampleNewHTTPAPI() {
 	getRate := func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (httpmw.Response[rate], error) {
 		// Call the upstream here. Give its error lockmw's retry hints
-		// (RetryAfter, FailureCode) to have the burst answered 429.
+		// (RetryAfter, FailureReason) to have the burst answered 429.
 		return httpmw.OK(rate{Pair: req.PathParameters["pair"], Bid: 1.0842}), nil
 	}
 	h, err := httpmw.NewHTTPAPI(getRate, lockcore.NewMemoryStore(), httpmw.PathParam[events.APIGatewayV2HTTPRequest]("pair"),
 		httpmw.WithFreshSuccess(30*time.Second),
-		httpmw.WithLockmwOptions(lockmw.WithLockGroup("rates"), lockmw.WithRecordAccount(123456789012, 1), lockmw.WithMetricsWriter(io.Discard),
-			lockmw.WithLogger(slog.New(slog.DiscardHandler))))
+		httpmw.WithLockmwOptions(lockmw.WithLockGroup("rates"), lockmw.WithHolder(lockmw.Holder{AccountID: 123456789012, AppID: 1}),
+			lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard, Logger: slog.New(slog.DiscardHandler)})))
 	if err != nil {
 		fmt.Println(err) // a configuration error: in a Lambda function, log.Fatal(err)
 		return

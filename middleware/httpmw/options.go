@@ -130,7 +130,7 @@ func configError(err error) error {
 // (answered 500), the freshness window, the wait bounded by the
 // integration timeout behind API Gateway (gateway), then the user's.
 func (o *options) lockmwOptions(gateway bool) []lockmw.Option {
-	opts := []lockmw.Option{lockmw.WithPanicAsError(true)}
+	opts := []lockmw.Option{lockmw.WithPanicAsError()}
 	if o.freshSet {
 		opts = append(opts, lockmw.WithLockOptions(lockcore.WithFreshSuccess(o.fresh)))
 	}

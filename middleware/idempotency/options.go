@@ -123,13 +123,14 @@ func WithCache(c *Cache) Option {
 
 // WithLockmwOptions passes options to the lockmw middleware that runs the
 // records' locks: lock group, safety margin, logger, metrics, tracer,
-// record account, lock options. The retention, the TTL and the largest
-// answer are the idempotency layer's: lockcore.WithFreshSuccess,
-// lockcore.WithTTL and lockmw.WithMaxAnswerBytes given here are
+// record account, lock options, the answer store of answers over what a
+// record holds (lockmw.WithAnswers). The retention, the TTL and the
+// largest answer are the idempotency layer's: lockcore.WithFreshSuccess,
+// lockcore.WithTTL and lockmw.Answers.MaxInlineBytes given here are
 // overridden (by [Retention].Answers, a day past it, and
 // lockcore.MaxAnswerBytes). The lock group (lockmw.WithLockGroup) is the
 // records' partition: default lockmw's, the AWS_LAMBDA_FUNCTION_NAME
-// environment variable, else lockmw.DefaultLockGroup. A duplicate's wait
+// environment variable, else "herdlock". A duplicate's wait
 // is bounded by its deadline, and by lockcore.WithMaxWait only when given
 // here (the layer's default is 15 minutes, Lambda's longest invocation,
 // instead of lockcore.DefaultMaxWait). Default: none.

@@ -17,7 +17,7 @@ func TestDocumentedDefaults(t *testing.T) {
 		}
 		for _, err := range docstest.Check(string(md), map[string][]any{
 			"sqsmw.WithBatchTime": {defaultConcurrency, defaultMinKeyTime, defaultBatchMargin},
-		}) {
+		}, []string{"sqsmw.WithBatchTime"}) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

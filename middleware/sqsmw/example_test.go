@@ -26,8 +26,8 @@ func ExampleNew() {
 	}
 	h, err := sqsmw.New(refreshPair, lockcore.NewMemoryStore(), sqsmw.JSONBody(func(r struct{ Pair string }) (string, error) {
 		return r.Pair, nil
-	}), sqsmw.WithLockmwOptions(lockmw.WithLockGroup("rates"), lockmw.WithRecordAccount(123456789012, 1),
-		lockmw.WithMetricsWriter(io.Discard), lockmw.WithLogger(slog.New(slog.DiscardHandler))))
+	}), sqsmw.WithLockmwOptions(lockmw.WithLockGroup("rates"), lockmw.WithHolder(lockmw.Holder{AccountID: 123456789012, AppID: 1}),
+		lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard, Logger: slog.New(slog.DiscardHandler)})))
 	if err != nil {
 		fmt.Println(err) // a configuration error: in a Lambda function, log.Fatal(err)
 		return

@@ -81,8 +81,8 @@ func invocation(timeout time.Duration) (context.Context, context.CancelFunc) {
 }
 
 func quiet(lockOpts ...lockcore.Option) sqsmw.Option {
-	return sqsmw.WithLockmwOptions(lockmw.WithLockGroup("rates"), lockmw.WithLogger(slog.New(slog.DiscardHandler)),
-		lockmw.WithMetricsWriter(io.Discard), lockmw.WithLockOptions(lockOpts...))
+	return sqsmw.WithLockmwOptions(lockmw.WithLockGroup("rates"), lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler), EMFWriter: io.Discard}),
+		lockmw.WithLockOptions(lockOpts...))
 }
 
 // recorder is a handler that records its calls and fails the keys in fail.
