@@ -45,13 +45,9 @@ func (b *Batch) AddMetric(name, unit string, value float64) {
 	if b == nil {
 		return
 	}
-	u, err := ParseUnit(unit)
-	if err == nil {
-		err = b.add(name, u, false, value)
-	}
-	if err != nil {
+	if err := b.add(name, Unit(unit), false, value); err != nil {
 		b.mu.Lock()
-		b.state().record(fmt.Errorf("metric %s: %w", quote(name), err))
+		b.state().record(err)
 		b.mu.Unlock()
 	}
 }
@@ -64,7 +60,7 @@ func (b *Batch) add(name string, unit Unit, highRes bool, v float64) error {
 		return fmt.Errorf("metric %s: %w", quote(name), err)
 	}
 	if !unit.valid() {
-		return fmt.Errorf("metric %s: %w: %s", quote(name), ErrUnknownUnit, quote(string(unit)))
+		return fmt.Errorf("metric %s: %w unit: %s is not a CloudWatch unit", quote(name), ErrInvalid, quote(string(unit)))
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -72,7 +68,7 @@ func (b *Batch) add(name string, unit Unit, highRes bool, v float64) error {
 	if i, ok := s.index[name]; ok {
 		mt := &s.metrics[i]
 		if mt.unit != unit || mt.highRes != highRes {
-			return fmt.Errorf("%w: %s was %s, resolution %d", ErrMetricRedefined, quote(name), mt.unit, resolution(mt.highRes))
+			return fmt.Errorf("%w: metric %s redefined with another unit or resolution: it was %s, resolution %d", ErrInvalid, quote(name), mt.unit, resolution(mt.highRes))
 		}
 		mt.values = append(mt.values, v)
 		return nil
@@ -101,7 +97,7 @@ func (b *Batch) nameFree(s *state, name, kind string) error {
 		other = "dimension"
 	}
 	if other != "" {
-		return fmt.Errorf("%w: %s %s is a %s", ErrNameInUse, kind, quote(name), other)
+		return fmt.Errorf("%w: name already in use: %s %s is a %s", ErrInvalid, kind, quote(name), other)
 	}
 	return nil
 }
@@ -126,7 +122,7 @@ func (b *Batch) AddDimension(key, value string) error {
 	}
 	if !b.m.isDefault(key) {
 		if len(b.m.defaults)+s.extraDims >= maxDimensions {
-			return fmt.Errorf("%w: adding %s", ErrTooManyDimensions, quote(key))
+			return fmt.Errorf("%w: too many dimensions: adding %s", ErrInvalid, quote(key))
 		}
 		s.extraDims++
 	}
@@ -144,7 +140,7 @@ func (b *Batch) SetProperty(key string, v any) error {
 	}
 	raw, err := marshalProperty(v)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrInvalidProperty, quote(key), err)
+		return fmt.Errorf("%w property: %s: %w", ErrInvalid, quote(key), err)
 	}
 	size := propertySize(key, raw)
 	b.mu.Lock()
@@ -159,7 +155,7 @@ func (b *Batch) SetProperty(key string, v any) error {
 		old = propertySize(key, s.props[i].raw)
 	}
 	if s.propBytes-old+size > maxPropertyBytes {
-		return fmt.Errorf("%w: %d bytes with %s", ErrPropertiesTooLarge, s.propBytes-old+size, quote(key))
+		return fmt.Errorf("%w: properties too large: %d bytes with %s", ErrInvalid, s.propBytes-old+size, quote(key))
 	}
 	s.propBytes += size - old
 	if ok {

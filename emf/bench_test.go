@@ -17,8 +17,8 @@ var benchNames = func() []string {
 }()
 
 func newBench(b *testing.B) *Metrics {
-	m, err := New(WithNamespace("Bench"), WithService("svc"), WithWriter(io.Discard), WithClock(fixedClock),
-		WithDefaultDimensions(map[string]string{"env": "prod"}), WithDisabled(false))
+	m, err := New(WithNamespace("Bench"), WithService("svc"), WithWriter(io.Discard), withClock(fixedClock),
+		WithDefaultDimensions(map[string]string{"env": "prod"}), withDisabled(false))
 	if err != nil {
 		b.Fatal(err)
 	}

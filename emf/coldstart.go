@@ -14,8 +14,7 @@ func (m *Metrics) CaptureColdStart(functionName string) error {
 // process's first invocation. As Powertools
 // does, the next Flush writes it as a document of its own whose only
 // dimensions are function_name and service (each when known). The
-// function name is the one of [WithFunctionName] or
-// POWERTOOLS_METRICS_FUNCTION_NAME when set, else functionName, else
+// function name is POWERTOOLS_METRICS_FUNCTION_NAME when set, else functionName, else
 // AWS_LAMBDA_FUNCTION_NAME. It fails, without
 // using up the cold start, if functionName is not a valid dimension value.
 // It is safe for concurrent use.

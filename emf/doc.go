@@ -25,19 +25,29 @@
 //	b.Add("OrderPlaced", emf.Count, 1)
 //	err = b.Flush()
 //
-// Namespace, service and disabling also come from the Powertools variables
-// POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME and
-// POWERTOOLS_METRICS_DISABLED, the cold start's function name from
-// POWERTOOLS_METRICS_FUNCTION_NAME, and indented output for local runs
-// from POWERTOOLS_DEV; options win over them. The service is a
-// default dimension. Default dimensions survive a Flush; the metrics,
+// New reads the Powertools for AWS Lambda environment variables; the
+// options win over them:
+//
+//   - POWERTOOLS_METRICS_NAMESPACE: the namespace ([WithNamespace]);
+//   - POWERTOOLS_SERVICE_NAME: the service ([WithService]);
+//   - POWERTOOLS_METRICS_DISABLED ("true", "1", ...): no output; metrics
+//     are still checked and errors still returned, but Flush writes
+//     nothing;
+//   - POWERTOOLS_METRICS_FUNCTION_NAME: the cold start's function_name
+//     dimension, over the name given to [Batch.CaptureColdStart];
+//   - POWERTOOLS_DEV ("true", "1", ...): each document indented over
+//     several lines, for reading local runs (CloudWatch Logs needs one
+//     document per line: leave it off in Lambda).
+//
+// The service is a default dimension. Default dimensions survive a Flush; the metrics,
 // dimensions and properties of an invocation do not.
 //
 // The format's limits are kept by splitting, never by dropping: a document
 // holds at most 100 metrics, 100 values per metric and 1 MiB, and Flush
 // writes as many documents as needed. A document has at most 30 dimensions.
-// What can never be written validly (an unknown unit, NaN, an empty
-// dimension value, an over-long name) is refused when it is added.
+// What can never be written validly (a unit CloudWatch does not know,
+// NaN, an empty dimension value, an over-long name) is refused when it is
+// added, with an error matching [ErrInvalid].
 // [Metrics.AddMetric] fits one-method metrics interfaces such as lockcore's
 // and keeps its errors for the next Flush.
 package emf

@@ -2,21 +2,31 @@ package emf_test
 
 import (
 	"fmt"
+	"io"
 	"os"
-	"time"
+	"regexp"
 
 	"github.com/herdlock/herdlock/emf"
 )
 
-// fixed is the clock of the examples, so that their output is stable.
-func fixed() time.Time { return time.UnixMilli(1700000000000) }
+// stdout is os.Stdout with each document's timestamp written as
+// 1700000000000, so that the examples' output is stable.
+var stdout io.Writer = stampWriter{}
+
+type stampWriter struct{}
+
+var timestamp = regexp.MustCompile(`"Timestamp":[0-9]+`)
+
+func (s stampWriter) Write(p []byte) (int, error) {
+	_, err := os.Stdout.Write(timestamp.ReplaceAll(p, []byte(`"Timestamp":1700000000000`)))
+	return len(p), err
+}
 
 func Example() {
 	m, err := emf.New(
 		emf.WithNamespace("Shop"),
 		emf.WithService("orders"),
-		emf.WithWriter(os.Stdout),
-		emf.WithClock(fixed),
+		emf.WithWriter(stdout),
 	)
 	if err != nil {
 		fmt.Println(err)
@@ -38,13 +48,13 @@ func Example() {
 // AddMetric takes the unit by name, as lockcore's Metrics interface does,
 // and keeps any error for the next Flush.
 func ExampleMetrics_AddMetric() {
-	m, _ := emf.New(emf.WithNamespace("Locks"), emf.WithService("checkout"), emf.WithWriter(os.Stdout), emf.WithClock(fixed))
+	m, _ := emf.New(emf.WithNamespace("Locks"), emf.WithService("checkout"), emf.WithWriter(stdout))
 	m.AddMetric("LockAcquisitionDuration", "Milliseconds", 42)
 	m.AddMetric("LockPollCount", "Furlongs", 3)
 	fmt.Println(m.Flush())
 	// Output:
 	// {"_aws":{"Timestamp":1700000000000,"CloudWatchMetrics":[{"Namespace":"Locks","Dimensions":[["service"]],"Metrics":[{"Name":"LockAcquisitionDuration","Unit":"Milliseconds"}]}]},"service":"checkout","LockAcquisitionDuration":42}
-	// metric "LockPollCount": emf: unknown unit: "Furlongs"
+	// metric "LockPollCount": emf: invalid unit: "Furlongs" is not a CloudWatch unit
 }
 
 // Default dimensions stay from one Flush to the next; the dimensions of an
@@ -54,8 +64,7 @@ func ExampleWithDefaultDimensions() {
 		emf.WithNamespace("Shop"),
 		emf.WithService("orders"),
 		emf.WithDefaultDimensions(map[string]string{"env": "prod"}),
-		emf.WithWriter(os.Stdout),
-		emf.WithClock(fixed),
+		emf.WithWriter(stdout),
 	)
 	m.AddDimension("tenant", "acme")
 	m.Add("Orders", emf.Count, 1)
@@ -67,21 +76,24 @@ func ExampleWithDefaultDimensions() {
 	// {"_aws":{"Timestamp":1700000000000,"CloudWatchMetrics":[{"Namespace":"Shop","Dimensions":[["service","env"]],"Metrics":[{"Name":"Orders","Unit":"Count"}]}]},"service":"orders","env":"prod","Orders":2}
 }
 
-func ExampleParseUnit() {
-	u, err := emf.ParseUnit("Bytes/Second")
-	fmt.Println(u == emf.BytesPerSecond, err)
-	_, err = emf.ParseUnit("bytes")
-	fmt.Println(err)
+// Any CloudWatch unit is a Unit, constant or not; one CloudWatch does not
+// know is refused when it is added.
+func ExampleUnit() {
+	m, _ := emf.New(emf.WithNamespace("Net"), emf.WithWriter(stdout))
+	fmt.Println(m.Add("Throughput", emf.Unit("Gigabits/Second"), 2.5))
+	fmt.Println(m.Add("Throughput", emf.Unit("gigabits"), 2.5))
+	m.Flush()
 	// Output:
-	// true <nil>
-	// emf: unknown unit: "bytes"
+	// <nil>
+	// metric "Throughput": emf: invalid unit: "gigabits" is not a CloudWatch unit
+	// {"_aws":{"Timestamp":1700000000000,"CloudWatchMetrics":[{"Namespace":"Net","Dimensions":[[]],"Metrics":[{"Name":"Throughput","Unit":"Gigabits/Second"}]}]},"Throughput":2.5}
 }
 
 // With several invocations at once in one process, each gets its own batch
 // of the one Metrics: its metrics, dimensions and properties go to its own
 // document.
 func ExampleMetrics_NewBatch() {
-	m, _ := emf.New(emf.WithNamespace("Shop"), emf.WithService("orders"), emf.WithWriter(os.Stdout), emf.WithClock(fixed))
+	m, _ := emf.New(emf.WithNamespace("Shop"), emf.WithService("orders"), emf.WithWriter(stdout))
 	first, second := m.NewBatch(), m.NewBatch()
 	first.SetProperty("requestId", "r-1")
 	second.SetProperty("requestId", "r-2")

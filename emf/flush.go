@@ -10,8 +10,8 @@ import (
 // and empties the batch; default dimensions stay. Metrics beyond the
 // format's limits (100 per document, 100 values per metric, 1 MiB) are
 // split over several documents, never dropped. With no metrics it writes
-// nothing. It returns the errors AddMetric recorded, the writer's error,
-// and [ErrNoMetrics] if [WithErrorOnEmpty] asked for it, all joined. The
+// nothing. It returns the errors AddMetric recorded and the writer's
+// error ([ErrWrite]), joined. The
 // batch's lock is not held while encoding and writing, and the writer's
 // lock only for each Write.
 func (b *Batch) Flush() error {
@@ -51,9 +51,6 @@ func (m *Metrics) write(enc *encoder, s *state, errs []error) []error {
 		}
 	}
 	if len(s.metrics) == 0 {
-		if m.errorOnEmpty {
-			errs = append(errs, ErrNoMetrics)
-		}
 		return errs
 	}
 	if err := enc.write(&m.out, m.namespace, ts, m.dimensions(enc, s), s.props, s.metrics); err != nil {

@@ -35,7 +35,7 @@ func (b *syncBuffer) Bytes() []byte {
 func newTest(t testing.TB, opts ...Option) (*Metrics, *syncBuffer) {
 	t.Helper()
 	buf := new(syncBuffer)
-	base := []Option{WithNamespace("Test"), WithService("svc"), WithWriter(buf), WithClock(fixedClock), WithDisabled(false)}
+	base := []Option{WithNamespace("Test"), WithService("svc"), WithWriter(buf), withClock(fixedClock), withDisabled(false)}
 	m, err := New(append(base, opts...)...)
 	if err != nil {
 		t.Fatalf("New() = %v", err)

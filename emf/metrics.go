@@ -27,9 +27,8 @@ type Metrics struct {
 	namespace    string
 	service      string
 	now          func() time.Time
-	errorOnEmpty bool
 	disabled     bool
-	functionName string         // WithFunctionName; "" when not set
+	functionName string         // POWERTOOLS_METRICS_FUNCTION_NAME; "" when not set
 	defaults     []dim          // the service first, then sorted by key
 	defaultIndex map[string]int // key -> index in defaults
 
@@ -43,7 +42,7 @@ type Metrics struct {
 
 // lockedWriter makes each document one Write call on w under mu, so that
 // batches flushing at the same time never interleave their lines. With
-// pretty set (WithPretty), it indents each document first.
+// pretty set (POWERTOOLS_DEV), it indents each document first.
 type lockedWriter struct {
 	mu     sync.Mutex // guards w and buf; held only for one Write
 	w      io.Writer
@@ -79,13 +78,13 @@ func New(opts ...Option) (*Metrics, error) {
 		return nil, err
 	}
 	if o.writer == nil {
-		return nil, fmt.Errorf("%w: nil writer", ErrInvalidOption)
+		return nil, fmt.Errorf("%w option: nil writer", ErrInvalid)
 	}
 	if o.now == nil {
-		return nil, fmt.Errorf("%w: nil clock", ErrInvalidOption)
+		return nil, fmt.Errorf("%w option: nil clock", ErrInvalid)
 	}
 	if o.namespace == "" && !o.disabled {
-		return nil, ErrNoNamespace
+		return nil, fmt.Errorf("%w: no namespace: neither WithNamespace nor %s gives one", ErrInvalid, envNamespace)
 	}
 	if o.namespace != "" {
 		if err := checkNamespace(o.namespace); err != nil {
@@ -96,7 +95,6 @@ func New(opts ...Option) (*Metrics, error) {
 		namespace:    o.namespace,
 		service:      o.service,
 		now:          o.now,
-		errorOnEmpty: o.errorOnEmpty,
 		disabled:     o.disabled,
 		functionName: o.functionName,
 		defaultIndex: make(map[string]int),
@@ -114,12 +112,12 @@ func New(opts ...Option) (*Metrics, error) {
 			return nil, err
 		}
 		if k == serviceKey && o.service != "" {
-			return nil, fmt.Errorf("%w: %s is set by the service", ErrNameInUse, serviceKey)
+			return nil, fmt.Errorf("%w: name already in use: %s is set by the service", ErrInvalid, serviceKey)
 		}
 		m.defaults = append(m.defaults, dim{k, o.defaults[k]})
 	}
 	if len(m.defaults) > maxDimensions {
-		return nil, fmt.Errorf("%w: %d", ErrTooManyDimensions, len(m.defaults))
+		return nil, fmt.Errorf("%w: too many dimensions: %d", ErrInvalid, len(m.defaults))
 	}
 	for i, d := range m.defaults {
 		m.defaultIndex[d.key] = i
@@ -149,8 +147,8 @@ func (m *Metrics) AddHighResolution(name string, unit Unit, v float64) error {
 	return m.shared.add(name, unit, true, v)
 }
 
-// AddMetric is [Metrics.Add] with the unit given by its name, as
-// [ParseUnit] reads it. It satisfies the one-method metrics interfaces of
+// AddMetric is [Metrics.Add] with the unit given by its name, spelled as
+// CloudWatch spells it ("Count", "Bytes/Second"). It satisfies the one-method metrics interfaces of
 // other packages, such as lockcore's. An error is not lost: the next Flush
 // returns it, joined with any others.
 func (m *Metrics) AddMetric(name, unit string, value float64) {

@@ -37,8 +37,8 @@ func TestAddMetricRecordsErrors(t *testing.T) {
 	m.AddMetric("BadUnit", "Furlongs", 1)
 	m.AddMetric("BadValue", "Count", math.NaN())
 	err := m.Flush()
-	if !errors.Is(err, ErrUnknownUnit) || !errors.Is(err, ErrInvalidValue) {
-		t.Errorf("Flush() = %v, want ErrUnknownUnit and ErrInvalidValue", err)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `"Furlongs"`) || !strings.Contains(err.Error(), "metric value") {
+		t.Errorf("Flush() = %v, want ErrInvalid naming the unit and the value", err)
 	}
 	docs, verr := validateOutput(buf.Bytes())
 	if verr != nil {
@@ -58,8 +58,8 @@ func TestAddMetricErrorCap(t *testing.T) {
 		m.AddMetric("", "Count", 1)
 	}
 	err := m.Flush()
-	if !errors.Is(err, ErrInvalidName) {
-		t.Fatalf("Flush() = %v, want ErrInvalidName", err)
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Flush() = %v, want ErrInvalid", err)
 	}
 	if !strings.Contains(err.Error(), "5 more errors") {
 		t.Errorf("Flush() = %v, want it to count the 5 errors not kept", err)
@@ -74,25 +74,25 @@ func TestAddErrors(t *testing.T) {
 		value  float64
 		want   error
 	}{
-		{"empty name", "", Count, 1, ErrInvalidName},
-		{"blank name", " \t", Count, 1, ErrInvalidName},
-		{"name 256 long", strings.Repeat("a", 256), Count, 1, ErrInvalidName},
-		{"control char", "a\x01b", Count, 1, ErrInvalidName},
-		{"newline", "a\nb", Count, 1, ErrInvalidName},
-		{"invalid utf8", "a\xffb", Count, 1, ErrInvalidName},
-		{"reserved _aws", "_aws", Count, 1, ErrInvalidName},
-		{"unknown unit", "m", Unit("Furlongs"), 1, ErrUnknownUnit},
-		{"empty unit", "m", Unit(""), 1, ErrUnknownUnit},
-		{"NaN", "m", Count, math.NaN(), ErrInvalidValue},
-		{"+Inf", "m", Count, math.Inf(1), ErrInvalidValue},
-		{"-Inf", "m", Count, math.Inf(-1), ErrInvalidValue},
-		{"above 2^360", "m", Count, math.Ldexp(1.5, 360), ErrInvalidValue},
-		{"below -2^360", "m", Count, -math.Ldexp(1.5, 360), ErrInvalidValue},
-		{"same as default dimension", "env", Count, 1, ErrNameInUse},
-		{"same as service", "service", Count, 1, ErrNameInUse},
-		{"same as dimension", "tenant", Count, 1, ErrNameInUse},
-		{"same as property", "request_id", Count, 1, ErrNameInUse},
-		{"redefined unit", "Latency", Seconds, 1, ErrMetricRedefined},
+		{"empty name", "", Count, 1, ErrInvalid},
+		{"blank name", " \t", Count, 1, ErrInvalid},
+		{"name 256 long", strings.Repeat("a", 256), Count, 1, ErrInvalid},
+		{"control char", "a\x01b", Count, 1, ErrInvalid},
+		{"newline", "a\nb", Count, 1, ErrInvalid},
+		{"invalid utf8", "a\xffb", Count, 1, ErrInvalid},
+		{"reserved _aws", "_aws", Count, 1, ErrInvalid},
+		{"unknown unit", "m", Unit("Furlongs"), 1, ErrInvalid},
+		{"empty unit", "m", Unit(""), 1, ErrInvalid},
+		{"NaN", "m", Count, math.NaN(), ErrInvalid},
+		{"+Inf", "m", Count, math.Inf(1), ErrInvalid},
+		{"-Inf", "m", Count, math.Inf(-1), ErrInvalid},
+		{"above 2^360", "m", Count, math.Ldexp(1.5, 360), ErrInvalid},
+		{"below -2^360", "m", Count, -math.Ldexp(1.5, 360), ErrInvalid},
+		{"same as default dimension", "env", Count, 1, ErrInvalid},
+		{"same as service", "service", Count, 1, ErrInvalid},
+		{"same as dimension", "tenant", Count, 1, ErrInvalid},
+		{"same as property", "request_id", Count, 1, ErrInvalid},
+		{"redefined unit", "Latency", Seconds, 1, ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,8 +143,8 @@ func TestHighResolution(t *testing.T) {
 	m, buf := newTest(t)
 	mustNil(t, m.AddHighResolution("Fast", Milliseconds, 1))
 	mustNil(t, m.Add("Slow", Milliseconds, 1))
-	if err := m.Add("Fast", Milliseconds, 2); !errors.Is(err, ErrMetricRedefined) {
-		t.Errorf("Add() of a high-resolution metric = %v, want ErrMetricRedefined", err)
+	if err := m.Add("Fast", Milliseconds, 2); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Add() of a high-resolution metric = %v, want ErrInvalid", err)
 	}
 	docs := flushDocs(t, m, buf)
 	want := []emfDef{
@@ -156,32 +156,34 @@ func TestHighResolution(t *testing.T) {
 	}
 }
 
-func TestParseUnit(t *testing.T) {
+// TestEveryCloudWatchUnit: Add takes every unit of the specification,
+// constant or not, and refuses any other string with an error that names
+// it; the constants are distinct spec units.
+func TestEveryCloudWatchUnit(t *testing.T) {
 	for u := range specUnits {
-		got, err := ParseUnit(u)
-		if err != nil || string(got) != u {
-			t.Errorf("ParseUnit(%q) = %q, %v", u, got, err)
+		m, buf := newTest(t)
+		if err := m.Add("X", Unit(u), 1); err != nil {
+			t.Errorf("Add with unit %q = %v", u, err)
+		}
+		mustNil(t, m.Flush())
+		if !strings.Contains(string(buf.Bytes()), `"Unit":"`+u+`"`) {
+			t.Errorf("unit %q: document %s", u, string(buf.Bytes()))
 		}
 	}
 	for _, s := range []string{"", "count", "Count ", "Bytes/second", "Furlongs"} {
-		if _, err := ParseUnit(s); !errors.Is(err, ErrUnknownUnit) {
-			t.Errorf("ParseUnit(%q) = %v, want ErrUnknownUnit", s, err)
+		m, _ := newTest(t)
+		if err := m.Add("X", Unit(s), 1); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), quote(s)) {
+			t.Errorf("Add with unit %q = %v, want ErrInvalid naming it", s, err)
 		}
 	}
-	consts := []Unit{Seconds, Microseconds, Milliseconds, Bytes, Kilobytes, Megabytes, Gigabytes, Terabytes,
-		Bits, Kilobits, Megabits, Gigabits, Terabits, Percent, Count,
-		BytesPerSecond, KilobytesPerSecond, MegabytesPerSecond, GigabytesPerSecond, TerabytesPerSecond,
-		BitsPerSecond, KilobitsPerSecond, MegabitsPerSecond, GigabitsPerSecond, TerabitsPerSecond,
-		CountPerSecond, None}
+	consts := []Unit{Seconds, Milliseconds, Microseconds, Bytes, Kilobytes, Megabytes, Count, Percent, None,
+		CountPerSecond, BytesPerSecond}
 	seen := map[Unit]bool{}
 	for _, u := range consts {
 		if !specUnits[string(u)] || seen[u] {
 			t.Errorf("constant %q is not a distinct spec unit", u)
 		}
 		seen[u] = true
-	}
-	if len(seen) != len(specUnits) {
-		t.Errorf("%d unit constants, want %d", len(seen), len(specUnits))
 	}
 }
 
@@ -219,17 +221,17 @@ func TestAddDimensionErrors(t *testing.T) {
 		value string
 		want  error
 	}{
-		{"empty value", "tenant", "", ErrInvalidDimension},
-		{"blank value", "tenant", "   ", ErrInvalidDimension},
-		{"value 1025 long", "tenant", strings.Repeat("v", 1025), ErrInvalidDimension},
-		{"non-ASCII value", "tenant", "café", ErrInvalidDimension},
-		{"control in value", "tenant", "a\tb", ErrInvalidDimension},
-		{"empty key", "", "v", ErrInvalidDimension},
-		{"key 256 long", strings.Repeat("k", 256), "v", ErrInvalidDimension},
-		{"key starts with colon", ":k", "v", ErrInvalidDimension},
-		{"key _aws", "_aws", "v", ErrInvalidDimension},
-		{"key is a metric", "Latency", "v", ErrNameInUse},
-		{"key is a property", "request_id", "v", ErrNameInUse},
+		{"empty value", "tenant", "", ErrInvalid},
+		{"blank value", "tenant", "   ", ErrInvalid},
+		{"value 1025 long", "tenant", strings.Repeat("v", 1025), ErrInvalid},
+		{"non-ASCII value", "tenant", "café", ErrInvalid},
+		{"control in value", "tenant", "a\tb", ErrInvalid},
+		{"empty key", "", "v", ErrInvalid},
+		{"key 256 long", strings.Repeat("k", 256), "v", ErrInvalid},
+		{"key starts with colon", ":k", "v", ErrInvalid},
+		{"key _aws", "_aws", "v", ErrInvalid},
+		{"key is a metric", "Latency", "v", ErrInvalid},
+		{"key is a property", "request_id", "v", ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -256,8 +258,8 @@ func TestDimensionLimit(t *testing.T) {
 	mustNil(t, m.AddDimension("extra", "v"))
 	mustNil(t, m.AddDimension("extra", "w"))     // same key: still 30
 	mustNil(t, m.AddDimension(key("d", 0), "w")) // overrides a default: still 30
-	if err := m.AddDimension("one-too-many", "v"); !errors.Is(err, ErrTooManyDimensions) {
-		t.Fatalf("AddDimension() of a 31st = %v, want ErrTooManyDimensions", err)
+	if err := m.AddDimension("one-too-many", "v"); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("AddDimension() of a 31st = %v, want ErrInvalid", err)
 	}
 	mustNil(t, m.Add("m", Count, 1))
 	docs := flushDocs(t, m, buf)
@@ -305,15 +307,15 @@ func TestSetPropertyErrors(t *testing.T) {
 		v    any
 		want error
 	}{
-		{"empty key", "", "x", ErrInvalidProperty},
-		{"invalid utf8 key", "\xff", "x", ErrInvalidProperty},
-		{"_aws key", "_aws", "x", ErrInvalidProperty},
-		{"unmarshallable", "ch", make(chan int), ErrInvalidProperty},
-		{"NaN", "nan", math.NaN(), ErrInvalidProperty},
-		{"is a metric", "Latency", "x", ErrNameInUse},
-		{"is a default dimension", "service", "x", ErrNameInUse},
-		{"is a dimension", "tenant", "x", ErrNameInUse},
-		{"too large", "big", strings.Repeat("x", maxPropertyBytes), ErrPropertiesTooLarge},
+		{"empty key", "", "x", ErrInvalid},
+		{"invalid utf8 key", "\xff", "x", ErrInvalid},
+		{"_aws key", "_aws", "x", ErrInvalid},
+		{"unmarshallable", "ch", make(chan int), ErrInvalid},
+		{"NaN", "nan", math.NaN(), ErrInvalid},
+		{"is a metric", "Latency", "x", ErrInvalid},
+		{"is a default dimension", "service", "x", ErrInvalid},
+		{"is a dimension", "tenant", "x", ErrInvalid},
+		{"too large", "big", strings.Repeat("x", maxPropertyBytes), ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -377,7 +379,6 @@ func TestFlushEmpty(t *testing.T) {
 		want error
 	}{
 		{"default", nil, nil},
-		{"error on empty", []Option{WithErrorOnEmpty(true)}, ErrNoMetrics},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -395,11 +396,11 @@ func TestFlushEmpty(t *testing.T) {
 }
 
 func TestDisabled(t *testing.T) {
-	m, buf := newTest(t, WithDisabled(true))
+	m, buf := newTest(t, withDisabled(true))
 	mustNil(t, m.Add("m", Count, 1))
 	m.AddMetric("m", "Furlongs", 1)
-	if err := m.Flush(); !errors.Is(err, ErrUnknownUnit) {
-		t.Errorf("Flush() = %v, want the recorded ErrUnknownUnit", err)
+	if err := m.Flush(); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Flush() = %v, want the recorded ErrInvalid", err)
 	}
 	if out := buf.Bytes(); len(out) != 0 {
 		t.Errorf("disabled Flush() wrote %q", out)
@@ -412,7 +413,7 @@ func (w failWriter) Write([]byte) (int, error) { return 0, w.err }
 
 func TestWriteError(t *testing.T) {
 	cause := errors.New("disk full")
-	m, err := New(WithNamespace("Test"), WithWriter(failWriter{cause}), WithDisabled(false))
+	m, err := New(WithNamespace("Test"), WithWriter(failWriter{cause}), withDisabled(false))
 	mustNil(t, err)
 	mustNil(t, m.Add("m", Count, 1))
 	if err := m.Flush(); !errors.Is(err, ErrWrite) || !errors.Is(err, cause) {
@@ -422,7 +423,7 @@ func TestWriteError(t *testing.T) {
 
 func TestOneWritePerDocument(t *testing.T) {
 	var w countingWriter
-	m, err := New(WithNamespace("Test"), WithWriter(&w), WithDisabled(false))
+	m, err := New(WithNamespace("Test"), WithWriter(&w), withDisabled(false))
 	mustNil(t, err)
 	for i := range 250 {
 		mustNil(t, m.Add(key("m", i), Count, 1))

@@ -10,18 +10,21 @@ import (
 )
 
 // Environment variables read by [New], as Powertools for AWS Lambda names
-// them. Options given to New win over them.
+// them (the package documentation lists them, and a test ties that list to
+// these names). Options given to New win over them.
 const (
-	EnvNamespace = "POWERTOOLS_METRICS_NAMESPACE"
-	EnvService   = "POWERTOOLS_SERVICE_NAME"
-	EnvDisabled  = "POWERTOOLS_METRICS_DISABLED"
-	// EnvFunctionName sets the function_name dimension of the ColdStart
-	// metric, as [WithFunctionName] does.
-	EnvFunctionName = "POWERTOOLS_METRICS_FUNCTION_NAME"
-	// EnvDev ("true", "1", ...) indents every document over several lines,
+	envNamespace = "POWERTOOLS_METRICS_NAMESPACE"
+	envService   = "POWERTOOLS_SERVICE_NAME"
+	// envDisabled ("true", "1", ...) turns output off: metrics are still
+	// checked and errors still returned, but Flush writes nothing.
+	envDisabled = "POWERTOOLS_METRICS_DISABLED"
+	// envFunctionName sets the function_name dimension of the ColdStart
+	// metric, over the name given to CaptureColdStart.
+	envFunctionName = "POWERTOOLS_METRICS_FUNCTION_NAME"
+	// envDev ("true", "1", ...) indents every document over several lines,
 	// for reading local runs; CloudWatch needs one document per line, so
 	// leave it off in Lambda.
-	EnvDev = "POWERTOOLS_DEV"
+	envDev = "POWERTOOLS_DEV"
 )
 
 // Option configures [New].
@@ -37,15 +40,14 @@ type options struct {
 	writer       io.Writer
 	defaults     map[string]string
 	now          func() time.Time
-	errorOnEmpty bool
 	functionName string
 	pretty       bool
 	prettySet    bool
 }
 
 // WithNamespace sets the CloudWatch namespace of every metric. Default: the
-// POWERTOOLS_METRICS_NAMESPACE environment variable; New fails with
-// [ErrNoNamespace] when neither is set.
+// POWERTOOLS_METRICS_NAMESPACE environment variable; New fails with an
+// error matching [ErrInvalid] when neither is set.
 func WithNamespace(ns string) Option {
 	return func(o *options) { o.namespace, o.namespaceSet = ns, true }
 }
@@ -78,67 +80,53 @@ func WithDefaultDimensions(dims map[string]string) Option {
 	}
 }
 
-// WithClock sets the function Flush asks for the document timestamp.
-// Default: time.Now.
-func WithClock(now func() time.Time) Option {
+// withClock sets the function Flush asks for the document timestamp, for
+// the package's tests. Default: time.Now.
+func withClock(now func() time.Time) Option {
 	return func(o *options) { o.now = now }
 }
 
-// WithErrorOnEmpty makes Flush return [ErrNoMetrics] when no metric was
-// added since the last flush. Default: false, and such a Flush writes
-// nothing and returns nil.
-func WithErrorOnEmpty(on bool) Option {
-	return func(o *options) { o.errorOnEmpty = on }
-}
-
-// WithDisabled turns output off: metrics are still checked and errors still
-// returned, but Flush writes nothing. Default: the
-// POWERTOOLS_METRICS_DISABLED environment variable ("true", "1", "false",
-// ...), else false.
-func WithDisabled(disabled bool) Option {
+// withDisabled is POWERTOOLS_METRICS_DISABLED as an option, for the
+// package's tests.
+func withDisabled(disabled bool) Option {
 	return func(o *options) { o.disabled, o.disabledSet = disabled, true }
 }
 
-// WithFunctionName sets the function_name dimension of the ColdStart
-// metric, over the name given to CaptureColdStart. Default: the
-// POWERTOOLS_METRICS_FUNCTION_NAME environment variable, else the name
-// given to CaptureColdStart, else AWS_LAMBDA_FUNCTION_NAME.
-func WithFunctionName(name string) Option {
+// withFunctionName is POWERTOOLS_METRICS_FUNCTION_NAME as an option, for
+// the package's tests.
+func withFunctionName(name string) Option {
 	return func(o *options) { o.functionName = name }
 }
 
-// WithPretty indents every document over several lines, for reading local
-// runs; CloudWatch Logs needs one document per line, so never use it in
-// Lambda. Default: the POWERTOOLS_DEV environment variable ("true", "1",
-// ...), else false.
-func WithPretty(on bool) Option {
+// withPretty is POWERTOOLS_DEV as an option, for the package's tests.
+func withPretty(on bool) Option {
 	return func(o *options) { o.pretty, o.prettySet = on, true }
 }
 
 func (o *options) fromEnv() error {
 	if o.functionName == "" {
-		o.functionName = strings.TrimSpace(os.Getenv(EnvFunctionName))
+		o.functionName = strings.TrimSpace(os.Getenv(envFunctionName))
 	}
 	if !o.prettySet {
-		if s := strings.TrimSpace(os.Getenv(EnvDev)); s != "" {
+		if s := strings.TrimSpace(os.Getenv(envDev)); s != "" {
 			d, err := strconv.ParseBool(strings.ToLower(s))
 			if err != nil {
-				return fmt.Errorf("%w: %s=%s", ErrInvalidOption, EnvDev, quote(s))
+				return fmt.Errorf("%w environment variable: %s=%s", ErrInvalid, envDev, quote(s))
 			}
 			o.pretty = d
 		}
 	}
 	if !o.namespaceSet {
-		o.namespace = os.Getenv(EnvNamespace)
+		o.namespace = os.Getenv(envNamespace)
 	}
 	if !o.serviceSet {
-		o.service = os.Getenv(EnvService)
+		o.service = os.Getenv(envService)
 	}
 	if !o.disabledSet {
-		if s := strings.TrimSpace(os.Getenv(EnvDisabled)); s != "" {
+		if s := strings.TrimSpace(os.Getenv(envDisabled)); s != "" {
 			d, err := strconv.ParseBool(strings.ToLower(s))
 			if err != nil {
-				return fmt.Errorf("%w: %s=%s", ErrInvalidOption, EnvDisabled, quote(s))
+				return fmt.Errorf("%w environment variable: %s=%s", ErrInvalid, envDisabled, quote(s))
 			}
 			o.disabled = d
 		}

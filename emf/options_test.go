@@ -20,41 +20,41 @@ func TestNewConfig(t *testing.T) {
 	}{
 		{
 			name:          "from environment",
-			env:           map[string]string{EnvNamespace: "EnvNS", EnvService: "envsvc"},
+			env:           map[string]string{envNamespace: "EnvNS", envService: "envsvc"},
 			wantNamespace: "EnvNS",
 			wantDims:      map[string]string{"service": "envsvc"},
 		},
 		{
 			name:          "options win",
-			env:           map[string]string{EnvNamespace: "EnvNS", EnvService: "envsvc", EnvDisabled: "true"},
-			opts:          []Option{WithNamespace("OptNS"), WithService("optsvc"), WithDisabled(false)},
+			env:           map[string]string{envNamespace: "EnvNS", envService: "envsvc", envDisabled: "true"},
+			opts:          []Option{WithNamespace("OptNS"), WithService("optsvc"), withDisabled(false)},
 			wantNamespace: "OptNS",
 			wantDims:      map[string]string{"service": "optsvc"},
 		},
 		{
 			name:          "empty service option removes the dimension",
-			env:           map[string]string{EnvNamespace: "EnvNS", EnvService: "envsvc"},
+			env:           map[string]string{envNamespace: "EnvNS", envService: "envsvc"},
 			opts:          []Option{WithService("")},
 			wantNamespace: "EnvNS",
 			wantDims:      map[string]string{},
 		},
 		{
 			name:          "disabled from environment",
-			env:           map[string]string{EnvNamespace: "EnvNS", EnvDisabled: "TRUE"},
+			env:           map[string]string{envNamespace: "EnvNS", envDisabled: "TRUE"},
 			wantNamespace: "EnvNS",
 			wantDims:      map[string]string{},
 			wantDisabled:  true,
 		},
 		{
 			name:          "disabled needs no namespace",
-			env:           map[string]string{EnvDisabled: "1"},
+			env:           map[string]string{envDisabled: "1"},
 			wantNamespace: "",
 			wantDims:      map[string]string{},
 			wantDisabled:  true,
 		},
 		{
 			name:          "default dimensions merge",
-			env:           map[string]string{EnvNamespace: "EnvNS"},
+			env:           map[string]string{envNamespace: "EnvNS"},
 			opts:          []Option{WithDefaultDimensions(map[string]string{"a": "1"}), WithDefaultDimensions(map[string]string{"b": "2"})},
 			wantNamespace: "EnvNS",
 			wantDims:      map[string]string{"a": "1", "b": "2"},
@@ -93,18 +93,18 @@ func TestNewErrors(t *testing.T) {
 		opts []Option
 		want error
 	}{
-		{"no namespace", nil, nil, ErrNoNamespace},
-		{"blank namespace", nil, []Option{WithNamespace("  ")}, ErrInvalidNamespace},
-		{"namespace 256 long", nil, []Option{WithNamespace(strings.Repeat("n", 256))}, ErrInvalidNamespace},
-		{"reserved namespace", nil, []Option{WithNamespace("AWS/Lambda")}, ErrInvalidNamespace},
-		{"non-ASCII namespace", nil, []Option{WithNamespace("Café")}, ErrInvalidNamespace},
-		{"invalid disabled variable", map[string]string{EnvDisabled: "maybe"}, []Option{WithNamespace("NS")}, ErrInvalidOption},
-		{"nil writer", nil, []Option{WithNamespace("NS"), WithWriter(nil)}, ErrInvalidOption},
-		{"nil clock", nil, []Option{WithNamespace("NS"), WithClock(nil)}, ErrInvalidOption},
-		{"invalid service", nil, []Option{WithNamespace("NS"), WithService("\x00")}, ErrInvalidDimension},
-		{"invalid default dimension", nil, []Option{WithNamespace("NS"), WithDefaultDimensions(map[string]string{"k": ""})}, ErrInvalidDimension},
-		{"service twice", nil, []Option{WithNamespace("NS"), WithService("s"), WithDefaultDimensions(map[string]string{"service": "t"})}, ErrNameInUse},
-		{"31 dimensions", nil, []Option{WithNamespace("NS"), WithService("s"), WithDefaultDimensions(many)}, ErrTooManyDimensions},
+		{"no namespace", nil, nil, ErrInvalid},
+		{"blank namespace", nil, []Option{WithNamespace("  ")}, ErrInvalid},
+		{"namespace 256 long", nil, []Option{WithNamespace(strings.Repeat("n", 256))}, ErrInvalid},
+		{"reserved namespace", nil, []Option{WithNamespace("AWS/Lambda")}, ErrInvalid},
+		{"non-ASCII namespace", nil, []Option{WithNamespace("Café")}, ErrInvalid},
+		{"invalid disabled variable", map[string]string{envDisabled: "maybe"}, []Option{WithNamespace("NS")}, ErrInvalid},
+		{"nil writer", nil, []Option{WithNamespace("NS"), WithWriter(nil)}, ErrInvalid},
+		{"nil clock", nil, []Option{WithNamespace("NS"), withClock(nil)}, ErrInvalid},
+		{"invalid service", nil, []Option{WithNamespace("NS"), WithService("\x00")}, ErrInvalid},
+		{"invalid default dimension", nil, []Option{WithNamespace("NS"), WithDefaultDimensions(map[string]string{"k": ""})}, ErrInvalid},
+		{"service twice", nil, []Option{WithNamespace("NS"), WithService("s"), WithDefaultDimensions(map[string]string{"service": "t"})}, ErrInvalid},
+		{"31 dimensions", nil, []Option{WithNamespace("NS"), WithService("s"), WithDefaultDimensions(many)}, ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,7 +121,7 @@ func TestNewErrors(t *testing.T) {
 
 func TestClock(t *testing.T) {
 	now := time.Date(2025, 1, 2, 3, 4, 5, 678_900_000, time.UTC)
-	m, buf := newTest(t, WithClock(func() time.Time { return now }))
+	m, buf := newTest(t, withClock(func() time.Time { return now }))
 	mustNil(t, m.Add("m", Count, 1))
 	docs := flushDocs(t, m, buf)
 	if got, want := docs[0].Timestamp, now.UnixMilli(); got != want {
@@ -132,7 +132,7 @@ func TestClock(t *testing.T) {
 // clearEnv unsets the variables New reads, for the duration of the test.
 func clearEnv(t *testing.T) {
 	t.Helper()
-	for _, k := range []string{EnvNamespace, EnvService, EnvDisabled, EnvFunctionName, EnvDev, "AWS_LAMBDA_FUNCTION_NAME"} {
+	for _, k := range []string{envNamespace, envService, envDisabled, envFunctionName, envDev, "AWS_LAMBDA_FUNCTION_NAME"} {
 		t.Setenv(k, "")
 	}
 }

@@ -23,22 +23,22 @@ func TestPrettyFromEnv(t *testing.T) {
 		t.Fatalf("default output %q: want one line", compact)
 	}
 
-	t.Setenv(EnvDev, "true")
+	t.Setenv(envDev, "true")
 	pretty := write()
 	if strings.Count(pretty, "\n") < 5 || !strings.HasSuffix(pretty, "}\n") {
-		t.Errorf("%s=true output %q: want an indented document ending in a newline", EnvDev, pretty)
+		t.Errorf("%s=true output %q: want an indented document ending in a newline", envDev, pretty)
 	}
 	var back bytes.Buffer
 	if err := json.Compact(&back, []byte(pretty)); err != nil || back.String()+"\n" != compact {
 		t.Errorf("pretty output compacted = %q (%v), want the one-line document %q", back.String(), err, compact)
 	}
-	if got := write(WithPretty(false)); got != compact {
-		t.Errorf("WithPretty(false) under %s=true wrote %q, want %q", EnvDev, got, compact)
+	if got := write(withPretty(false)); got != compact {
+		t.Errorf("withPretty(false) under %s=true wrote %q, want %q", envDev, got, compact)
 	}
 
-	t.Setenv(EnvDev, "sometimes")
-	if _, err := New(WithNamespace("Test")); !errors.Is(err, ErrInvalidOption) {
-		t.Errorf("New() with %s=sometimes = %v, want ErrInvalidOption", EnvDev, err)
+	t.Setenv(envDev, "sometimes")
+	if _, err := New(WithNamespace("Test")); !errors.Is(err, ErrInvalid) {
+		t.Errorf("New() with %s=sometimes = %v, want ErrInvalid", envDev, err)
 	}
 }
 
@@ -52,12 +52,12 @@ func TestFunctionNameFromEnv(t *testing.T) {
 	}{
 		{"argument", "", nil, "from-context", "from-context"},
 		{"Powertools variable over the argument", "from-powertools", nil, "from-context", "from-powertools"},
-		{"option over the variable", "from-powertools", []Option{WithFunctionName("from-option")}, "from-context", "from-option"},
+		{"option over the variable", "from-powertools", []Option{withFunctionName("from-option")}, "from-context", "from-option"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clearEnv(t)
-			t.Setenv(EnvFunctionName, tt.env)
+			t.Setenv(envFunctionName, tt.env)
 			m, buf := newTest(t, tt.opts...)
 			mustNil(t, m.CaptureColdStart(tt.arg))
 			docs := flushDocs(t, m, buf)

@@ -1,65 +1,36 @@
 package emf
 
-import "fmt"
-
-// Unit is a CloudWatch metric unit. Only the constants below are valid; an
-// [Metrics.Add] with any other Unit fails with [ErrUnknownUnit].
+// Unit is a CloudWatch metric unit, spelled as CloudWatch spells it. The
+// constants below are the common ones; any other CloudWatch unit is
+// Unit("Gigabits/Second") and so on. A Unit that is not a CloudWatch unit
+// fails [Metrics.Add] with an error matching [ErrInvalid] that names it.
 type Unit string
 
-// The units that the embedded metric format accepts, spelled as CloudWatch
-// spells them.
+// The common units.
 const (
-	Seconds            Unit = "Seconds"
-	Microseconds       Unit = "Microseconds"
-	Milliseconds       Unit = "Milliseconds"
-	Bytes              Unit = "Bytes"
-	Kilobytes          Unit = "Kilobytes"
-	Megabytes          Unit = "Megabytes"
-	Gigabytes          Unit = "Gigabytes"
-	Terabytes          Unit = "Terabytes"
-	Bits               Unit = "Bits"
-	Kilobits           Unit = "Kilobits"
-	Megabits           Unit = "Megabits"
-	Gigabits           Unit = "Gigabits"
-	Terabits           Unit = "Terabits"
-	Percent            Unit = "Percent"
-	Count              Unit = "Count"
-	BytesPerSecond     Unit = "Bytes/Second"
-	KilobytesPerSecond Unit = "Kilobytes/Second"
-	MegabytesPerSecond Unit = "Megabytes/Second"
-	GigabytesPerSecond Unit = "Gigabytes/Second"
-	TerabytesPerSecond Unit = "Terabytes/Second"
-	BitsPerSecond      Unit = "Bits/Second"
-	KilobitsPerSecond  Unit = "Kilobits/Second"
-	MegabitsPerSecond  Unit = "Megabits/Second"
-	GigabitsPerSecond  Unit = "Gigabits/Second"
-	TerabitsPerSecond  Unit = "Terabits/Second"
-	CountPerSecond     Unit = "Count/Second"
-	None               Unit = "None"
+	Seconds        Unit = "Seconds"
+	Milliseconds   Unit = "Milliseconds"
+	Microseconds   Unit = "Microseconds"
+	Bytes          Unit = "Bytes"
+	Kilobytes      Unit = "Kilobytes"
+	Megabytes      Unit = "Megabytes"
+	Count          Unit = "Count"
+	Percent        Unit = "Percent"
+	None           Unit = "None"
+	CountPerSecond Unit = "Count/Second"
+	BytesPerSecond Unit = "Bytes/Second"
 )
 
-// ParseUnit returns the Unit spelled s, which must match a CloudWatch unit
-// name exactly ("Count", "Bytes/Second"). Any other string, including the
-// empty string, is an error matching [ErrUnknownUnit]. It is safe for
-// concurrent use.
-func ParseUnit(s string) (Unit, error) {
-	u := Unit(s)
-	if !u.valid() {
-		return "", fmt.Errorf("%w: %s", ErrUnknownUnit, quote(s))
-	}
-	return u, nil
+// cloudWatchUnits are the units that the embedded metric format accepts
+// ("Amazon CloudWatch API Reference", MetricDatum).
+var cloudWatchUnits = map[Unit]bool{
+	"Seconds": true, "Microseconds": true, "Milliseconds": true,
+	"Bytes": true, "Kilobytes": true, "Megabytes": true, "Gigabytes": true, "Terabytes": true,
+	"Bits": true, "Kilobits": true, "Megabits": true, "Gigabits": true, "Terabits": true,
+	"Percent": true, "Count": true,
+	"Bytes/Second": true, "Kilobytes/Second": true, "Megabytes/Second": true, "Gigabytes/Second": true, "Terabytes/Second": true,
+	"Bits/Second": true, "Kilobits/Second": true, "Megabits/Second": true, "Gigabits/Second": true, "Terabits/Second": true,
+	"Count/Second": true, "None": true,
 }
 
-func (u Unit) valid() bool {
-	switch u {
-	case Seconds, Microseconds, Milliseconds,
-		Bytes, Kilobytes, Megabytes, Gigabytes, Terabytes,
-		Bits, Kilobits, Megabits, Gigabits, Terabits,
-		Percent, Count,
-		BytesPerSecond, KilobytesPerSecond, MegabytesPerSecond, GigabytesPerSecond, TerabytesPerSecond,
-		BitsPerSecond, KilobitsPerSecond, MegabitsPerSecond, GigabitsPerSecond, TerabitsPerSecond,
-		CountPerSecond, None:
-		return true
-	}
-	return false
-}
+func (u Unit) valid() bool { return cloudWatchUnits[u] }

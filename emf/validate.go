@@ -24,7 +24,7 @@ func quote(s string) string {
 
 func checkNamespace(ns string) error {
 	if !printableASCII(ns, maxNameLen) || strings.HasPrefix(ns, "AWS/") {
-		return fmt.Errorf("%w: %s", ErrInvalidNamespace, quote(ns))
+		return fmt.Errorf("%w namespace: %s", ErrInvalid, quote(ns))
 	}
 	return nil
 }
@@ -33,26 +33,26 @@ func checkNamespace(ns string) error {
 // CloudWatch metric name does, with at least one non-space character.
 func checkMetricName(name string) error {
 	if name == "" || name == awsKey || len(name) > 4*maxNameLen {
-		return fmt.Errorf("%w: %s", ErrInvalidName, quote(name))
+		return fmt.Errorf("%w metric name: %s", ErrInvalid, quote(name))
 	}
 	if asciiName(name) {
 		return nil
 	}
 	if !utf8.ValidString(name) {
-		return fmt.Errorf("%w: %s", ErrInvalidName, quote(name))
+		return fmt.Errorf("%w metric name: %s", ErrInvalid, quote(name))
 	}
 	n, blank := 0, true
 	for _, r := range name {
 		n++
 		if unicode.IsControl(r) {
-			return fmt.Errorf("%w: %s", ErrInvalidName, quote(name))
+			return fmt.Errorf("%w metric name: %s", ErrInvalid, quote(name))
 		}
 		if !unicode.IsSpace(r) {
 			blank = false
 		}
 	}
 	if n > maxNameLen || blank {
-		return fmt.Errorf("%w: %s", ErrInvalidName, quote(name))
+		return fmt.Errorf("%w metric name: %s", ErrInvalid, quote(name))
 	}
 	return nil
 }
@@ -78,24 +78,24 @@ func asciiName(name string) bool {
 
 func checkDimension(key, value string) error {
 	if !printableASCII(key, maxNameLen) || key[0] == ':' || key == awsKey {
-		return fmt.Errorf("%w: name %s", ErrInvalidDimension, quote(key))
+		return fmt.Errorf("%w dimension: name %s", ErrInvalid, quote(key))
 	}
 	if !printableASCII(value, maxDimensionValueLen) {
-		return fmt.Errorf("%w: %s has value %s", ErrInvalidDimension, key, quote(value))
+		return fmt.Errorf("%w dimension: %s has value %s", ErrInvalid, key, quote(value))
 	}
 	return nil
 }
 
 func checkPropertyKey(key string) error {
 	if key == "" || key == awsKey || !utf8.ValidString(key) {
-		return fmt.Errorf("%w: key %s", ErrInvalidProperty, quote(key))
+		return fmt.Errorf("%w property: key %s", ErrInvalid, quote(key))
 	}
 	return nil
 }
 
 func checkValue(v float64) error {
 	if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > maxValue {
-		return fmt.Errorf("%w: %v", ErrInvalidValue, v)
+		return fmt.Errorf("%w metric value: %v", ErrInvalid, v)
 	}
 	return nil
 }

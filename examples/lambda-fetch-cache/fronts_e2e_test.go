@@ -69,9 +69,9 @@ func TestEndToEndHTTPFront(t *testing.T) {
 		}
 		bad := httpAnswers(t, r.Pool.Burst(burstContext(t), localrun.HTTPAPIEvents("EUR%2FUSD!", 1)))[0]
 		var p httpmw.Problem
-		if err := json.Unmarshal([]byte(bad.Body), &p); err != nil || bad.StatusCode != 400 || p.Code != httpmw.CodeBadRequest ||
-			bad.Headers["Content-Type"] != httpmw.ProblemContentType {
-			t.Errorf("malformed pair: %d %q %s, want 400 problem+json %s", bad.StatusCode, bad.Headers["Content-Type"], bad.Body, httpmw.CodeBadRequest)
+		if err := json.Unmarshal([]byte(bad.Body), &p); err != nil || bad.StatusCode != 400 || p.Reason != "bad_request" ||
+			bad.Headers["Content-Type"] != "application/problem+json" {
+			t.Errorf("malformed pair: %d %q %s, want 400 problem+json %s", bad.StatusCode, bad.Headers["Content-Type"], bad.Body, "bad_request")
 		}
 		for _, l := range r.Pool.Lines() {
 			if bytes.Contains([]byte(l.Text), []byte(`"level":"ERROR"`)) {
@@ -107,7 +107,7 @@ func TestEndToEndHTTPFront(t *testing.T) {
 				t.Errorf("answer %d at %v: Retry-After %d names %v, before the upstream's %v", i, invs[i].End, ra, told, earliest)
 			}
 			var p httpmw.Problem
-			if err := json.Unmarshal([]byte(resp.Body), &p); err != nil || p.Code != fetchcache.CodeThrottled || resp.Headers["Content-Type"] != httpmw.ProblemContentType {
+			if err := json.Unmarshal([]byte(resp.Body), &p); err != nil || p.Reason != fetchcache.CodeThrottled || resp.Headers["Content-Type"] != "application/problem+json" {
 				t.Errorf("answer %d: %q %s, want a problem with code %s", i, resp.Headers["Content-Type"], resp.Body, fetchcache.CodeThrottled)
 			}
 			if bytes.Contains([]byte(resp.Body), []byte("127.0.0.1")) || bytes.Contains([]byte(resp.Body), []byte("Too Many Requests\\n")) {

@@ -8,9 +8,9 @@ require (
 	github.com/aws/aws-sdk-go-v2/config v1.33.18
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/awslabs/goformation/v7 v7.14.9
-	github.com/herdlock/herdlock v0.1.0
-	github.com/herdlock/herdlock/middleware/lockmw/oteltracer v0.1.0
-	github.com/herdlock/herdlock/middleware/lockmw/xraytracer v0.1.0
+	github.com/herdlock/herdlock v0.0.0-00010101000000-000000000000
+	github.com/herdlock/herdlock/middleware/lockmw/oteltracer v0.0.0-00010101000000-000000000000
+	github.com/herdlock/herdlock/middleware/lockmw/xraytracer v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0

@@ -9,7 +9,6 @@ import (
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/internal/localrun"
 	"github.com/herdlock/herdlock/internal/sandbox"
 	"github.com/herdlock/herdlock/middleware/httpmw"
-	"github.com/herdlock/herdlock/middleware/idempotency"
 )
 
 // TestEndToEndIdempotentOrders sends POST /orders, the route that creates
@@ -37,12 +36,12 @@ func TestEndToEndIdempotentOrders(t *testing.T) {
 			if resp.StatusCode != 201 || resp.Body != resps[0].Body {
 				t.Errorf("client %d: %d %s, want 201 with the first client's body %s", i, resp.StatusCode, resp.Body, resps[0].Body)
 			}
-			if resp.Headers[idempotency.HeaderReplayed] == "true" {
+			if resp.Headers["Idempotent-Replayed"] == "true" {
 				replays++
 			}
 		}
 		if replays != burstSize-1 {
-			t.Errorf("%d answers with %s: true, want %d (all but the one that created the order)", replays, idempotency.HeaderReplayed, burstSize-1)
+			t.Errorf("%d answers with %s: true, want %d (all but the one that created the order)", replays, "Idempotent-Replayed", burstSize-1)
 		}
 		var got struct {
 			ID string `json:"orderId"`
@@ -56,11 +55,11 @@ func TestEndToEndIdempotentOrders(t *testing.T) {
 	t.Run("a retry after the burst is replayed, a new key creates a new order", func(t *testing.T) {
 		before := len(r.Upstream.Orders())
 		retry := httpAnswers(t, []sandbox.Invocation{r.Pool.Sandboxes[0].Invoke(burstContext(t), localrun.OrderEvents("checkout-1", order, 1)[0])})[0]
-		if retry.StatusCode != 201 || retry.Headers[idempotency.HeaderReplayed] != "true" {
+		if retry.StatusCode != 201 || retry.Headers["Idempotent-Replayed"] != "true" {
 			t.Errorf("retry: %d %v, want a replayed 201", retry.StatusCode, retry.Headers)
 		}
 		fresh := httpAnswers(t, []sandbox.Invocation{r.Pool.Sandboxes[1].Invoke(burstContext(t), localrun.OrderEvents("checkout-2", order, 1)[0])})[0]
-		if fresh.StatusCode != 201 || fresh.Headers[idempotency.HeaderReplayed] != "" || fresh.Body == retry.Body {
+		if fresh.StatusCode != 201 || fresh.Headers["Idempotent-Replayed"] != "" || fresh.Body == retry.Body {
 			t.Errorf("new key: %d %v %s, want a new order, not replayed", fresh.StatusCode, fresh.Headers, fresh.Body)
 		}
 		if got := len(r.Upstream.Orders()); got != before+1 {
@@ -82,7 +81,7 @@ func TestEndToEndIdempotentOrders(t *testing.T) {
 			before := len(r.Upstream.Orders())
 			resp := httpAnswers(t, []sandbox.Invocation{r.Pool.Sandboxes[0].Invoke(burstContext(t), localrun.OrderEvents(tt.key, tt.body, 1)[0])})[0]
 			var p httpmw.Problem
-			if err := json.Unmarshal([]byte(resp.Body), &p); err != nil || resp.StatusCode != tt.status || p.Code != tt.code {
+			if err := json.Unmarshal([]byte(resp.Body), &p); err != nil || resp.StatusCode != tt.status || p.Reason != tt.code {
 				t.Errorf("answer %d %s, want %d with code %s", resp.StatusCode, resp.Body, tt.status, tt.code)
 			}
 			if got := len(r.Upstream.Orders()); got != before {
@@ -104,7 +103,7 @@ func TestEndToEndIdempotentOrderUpstreamRefusal(t *testing.T) {
 	first := r.Pool.Sandboxes[0].Invoke(burstContext(t), ev)
 	refused := httpAnswers(t, []sandbox.Invocation{first})[0]
 	var p httpmw.Problem
-	if err := json.Unmarshal([]byte(refused.Body), &p); err != nil || refused.StatusCode != 503 || p.Code != "upstream_throttled" ||
+	if err := json.Unmarshal([]byte(refused.Body), &p); err != nil || refused.StatusCode != 503 || p.Reason != "upstream_throttled" ||
 		refused.Headers["Retry-After"] != "1" {
 		t.Fatalf("throttled order: %d %v %s, want 503 upstream_throttled with Retry-After: 1", refused.StatusCode, refused.Headers, refused.Body)
 	}
@@ -114,7 +113,7 @@ func TestEndToEndIdempotentOrderUpstreamRefusal(t *testing.T) {
 	// Wait what the answer asked for: a known instant on the wall clock.
 	time.Sleep(time.Until(first.End.Add(time.Second + 50*time.Millisecond)))
 	retry := httpAnswers(t, []sandbox.Invocation{r.Pool.Sandboxes[0].Invoke(burstContext(t), ev)})[0]
-	if retry.StatusCode != 201 || retry.Headers[idempotency.HeaderReplayed] != "" {
+	if retry.StatusCode != 201 || retry.Headers["Idempotent-Replayed"] != "" {
 		t.Errorf("retry after the wait: %d %v %s, want a new 201, not a replay of the 503", retry.StatusCode, retry.Headers, retry.Body)
 	}
 	if got := len(r.Upstream.Orders()); got != 1 {

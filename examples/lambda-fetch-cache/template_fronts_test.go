@@ -12,7 +12,7 @@ import (
 
 // TestTemplateFronts checks the front doors of the function: the HTTP API
 // routes GET /rates/{pair} and POST /orders (payload 2.0, which
-// httpmw.WrapHTTPAPI and idempotency.WrapHTTP read),
+// httpmw.NewHTTPAPI and idempotency.WrapHTTP read),
 // and the refresh queue with partial batch responses and a dead-letter
 // queue, polled with a visibility timeout that outlasts the function.
 func TestTemplateFronts(t *testing.T) {

@@ -21,7 +21,6 @@ import (
 	"github.com/herdlock/herdlock/internal/capacity"
 	"github.com/herdlock/herdlock/internal/seedlock"
 	"github.com/herdlock/herdlock/lockcore"
-	"github.com/herdlock/herdlock/middleware/idempotency"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -161,7 +160,7 @@ func (b *costBurst) invocation(ctx context.Context, env *costEnv, i int) error {
 	defer cancel()
 	switch b.side {
 	case SideCostPowertools:
-		p := &powertoolsLayer{client: env.client, expiresAfter: idempotency.DefaultExpiresAfter}
+		p := &powertoolsLayer{client: env.client, expiresAfter: time.Hour} // idempotency's default retention
 		_, err := p.invoke(ictx, b.key, []byte(b.key), b.work)
 		return err
 	case SideCostSeed:

@@ -7,8 +7,8 @@ require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
-	github.com/herdlock/herdlock v0.1.0
-	github.com/herdlock/herdlock/examples/lambda-fetch-cache v0.1.0
+	github.com/herdlock/herdlock v0.0.0-00010101000000-000000000000
+	github.com/herdlock/herdlock/examples/lambda-fetch-cache v0.0.0-00010101000000-000000000000
 	github.com/truora/minidyn v0.8.2
 )
 

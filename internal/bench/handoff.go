@@ -14,7 +14,7 @@ import (
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
-// Handoff figure (issue 23): on one key, episode after episode, a holder
+// Handoff figure: on one key, episode after episode, a holder
 // acquires, holds and releases with success, while a few waiters that
 // arrive 10 ms after its acquire wait for it. It measures how soon after
 // the holder's Release returned the waiters return, and how many reads

@@ -385,7 +385,7 @@ func (b *duplicateBurst) invoker(side string) (func(context.Context) (string, er
 	order := idemOrder{OrderID: "order-1", Amount: 42}
 	client := b.env.NewClient()
 	if side == SidePowertools {
-		p := &powertoolsLayer{client: client, expiresAfter: idempotency.DefaultExpiresAfter}
+		p := &powertoolsLayer{client: client, expiresAfter: time.Hour} // idempotency's default retention
 		payload, _ := json.Marshal(order)
 		key := "orders#" + order.OrderID
 		if b.source == SourceSQS {
@@ -397,17 +397,21 @@ func (b *duplicateBurst) invoker(side string) (func(context.Context) (string, er
 	if err != nil {
 		return nil, err
 	}
-	quiet := idempotency.WithLockmw(lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}))
+	quiet := idempotency.WithLockmwOptions(lockmw.WithLockGroup(idempotencyPartition),
+		lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler), EMFWriter: io.Discard}))
 	if b.source == SourceSQS {
 		records, err := idempotency.SQSHandler(func(ctx context.Context, _ events.SQSMessage) error {
 			_, err := b.work(ctx)
 			return err
-		}, store, idempotency.MessageID, idempotency.WithKeyPrefix("refresh"), idempotency.WithPartition(idempotencyPartition), quiet)
+		}, store, idempotency.MessageID, idempotency.WithKeys(idempotency.Keys{Prefix: "refresh"}), quiet)
 		if err != nil {
 			return nil, err
 		}
-		h := sqsmw.Wrap(records, store, idempotency.MessageID, sqsmw.WithLockmw(lockmw.WithLockGroup(idempotencyPartition+"-sqs"),
-			lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard})))
+		h, err := sqsmw.New(records, store, idempotency.MessageID, sqsmw.WithLockmwOptions(lockmw.WithLockGroup(idempotencyPartition+"-sqs"),
+			lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler), EMFWriter: io.Discard})))
+		if err != nil {
+			return nil, err
+		}
 		body, _ := json.Marshal(order)
 		ev := events.SQSEvent{Records: []events.SQSMessage{{MessageId: "msg-1", Body: string(body), EventSource: "aws:sqs",
 			EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:orders"}}}
@@ -426,7 +430,7 @@ func (b *duplicateBurst) invoker(side string) (func(context.Context) (string, er
 		Handle:  func(ctx context.Context, _ idemOrder) (string, error) { return b.work(ctx) },
 		Key:     func(_ context.Context, o idemOrder) (string, error) { return o.OrderID, nil },
 		Payload: func(o idemOrder) any { return o },
-	}, store, idempotency.WithKeyPrefix("orders"), idempotency.WithPartition(idempotencyPartition), quiet)
+	}, store, idempotency.WithKeys(idempotency.Keys{Prefix: "orders"}), quiet)
 	if err != nil {
 		return nil, err
 	}

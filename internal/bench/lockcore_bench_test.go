@@ -10,7 +10,7 @@ import (
 	"github.com/herdlock/herdlock/lockcore"
 )
 
-// The lockcore figures of issue 2 as Benchmark functions, on one Dynoxide
+// The lockcore figures as Benchmark functions, on one Dynoxide
 // server started for the first benchmark that needs it:
 //
 //	go test -run '^$' -bench . -benchtime 2s ./internal/bench

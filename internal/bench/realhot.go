@@ -11,7 +11,7 @@ import (
 // figure 8 (see HotModes).
 func RealHotModes() []HotMode { return HotModes() }
 
-// RunRealHot runs the real-server hot herds of issue 23: n invocations over
+// RunRealHot runs the real-server hot herds: n invocations over
 // HotArrival, the holder working HerdWork, each with its own SDK client,
 // through the capacity model at DynamoDB's per-item limits in front of
 // env's Dynoxide, in real time: for each mode of RealHotModes, on a warm key

@@ -10,12 +10,12 @@ type Results struct {
 	Requests    []OpCount   `json:"requestsPerOperation"`
 	Uncontended Uncontended `json:"uncontended"`
 	// UncontendedDynalite is figure 2 again on dynalite, whose own
-	// expression parsing dominates its figures (issue 23's note).
+	// expression parsing dominates its figures.
 	UncontendedDynalite *Uncontended   `json:"uncontendedDynalite,omitempty"`
 	BaselineAR          BaselineUncont `json:"baselineUncontended"`
 	Herds               []HerdResult   `json:"herds"`
 	Hot                 []HotResult    `json:"hotKey"`
-	// RealHot is figure 10: the hot-key herd on real servers (issue 23).
+	// RealHot is figure 10: the hot-key herd on real servers.
 	RealHot []HotResult `json:"realHotKey,omitempty"`
 	// Handoffs is figure 11: handoffs to a few waiters on Dynoxide.
 	Handoffs []HandoffResult `json:"handoffs,omitempty"`
@@ -24,12 +24,12 @@ type Results struct {
 	// long holds.
 	Brownout      []HotResult          `json:"brownout,omitempty"`
 	BrownoutHolds []BrownoutHoldResult `json:"brownoutHolds,omitempty"`
-	// Issue23 is issue 23's target table, as the run ends with it.
-	Issue23   []TargetRow       `json:"issue23Targets,omitempty"`
-	Abandoned []AbandonedResult `json:"abandoned"`
-	Failing   []FailingResult   `json:"failingUpstream"`
-	ColdStart ColdStart         `json:"coldStart"`
-	CPU       CPU               `json:"cpu"`
+	// HotTargets is the hot-key target table, as the run ends with it.
+	HotTargets []TargetRow       `json:"hotTargets,omitempty"`
+	Abandoned  []AbandonedResult `json:"abandoned"`
+	Failing    []FailingResult   `json:"failingUpstream"`
+	ColdStart  ColdStart         `json:"coldStart"`
+	CPU        CPU               `json:"cpu"`
 	// ProcessHerds is figure 7: same-key herds in one process.
 	ProcessHerds []ProcessHerdResult `json:"processHerds,omitempty"`
 	// Idempotency is figure 13: duplicates that wait (herdlock's

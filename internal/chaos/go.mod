@@ -7,7 +7,7 @@ require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/aws/smithy-go v1.28.9
-	github.com/herdlock/herdlock v0.1.0
+	github.com/herdlock/herdlock v0.0.0-00010101000000-000000000000
 	golang.org/x/sys v0.50.0
 )
 

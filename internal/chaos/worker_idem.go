@@ -20,7 +20,7 @@ import (
 // their callers got (check 5 judges both in the store's history).
 const idemGroup = "chaos-idem"
 
-// idemPrefix is the records' key prefix (idempotency.WithKeyPrefix).
+// idemPrefix is the records' key prefix (idempotency.Keys.Prefix).
 const idemPrefix = "op"
 
 // idemKey is the store key of operation op's record.
@@ -96,8 +96,8 @@ func (w *worker) newIdemOp() (func(context.Context, idemEvent) (idemAnswer, erro
 	if s.Variant == VariantNoFingerprint {
 		hs.Payload = func(e idemEvent) any { return e.Op }
 	}
-	return idempotency.New(hs, w.store, idempotency.WithPartition(idemGroup), idempotency.WithKeyPrefix(idemPrefix),
-		idempotency.WithLockmw(lockmw.WithHolder(lockmw.Holder{AccountID: 1, AppID: 1}), lockmw.WithTelemetry(lockmw.Telemetry{Logger: w.log, EMFWriter: io.Discard}),
+	return idempotency.New(hs, w.store, idempotency.WithKeys(idempotency.Keys{Prefix: idemPrefix}),
+		idempotency.WithLockmwOptions(lockmw.WithLockGroup(idemGroup), lockmw.WithHolder(lockmw.Holder{AccountID: 1, AppID: 1}), lockmw.WithTelemetry(lockmw.Telemetry{Logger: w.log, EMFWriter: io.Discard}),
 			lockmw.WithSafetyMargin(s.Lease/2),
 			lockmw.WithLockOptions(lockcore.WithLease(s.Lease), lockcore.WithPollInterval(s.Poll), lockcore.WithMaxWait(s.MaxWait),
 				lockcore.WithClockAllowance(s.ClockAllowance), lockcore.WithDrift(s.Drift), lockcore.WithMaxAttempts(s.MaxAttempts),

@@ -12,13 +12,11 @@ import (
 	"testing"
 
 	"github.com/herdlock/herdlock/lockcore"
-	"github.com/herdlock/herdlock/middleware/httpmw"
-	"github.com/herdlock/herdlock/middleware/idempotency"
 	"github.com/herdlock/herdlock/middleware/lockmw"
-	"github.com/herdlock/herdlock/middleware/sqsmw"
 )
 
-// codeDefaults are the defaults the code keeps in exported constants, by
+// codeDefaults are the defaults the code keeps in exported constants (the
+// packages' own tests check those they keep unexported), by
 // the option name the documentation uses, in the order a cell lists them.
 var codeDefaults = map[string][]any{
 	"lockcore.WithLease":          {lockcore.DefaultLease},
@@ -42,17 +40,9 @@ var codeDefaults = map[string][]any{
 
 	"lockmw.WithLockOptions(lockcore.WithFreshSuccess(d))": {lockmw.DefaultFreshSuccess},
 	"lockmw.WithSafetyMargin":                              {lockmw.DefaultSafetyMargin},
-	// lockmw's other defaults are unexported: its in-package test checks
-	// their rows (middleware/lockmw/docs_internal_test.go).
-
-	"httpmw.WithIntegrationTimeout": {httpmw.DefaultIntegrationTimeout},
-
-	"sqsmw.WithConcurrency": {sqsmw.DefaultConcurrency},
-	"sqsmw.WithMinKeyTime":  {sqsmw.DefaultMinKeyTime},
-	"sqsmw.WithBatchMargin": {sqsmw.DefaultBatchMargin},
-
-	"idempotency.WithExpiresAfter": {idempotency.DefaultExpiresAfter},
-	"idempotency.WithKeyPrefix":    {idempotency.DefaultKeyPrefix},
+	// lockmw's other defaults, and those of httpmw, sqsmw and idempotency,
+	// are unexported: their in-package tests check their rows
+	// (middleware/lockmw/docs_internal_test.go, the fronts' defaults tests).
 }
 
 // readmeBox are the defaults the README's box must state: those that
@@ -69,8 +59,8 @@ var readmeBox = []string{
 	"lockmw.Answers.MaxInlineBytes",
 	"lockmw.WithLockGroup",
 	"httpmw.WithIntegrationTimeout",
-	"sqsmw.WithBatchMargin",
-	"idempotency.WithExpiresAfter",
+	"sqsmw.WithBatchTime",
+	"idempotency.WithRetention",
 }
 
 // userPackages are the folders of the packages a user imports, by the
@@ -153,15 +143,15 @@ func TestCheckCatchesBrokenTables(t *testing.T) {
 	const good = "| option | default | what |\n|---|---|---|\n" +
 		"| `lockcore.WithLease` | `6s` (`DefaultLease`) | lease |\n" +
 		"| `lockcore.WithReleaseRetries` | `5`, `2s` | retries |\n" +
-		"| `lockmw.WithMaxAnswerBytes` | `64KiB` | answer |\n" +
+		"| `lockmw.Answers.MaxInlineBytes` | `64KiB` | answer |\n" +
 		"| `lockcore.WithDrift` | `0.01` | drift |\n" +
 		"| `lockmw.WithLockGroup` | `herdlock` when `AWS_LAMBDA_FUNCTION_NAME` is unset | group |\n"
 	want := map[string][]any{
-		"lockcore.WithLease":          codeDefaults["lockcore.WithLease"],
-		"lockcore.WithReleaseRetries": codeDefaults["lockcore.WithReleaseRetries"],
-		"lockmw.WithMaxAnswerBytes":   {65536},
-		"lockcore.WithDrift":          codeDefaults["lockcore.WithDrift"],
-		"lockmw.WithLockGroup":        {"herdlock"},
+		"lockcore.WithLease":            codeDefaults["lockcore.WithLease"],
+		"lockcore.WithReleaseRetries":   codeDefaults["lockcore.WithReleaseRetries"],
+		"lockmw.Answers.MaxInlineBytes": {65536},
+		"lockcore.WithDrift":            codeDefaults["lockcore.WithDrift"],
+		"lockmw.WithLockGroup":          {"herdlock"},
 	}
 	required := []string{"lockcore.WithLease", "lockcore.WithReleaseRetries"}
 	if errs := check(good, want, required); len(errs) != 0 {

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
-	github.com/herdlock/herdlock v0.1.0
+	github.com/herdlock/herdlock v0.0.0-00010101000000-000000000000
 	github.com/truora/minidyn v0.8.2
 )
 

@@ -143,7 +143,7 @@ func goMod(repo string, c consumer) (string, error) {
 	fmt.Fprintf(&b, "module example.com/%s\n\ngo 1.26.0\n\n", c.name)
 	for _, m := range c.modules {
 		path := modulePath(m)
-		fmt.Fprintf(&b, "require %s v0.1.0\nreplace %s => %s\n", path, path, filepath.Join(repo, m))
+		fmt.Fprintf(&b, "require %s v0.0.0-00010101000000-000000000000\nreplace %s => %s\n", path, path, filepath.Join(repo, m))
 	}
 	names := make([]string, 0, len(c.pins))
 	for name := range c.pins {

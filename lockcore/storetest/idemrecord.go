@@ -18,8 +18,8 @@ import (
 // server to answer each step as the MemoryStore does.
 
 const (
-	idemRetentionMs = 3_600_000 // idempotency.DefaultExpiresAfter
-	idemKeptErrorMs = 30_000    // a WithKeptErrors window
+	idemRetentionMs = 3_600_000 // idempotency's default retention (Retention.Answers)
+	idemKeptErrorMs = 30_000    // a Retention.Errors window
 	idemFailReason  = "handler_error"
 )
 

@@ -9,20 +9,23 @@ import (
 	"github.com/herdlock/herdlock/lockcore"
 )
 
-// WrapALB returns h wrapped in a lock on store, for an Application Load
+// NewALB returns h wrapped in a lock on store, for an Application Load
 // Balancer target group with a Lambda target:
 //
-//	lambda.Start(httpmw.WrapALB(getRate, store, httpmw.Query[events.ALBTargetGroupRequest]("pair")))
+//	h, err := httpmw.NewALB(getRate, store, httpmw.Query[events.ALBTargetGroupRequest]("pair"))
 //
-// It is [WrapREST] for the ALB's event shape, which has no path
+// It is [NewREST] for the ALB's event shape, which has no path
 // parameters. When the target group has multi-value headers enabled (the
 // request carries multiValueHeaders), the response sets
 // multiValueHeaders, as the ALB then requires, else headers; the status
 // description is the status and its reason phrase, as in "200 OK".
-func WrapALB[T any](h func(context.Context, events.ALBTargetGroupRequest) (Response[T], error), store lockcore.Store,
+func NewALB[T any](h func(context.Context, events.ALBTargetGroupRequest) (Response[T], error), store lockcore.Store,
 	key func(context.Context, events.ALBTargetGroupRequest) (string, error), opts ...Option,
-) func(context.Context, events.ALBTargetGroupRequest) (events.ALBTargetGroupResponse, error) {
-	c := newCore(h, store, key, false, opts)
+) (func(context.Context, events.ALBTargetGroupRequest) (events.ALBTargetGroupResponse, error), error) {
+	c, err := newCore(h, store, key, false, opts)
+	if err != nil {
+		return nil, err
+	}
 	return func(ctx context.Context, req events.ALBTargetGroupRequest) (events.ALBTargetGroupResponse, error) {
 		r, body, b64 := fitted(c.serve(ctx, req), albResponseLimit)
 		resp := events.ALBTargetGroupResponse{
@@ -40,5 +43,5 @@ func WrapALB[T any](h func(context.Context, events.ALBTargetGroupRequest) (Respo
 			resp.Headers = r.header
 		}
 		return resp, nil
-	}
+	}, nil
 }

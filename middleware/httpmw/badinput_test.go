@@ -52,13 +52,13 @@ func pairOfOrder(o order) (string, error) {
 
 // bodyAdapter is the HTTP API adapter with the key in the JSON body.
 func bodyAdapter(store lockcore.Store) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpmw.WrapHTTPAPI(func(_ context.Context, req events.APIGatewayV2HTTPRequest) (httpmw.Response[rate], error) {
+	return must(httpmw.NewHTTPAPI(func(_ context.Context, req events.APIGatewayV2HTTPRequest) (httpmw.Response[rate], error) {
 		o, err := httpmw.DecodeJSON[order](req)
 		if err != nil {
 			return httpmw.Response[rate]{}, err
 		}
 		return httpmw.OK(rate{Pair: o.Pair}), nil
-	}, store, httpmw.JSONBody[events.APIGatewayV2HTTPRequest](pairOfOrder), quiet())
+	}, store, httpmw.JSONBody[events.APIGatewayV2HTTPRequest](pairOfOrder), quiet()))
 }
 
 func TestMalformedRequestsAre400WithoutALock(t *testing.T) {
@@ -87,9 +87,9 @@ func TestMalformedRequestsAre400WithoutALock(t *testing.T) {
 			store := newKeyRecorder()
 			f := bodyAdapter(store)
 			if !tc.body {
-				f = httpmw.WrapHTTPAPI(func(_ context.Context, req events.APIGatewayV2HTTPRequest) (httpmw.Response[rate], error) {
+				f = must(httpmw.NewHTTPAPI(func(_ context.Context, req events.APIGatewayV2HTTPRequest) (httpmw.Response[rate], error) {
 					return httpmw.OK(rate{}), nil
-				}, store, httpmw.PathParam[events.APIGatewayV2HTTPRequest]("pair"), quiet())
+				}, store, httpmw.PathParam[events.APIGatewayV2HTTPRequest]("pair"), quiet()))
 			}
 			var req events.APIGatewayV2HTTPRequest
 			if err := json.Unmarshal([]byte(tc.event), &req); err != nil {

@@ -66,8 +66,8 @@ func TestBadRequestIsNotTheKeysFailure(t *testing.T) {
 						t.Errorf("request %d: status %d (body %s), want %d", i, g.Status, g.Body, want)
 					}
 					if want == 400 {
-						if p := problem(t, g); p.Code != httpmw.CodeBadRequest || g.header("Retry-After") != "" {
-							t.Errorf("request %d: code %q Retry-After %q, want %q and none", i, p.Code, g.header("Retry-After"), httpmw.CodeBadRequest)
+						if p := problem(t, g); p.Reason != "bad_request" || g.header("Retry-After") != "" {
+							t.Errorf("request %d: code %q Retry-After %q, want %q and none", i, p.Reason, g.header("Retry-After"), "bad_request")
 						}
 					}
 				}
@@ -133,7 +133,7 @@ func TestBadRequestIsLoggedAtWarnWithTheKeyCut(t *testing.T) {
 			t.Run(tt.name+"/"+s.name, func(t *testing.T) {
 				var logs syncBuffer
 				serve := s.wrap(tt.h(), lockcore.NewMemoryStore(), quiet(),
-					httpmw.WithLockmw(lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})))
+					httpmw.WithLockmwOptions(lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})))
 				if g := request(t, serve, sample(t, s, tt.pair), 10*time.Second); g.Status != 400 {
 					t.Fatalf("status %d, want 400", g.Status)
 				}

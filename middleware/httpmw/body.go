@@ -63,7 +63,7 @@ func fitted(r reply, limit int) (reply, string, bool) {
 	}
 	slog.Default().Error("httpmw: the answer is over the front's response limit; answered 500",
 		slog.Int("bodyBytes", len(body)), slog.Int("limit", limit))
-	p := problemReply(http.StatusInternalServerError, CodeNoAnswer, nil)
+	p := problemReply(http.StatusInternalServerError, reasonNoAnswer, nil)
 	body, b64 = encodeBody(p.header["Content-Type"], p.body)
 	return p, body, b64
 }

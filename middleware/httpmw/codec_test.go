@@ -37,14 +37,14 @@ func (failCodec) Encode(any) ([]byte, error) {
 func TestCodecSetsBodyAndContentType(t *testing.T) {
 	cases := []struct {
 		name   string
-		codec  httpmw.Codec
+		codec  httpmw.BodyCodec
 		status int
 		ct     string
 		body   string
 	}{
 		{"text", csvCodec{}, 200, "text/csv; charset=utf-8", "EURUSD,1.1\n"},
 		{"binary", binCodec{}, 200, "application/octet-stream", "\x00\x01\x02\xff"},
-		{"failing", failCodec{}, 502, httpmw.ProblemContentType, ""},
+		{"failing", failCodec{}, 502, "application/problem+json", ""},
 	}
 	for _, s := range shapes {
 		for _, tc := range cases {
@@ -60,8 +60,8 @@ func TestCodecSetsBodyAndContentType(t *testing.T) {
 							t.Errorf("request %d: body %q, want %q", i, g.Body, tc.body)
 						}
 						if tc.status != 200 {
-							if p := problem(t, g); p.Code != "body_encoding" {
-								t.Errorf("code %q, want body_encoding", p.Code)
+							if p := problem(t, g); p.Reason != "body_encoding" {
+								t.Errorf("code %q, want body_encoding", p.Reason)
 							}
 						}
 					}
@@ -78,7 +78,7 @@ func TestInvalidHandlerStatusIs502(t *testing.T) {
 			return httpmw.Response[rate]{Status: 42}, nil
 		}
 		g := request(t, s.wrap(h, lockcore.NewMemoryStore(), quiet()), sample(t, s, samplePair), 10*time.Second)
-		if g.Status != 502 || problem(t, g).Code != "bad_status" {
+		if g.Status != 502 || problem(t, g).Reason != "bad_status" {
 			t.Errorf("status %d body %s, want 502 bad_status", g.Status, g.Body)
 		}
 	})

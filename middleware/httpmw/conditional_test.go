@@ -61,8 +61,8 @@ func TestNotModifiedAndPartialAreNotShared(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name+"/fresh window", func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				serve := httpmw.WrapREST(conditionalRate(nil), lockcore.NewMemoryStore(), httpmw.PathParam[events.APIGatewayProxyRequest]("pair"),
-					quiet(), httpmw.WithFreshness(time.Minute))
+				serve := must(httpmw.NewREST(conditionalRate(nil), lockcore.NewMemoryStore(), httpmw.PathParam[events.APIGatewayProxyRequest]("pair"),
+					quiet(), httpmw.WithFreshSuccess(time.Minute)))
 				ctx, cancel := invocation(10 * time.Second)
 				defer cancel()
 				holder, _ := serve(ctx, restGet(tt.header))
@@ -78,7 +78,7 @@ func TestNotModifiedAndPartialAreNotShared(t *testing.T) {
 		t.Run(tt.name+"/burst", func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				release := make(chan struct{})
-				serve := httpmw.WrapREST(conditionalRate(release), lockcore.NewMemoryStore(), httpmw.PathParam[events.APIGatewayProxyRequest]("pair"), quiet())
+				serve := must(httpmw.NewREST(conditionalRate(release), lockcore.NewMemoryStore(), httpmw.PathParam[events.APIGatewayProxyRequest]("pair"), quiet()))
 				ctx, cancel := invocation(10 * time.Second)
 				defer cancel()
 				var holder, waiter events.APIGatewayProxyResponse

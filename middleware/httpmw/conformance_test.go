@@ -88,7 +88,7 @@ func wantBody(t *testing.T, g got, want string) {
 var conformance = []conformanceRow{
 	{
 		rule:    "RFC 9110 §9.2.1: a GET (safe) may be answered from another GET's answer",
-		applies: every, h: echoMethod, opts: []httpmw.Option{httpmw.WithFreshness(time.Minute)},
+		applies: every, h: echoMethod, opts: []httpmw.Option{httpmw.WithFreshSuccess(time.Minute)},
 		steps: []step{{method: "GET"}, {method: "GET"}},
 		check: func(t *testing.T, _ shape, a []got, calls int) {
 			wantCalls(t, calls, 1)
@@ -98,7 +98,7 @@ var conformance = []conformanceRow{
 	},
 	{
 		rule:    "RFC 9110 §9.2.1: a PUT (unsafe) is not answered from a GET's answer; its own handler runs",
-		applies: every, h: echoMethod, opts: []httpmw.Option{httpmw.WithFreshness(time.Minute)},
+		applies: every, h: echoMethod, opts: []httpmw.Option{httpmw.WithFreshSuccess(time.Minute)},
 		steps: []step{{method: "GET"}, {method: "PUT"}},
 		check: func(t *testing.T, _ shape, a []got, calls int) {
 			wantCalls(t, calls, 2)
@@ -108,7 +108,7 @@ var conformance = []conformanceRow{
 	},
 	{
 		rule:    "RFC 9110 §9.2.1, §9.3.3: a POST is not answered from another POST's answer",
-		applies: every, h: echoMethod, opts: []httpmw.Option{httpmw.WithFreshness(time.Minute)},
+		applies: every, h: echoMethod, opts: []httpmw.Option{httpmw.WithFreshSuccess(time.Minute)},
 		steps: []step{{method: "POST"}, {method: "POST"}, {method: "DELETE"}},
 		check: func(t *testing.T, _ shape, a []got, calls int) {
 			wantCalls(t, calls, 3)
@@ -117,7 +117,7 @@ var conformance = []conformanceRow{
 	},
 	{
 		rule:    "RFC 9110 §9.3.7, Fetch CORS-preflight: an OPTIONS 204 never answers the GET after it",
-		applies: every, h: byMethod, opts: []httpmw.Option{httpmw.WithFreshness(time.Minute)},
+		applies: every, h: byMethod, opts: []httpmw.Option{httpmw.WithFreshSuccess(time.Minute)},
 		steps: []step{{method: "OPTIONS"}, {method: "GET"}},
 		check: func(t *testing.T, _ shape, a []got, calls int) {
 			wantCalls(t, calls, 2)
@@ -127,7 +127,7 @@ var conformance = []conformanceRow{
 	},
 	{
 		rule:    "RFC 9110 §9.1: method names are case-sensitive: \"get\" is not GET and shares nothing",
-		applies: every, h: echoMethod, opts: []httpmw.Option{httpmw.WithFreshness(time.Minute)},
+		applies: every, h: echoMethod, opts: []httpmw.Option{httpmw.WithFreshSuccess(time.Minute)},
 		steps: []step{{method: "GET"}, {method: "get"}},
 		check: func(t *testing.T, _ shape, a []got, calls int) {
 			wantCalls(t, calls, 2)
@@ -136,7 +136,7 @@ var conformance = []conformanceRow{
 	},
 	{
 		rule:    "RFC 9110 §9.3.2: a HEAD is answered from the GET's answer: its status and header fields, no content",
-		applies: every, h: echoMethod, opts: []httpmw.Option{httpmw.WithFreshness(time.Minute)},
+		applies: every, h: echoMethod, opts: []httpmw.Option{httpmw.WithFreshSuccess(time.Minute)},
 		steps: []step{{method: "GET"}, {method: "HEAD"}},
 		check: func(t *testing.T, _ shape, a []got, calls int) {
 			wantCalls(t, calls, 1)
@@ -149,7 +149,7 @@ var conformance = []conformanceRow{
 	},
 	{
 		rule:    "RFC 9110 §9.3.2: a GET after a HEAD gets the content the HEAD did not",
-		applies: every, h: okHandler, opts: []httpmw.Option{httpmw.WithFreshness(time.Minute)},
+		applies: every, h: okHandler, opts: []httpmw.Option{httpmw.WithFreshSuccess(time.Minute)},
 		steps: []step{{method: "HEAD"}, {method: "GET"}},
 		check: func(t *testing.T, _ shape, a []got, calls int) {
 			wantCalls(t, calls, 1)
@@ -164,7 +164,7 @@ var conformance = []conformanceRow{
 		check: func(t *testing.T, _ shape, a []got, _ int) {
 			wantStatus(t, a, 429)
 			wantBody(t, a[0], "")
-			if a[0].header("Content-Type") != httpmw.ProblemContentType || a[0].header("Retry-After") == "" {
+			if a[0].header("Content-Type") != "application/problem+json" || a[0].header("Retry-After") == "" {
 				t.Errorf("headers %v, want the problem's media type and Retry-After", a[0].Header)
 			}
 		},
@@ -205,8 +205,8 @@ var conformance = []conformanceRow{
 		check: func(t *testing.T, _ shape, a []got, _ int) {
 			wantStatus(t, a, 400, 400)
 			for _, g := range a {
-				if p := problem(t, g); p.Code != httpmw.CodeBadRequest {
-					t.Errorf("problem code %q, want %q", p.Code, httpmw.CodeBadRequest)
+				if p := problem(t, g); p.Reason != "bad_request" {
+					t.Errorf("problem code %q, want %q", p.Reason, "bad_request")
 				}
 			}
 		},
@@ -242,7 +242,7 @@ var conformance = []conformanceRow{
 	},
 	{
 		rule:    "RFC 9111 §5.2.2.1: a fresh 200 carries max-age for what is left of the window, in whole seconds",
-		applies: every, h: okHandler, opts: []httpmw.Option{httpmw.WithFreshness(time.Minute)},
+		applies: every, h: okHandler, opts: []httpmw.Option{httpmw.WithFreshSuccess(time.Minute)},
 		steps: []step{{method: "GET"}},
 		check: func(t *testing.T, _ shape, a []got, _ int) {
 			if a[0].header("Cache-Control") != "max-age=60" {

@@ -31,29 +31,29 @@ type core[Req Request, T any] struct {
 	// own answers a request that no other request's answer may answer
 	// (see methods.go): the seam where an idempotency layer takes the
 	// requests that carry an idempotency key.
-	own       func(context.Context, Req) reply
-	now       func() time.Time
-	configErr error // the configuration error lockmw found, if any
+	own func(context.Context, Req) reply
+	now func() time.Time
 }
 
 // newCore wraps h with lockmw, the answers published inline in the fronts'
 // shared format. gateway is true for the API Gateway adapters, whose
-// integration timeout bounds the waits.
+// integration timeout bounds the waits. Its error matches
+// lockcore.ErrConfig.
 func newCore[Req Request, T any](h func(context.Context, Req) (Response[T], error), store lockcore.Store,
-	key func(context.Context, Req) (string, error), gateway bool, opts []Option) *core[Req, T] {
-	c := &core[Req, T]{o: buildOptions(opts), h: h, key: checkedKey(key), now: time.Now}
+	key func(context.Context, Req) (string, error), gateway bool, opts []Option) (*core[Req, T], error) {
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	c := &core[Req, T]{o: o, h: h, key: checkedKey(key), now: time.Now}
 	c.own = c.runOwn
 	hs := lockmw.Handlers[Req, answer.Answer]{Fetch: c.fetch(), Codec: answer.Codec{}}
-	lockOpts := c.o.lockmwOptions(gateway)
-	invoke, err := lockmw.NewHandlers(hs, store, c.key, lockOpts...)
+	invoke, err := lockmw.NewHandlers(hs, store, c.key, c.o.lockmwOptions(gateway)...)
 	if err != nil {
-		// Every request, of any method, is answered 500; lockmw logs the
-		// error once.
-		c.configErr = err
-		invoke = lockmw.WrapHandlers(hs, store, c.key, lockOpts...)
+		return nil, configError(err)
 	}
 	c.invoke = invoke
-	return c
+	return c, nil
 }
 
 // serve answers one request: a GET or HEAD through the lock, any other
@@ -181,7 +181,7 @@ func checkedKey[Req any](key func(context.Context, Req) (string, error)) func(co
 			return "", err
 		}
 		if len(id) > lockcore.MaxPartitionKeyBytes {
-			return "", fmt.Errorf("%w: %w: %d bytes, at most %d", lockmw.ErrBadInput, ErrKeyTooLong, len(id), lockcore.MaxPartitionKeyBytes)
+			return "", fmt.Errorf("%w: %w: %d bytes, at most %d", lockmw.ErrBadInput, errKeyTooLong, len(id), lockcore.MaxPartitionKeyBytes)
 		}
 		return id, nil
 	}
@@ -220,7 +220,7 @@ func (e *unsharedError) Unwrap() error { return lockmw.ErrBadInput }
 // 429, which no cache may store (RFC 6585 §4): the answer goes to the
 // holder's client, and the lock is released as failure with the reason
 // "status_" and the status, or "too_many_requests" for a 429, a throttle
-// (see [IsThrottleReason]) that the waiters answer 429.
+// (see isThrottleReason) that the waiters answer 429.
 type statusError struct{ a answer.Answer }
 
 func (e *statusError) Error() string {

@@ -1,13 +1,13 @@
 // Package httpmw puts the lock of package lockmw behind an HTTP front door:
-// API Gateway REST proxy integrations ([WrapREST]), HTTP API payload 2.0
-// ([WrapHTTPAPI]), Lambda function URLs ([WrapFunctionURL]) and Application
-// Load Balancer targets ([WrapALB]). Each adapter is a thin conversion of
+// API Gateway REST proxy integrations ([NewREST]), HTTP API payload 2.0
+// ([NewHTTPAPI]), Lambda function URLs ([NewFunctionURL]) and Application
+// Load Balancer targets ([NewALB]). Each adapter is a thin conversion of
 // its event shape around one shared core; none adds lock logic of its own.
 //
 // The key function takes the lock id from the typed request (see
 // [PathParam], [Query], [Header] and [JSONBody] for the usual places), and
 // the handler gets the typed request and answers a [Response]: the status
-// it chose (200 when zero) and a body, encoded with the [Codec] (JSON by
+// it chose (200 when zero) and a body, encoded with the [BodyCodec] (JSON by
 // default, [WithCodec]) and sent with its Content-Type.
 //
 // # Which requests share an answer
@@ -38,7 +38,7 @@
 //
 // An answer is published inline in the lock item, compressed when that
 // helps, up to lockmw.Answers.MaxInlineBytes (64 KiB by default); a larger one
-// needs a lockmw.Answers.Store (given with [WithLockmw]) to go by
+// needs a lockmw.Answers.Store (given with [WithLockmwOptions]) to go by
 // reference, else the key's other requests are answered 500 no_answer and
 // the holder's log line says why at Error level (503 with Retry-After when
 // the answer store fails for a moment: a throttle, a 5xx, a timeout).
@@ -48,21 +48,23 @@
 //
 // Outcomes map to HTTP as clients and caches read them:
 //
-//   - success: the handler's status and body; with [WithFreshness] a 200
+//   - success: the handler's status and body; with [WithFreshSuccess] a 200
 //     also carries Cache-Control: max-age for what is left of the window;
 //     a 204, 205 or 304 carries neither body nor Content-Type. A 304, 412, 206
 //     or 416 answers the request's own preconditions or Range (RFC 9110
 //     §13.1, §14.2): it goes to that client only, and the lock is freed
 //     as after a bad request, so a waiter runs its own handler;
 //   - the holders of the burst failed (lockcore.ErrHolderFailed) with a
-//     throttle reason (see [WithThrottleReason]): 429 with Retry-After;
+//     throttle reason (one that contains "throttl", "rate_limit" or
+//     "too_many", as upstream_throttled does): 429 with Retry-After;
 //   - any other shared failure, a wait that ran out, a store that failed
 //     in a way that passes (a throttle, a 5xx), no time left: 503 with
 //     Retry-After;
 //   - a lock table that cannot work (AccessDeniedException,
 //     ResourceNotFoundException: a client fault other than a throttle) or
-//     a bad configuration: 500 with the code "configuration", no
-//     Retry-After;
+//     a configuration error found at a call: 500 with the reason
+//     "configuration", no Retry-After (one found when the handler is
+//     built is the constructor's error, matching lockcore.ErrConfig);
 //   - no usable key (the key function failed, the id is longer than a
 //     DynamoDB partition key may be), or the handler's error matching
 //     [ErrBadRequest]: 400; the handler's bad request is not shared, not
@@ -77,20 +79,21 @@
 //     on; "too_many_requests" for a 429, which the waiters answer 429),
 //     not shared as a success (RFC 6585 §4: no cache stores a 429);
 //   - a panic of the handler, the key function or the codec: 500 with the
-//     code "internal"; a lock held is released as failure and the panic
+//     reason "internal"; a lock held is released as failure and the panic
 //     goes no further, whatever the method.
 //
 // Retry-After is whole seconds (RFC 9110 §10.2.3): the time until the
 // shared failure's not-before, rounded up, or 1 s when there is none,
 // spread by up to half of it (at least 2 s) so that a herd told to come
 // back does not come back in the same second, and never before the
-// not-before. Behind API Gateway ([WrapREST], [WrapHTTPAPI]) a waiter
+// not-before. Behind API Gateway ([NewREST], [NewHTTPAPI]) a waiter
 // answers 2 s before the integration timeout ([WithIntegrationTimeout],
 // 29 s by default), not after it; function URLs and ALB targets have no
 // limit below the function's own.
 //
 // Error answers are application/problem+json (RFC 9457) with the type
-// about:blank, the status, its title and a failure code; they never carry
+// about:blank, the status, its title and the failure reason (the "code"
+// member: the reasons are listed in docs/fronts.md); they never carry
 // an error's text, an AWS error code, an upstream's body or URL, or a
 // stack, and have Cache-Control: no-store. The adapters return a nil error
 // for every request, so the front door never turns a lock outcome into its

@@ -1,6 +1,11 @@
 package httpmw
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/herdlock/herdlock/middleware/lockmw"
+)
 
 var (
 	// ErrBadRequest is matched by the errors of the key helpers ([PathParam],
@@ -12,8 +17,8 @@ var (
 	// published as the key's failure, not counted as an attempt.
 	ErrBadRequest = errors.New("httpmw: bad request")
 
-	// ErrKeyTooLong means the key function returned an id longer than
-	// lockcore.MaxPartitionKeyBytes. The request is answered 400 and no lock
-	// is taken.
-	ErrKeyTooLong = errors.New("httpmw: key too long")
+	// errKeyTooLong means the key function returned an id longer than
+	// lockcore.MaxPartitionKeyBytes. The request is answered 400 with the
+	// reason key_too_long and no lock is taken.
+	errKeyTooLong = fmt.Errorf("httpmw: %w: too long", lockmw.ErrKey)
 )

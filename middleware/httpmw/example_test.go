@@ -16,16 +16,20 @@ import (
 // An HTTP API route GET /rates/{pair}: one upstream call per burst of
 // requests for a pair, every client answered with the same 200, and a
 // throttled upstream answered 429 with Retry-After to the whole burst.
-func ExampleWrapHTTPAPI() {
+func ExampleNewHTTPAPI() {
 	getRate := func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (httpmw.Response[rate], error) {
 		// Call the upstream here. Give its error lockmw's retry hints
 		// (RetryAfter, FailureReason) to have the burst answered 429.
 		return httpmw.OK(rate{Pair: req.PathParameters["pair"], Bid: 1.0842}), nil
 	}
-	h := httpmw.WrapHTTPAPI(getRate, lockcore.NewMemoryStore(), httpmw.PathParam[events.APIGatewayV2HTTPRequest]("pair"),
-		httpmw.WithFreshness(30*time.Second),
-		httpmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithHolder(lockmw.Holder{AccountID: 123456789012, AppID: 1}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}),
-			lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)})))
+	h, err := httpmw.NewHTTPAPI(getRate, lockcore.NewMemoryStore(), httpmw.PathParam[events.APIGatewayV2HTTPRequest]("pair"),
+		httpmw.WithFreshSuccess(30*time.Second),
+		httpmw.WithLockmwOptions(lockmw.WithLockGroup("rates"), lockmw.WithHolder(lockmw.Holder{AccountID: 123456789012, AppID: 1}),
+			lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard, Logger: slog.New(slog.DiscardHandler)})))
+	if err != nil {
+		fmt.Println(err) // a configuration error: in a Lambda function, log.Fatal(err)
+		return
+	}
 	// In a Lambda function: lambda.Start(h).
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -16,7 +16,7 @@ func TestFreshSuccessCarriesMaxAgeOfWhatIsLeft(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				c := &counting{h: okHandler}
-				serve := s.wrap(c.handle, lockcore.NewMemoryStore(), quiet(), httpmw.WithFreshness(time.Minute))
+				serve := s.wrap(c.handle, lockcore.NewMemoryStore(), quiet(), httpmw.WithFreshSuccess(time.Minute))
 				first := request(t, serve, sample(t, s, samplePair), 10*time.Second)
 				time.Sleep(15 * time.Second)
 				second := request(t, serve, sample(t, s, samplePair), 10*time.Second)
@@ -38,12 +38,45 @@ func TestFreshSuccessCarriesMaxAgeOfWhatIsLeft(t *testing.T) {
 	}
 }
 
+// TestFreshSuccessZeroTurnsTheWindowOff: WithFreshSuccess(0) turns off
+// the lock's fresh-success window too, not only the header: a request 1 s
+// after a success runs the handler again, where lockmw's default window
+// (10 s) answers it from the published success.
+func TestFreshSuccessZeroTurnsTheWindowOff(t *testing.T) {
+	tests := []struct {
+		name  string
+		opts  []httpmw.Option
+		calls int
+	}{
+		{"lockmw's default window", nil, 1},
+		{"WithFreshSuccess(0)", []httpmw.Option{httpmw.WithFreshSuccess(0)}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := shapes[1]
+				c := &counting{h: okHandler}
+				serve := s.wrap(c.handle, lockcore.NewMemoryStore(), append([]httpmw.Option{quiet()}, tt.opts...)...)
+				for range 2 {
+					if g := request(t, serve, sample(t, s, samplePair), 10*time.Second); g.Status != 200 || g.header("Cache-Control") != "" {
+						t.Errorf("status %d Cache-Control %q, want 200 and none", g.Status, g.header("Cache-Control"))
+					}
+					time.Sleep(time.Second)
+				}
+				if n := c.count(); n != tt.calls {
+					t.Errorf("handler calls %d, want %d", n, tt.calls)
+				}
+			})
+		})
+	}
+}
+
 func TestNoCacheControlWithoutFreshness(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := shapes[1]
 		serve := s.wrap(okHandler, lockcore.NewMemoryStore(), quiet())
 		if g := request(t, serve, sample(t, s, samplePair), 10*time.Second); g.header("Cache-Control") != "" {
-			t.Errorf("Cache-Control %q without WithFreshness, want none", g.header("Cache-Control"))
+			t.Errorf("Cache-Control %q without WithFreshSuccess, want none", g.header("Cache-Control"))
 		}
 	})
 }
@@ -54,7 +87,7 @@ func TestNoMaxAgeOnOtherStatuses(t *testing.T) {
 		h := func(context.Context, string) (httpmw.Response[rate], error) {
 			return httpmw.Response[rate]{Status: 404}, nil
 		}
-		serve := s.wrap(h, lockcore.NewMemoryStore(), quiet(), httpmw.WithFreshness(time.Minute))
+		serve := s.wrap(h, lockcore.NewMemoryStore(), quiet(), httpmw.WithFreshSuccess(time.Minute))
 		if g := request(t, serve, sample(t, s, samplePair), 10*time.Second); g.Status != 404 || g.header("Cache-Control") != "" {
 			t.Errorf("status %d Cache-Control %q, want 404 and none", g.Status, g.header("Cache-Control"))
 		}

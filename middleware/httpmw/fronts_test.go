@@ -18,11 +18,11 @@ import (
 // refresher is a queue front on the lock group of the HTTP tests, as an
 // SQS refresher of the same cache is: each record's body is the pair.
 func refresher(store lockcore.Store, calls *atomic.Int32) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
-	return sqsmw.Wrap(func(context.Context, string, []events.SQSMessage) error {
+	return must(sqsmw.New(func(context.Context, string, []events.SQSMessage) error {
 		calls.Add(1)
 		return nil
 	}, store, func(_ context.Context, r events.SQSMessage) (string, error) { return r.Body, nil },
-		sqsmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard})))
+		sqsmw.WithLockmwOptions(lockmw.WithLockGroup("rates"), lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler), EMFWriter: io.Discard}))))
 }
 
 func refresh(t *testing.T, q func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)) events.SQSEventResponse {

@@ -7,19 +7,22 @@ import (
 	"github.com/herdlock/herdlock/lockcore"
 )
 
-// WrapFunctionURL returns h wrapped in a lock on store, for a Lambda
+// NewFunctionURL returns h wrapped in a lock on store, for a Lambda
 // function URL (payload format 2.0, buffered responses):
 //
-//	lambda.Start(httpmw.WrapFunctionURL(getRate, store, httpmw.Query[events.LambdaFunctionURLRequest]("pair")))
+//	h, err := httpmw.NewFunctionURL(getRate, store, httpmw.Query[events.LambdaFunctionURLRequest]("pair"))
 //
-// It is [WrapREST] for the function URL's event shape, which has no path
+// It is [NewREST] for the function URL's event shape, which has no path
 // parameters: take the key from the query, a header or the body.
-func WrapFunctionURL[T any](h func(context.Context, events.LambdaFunctionURLRequest) (Response[T], error), store lockcore.Store,
+func NewFunctionURL[T any](h func(context.Context, events.LambdaFunctionURLRequest) (Response[T], error), store lockcore.Store,
 	key func(context.Context, events.LambdaFunctionURLRequest) (string, error), opts ...Option,
-) func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
-	c := newCore(h, store, key, false, opts)
+) (func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error), error) {
+	c, err := newCore(h, store, key, false, opts)
+	if err != nil {
+		return nil, err
+	}
 	return func(ctx context.Context, req events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
 		r, body, b64 := fitted(c.serve(ctx, req), invokeResponseLimit)
 		return events.LambdaFunctionURLResponse{StatusCode: r.status, Headers: r.header, Body: body, IsBase64Encoded: b64}, nil
-	}
+	}, nil
 }

@@ -76,7 +76,7 @@ func FuzzHTTPAPIDecoding(f *testing.F) {
 		} {
 			want, wantErr := key(ctx, req)
 			store := newKeyRecorder()
-			resp, err := httpmw.WrapHTTPAPI(ok, store, key, quiet())(ctx, req)
+			resp, err := must(httpmw.NewHTTPAPI(ok, store, key, quiet()))(ctx, req)
 			if err != nil {
 				t.Fatalf("adapter error %v", err)
 			}
@@ -100,7 +100,7 @@ func FuzzALBDecoding(f *testing.F) {
 		key := httpmw.Query[events.ALBTargetGroupRequest]("pair")
 		want, wantErr := key(ctx, req)
 		store := newKeyRecorder()
-		resp, err := httpmw.WrapALB(ok, store, key, quiet())(ctx, req)
+		resp, err := must(httpmw.NewALB(ok, store, key, quiet()))(ctx, req)
 		if err != nil {
 			t.Fatalf("adapter error %v", err)
 		}

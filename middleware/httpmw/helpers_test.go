@@ -63,21 +63,21 @@ type shape struct {
 }
 
 var shapes = []shape{
-	{"REST", "rest-get-rate.json", wrapShape(httpmw.WrapREST[rate], httpmw.PathParam[events.APIGatewayProxyRequest]("pair"),
+	{"REST", "rest-get-rate.json", wrapShape(httpmw.NewREST[rate], httpmw.PathParam[events.APIGatewayProxyRequest]("pair"),
 		func(r events.APIGatewayProxyRequest) (string, string) { return r.PathParameters["pair"], r.HTTPMethod })},
-	{"HTTPAPI", "httpapi-get-rate.json", wrapShape(httpmw.WrapHTTPAPI[rate], httpmw.PathParam[events.APIGatewayV2HTTPRequest]("pair"),
+	{"HTTPAPI", "httpapi-get-rate.json", wrapShape(httpmw.NewHTTPAPI[rate], httpmw.PathParam[events.APIGatewayV2HTTPRequest]("pair"),
 		func(r events.APIGatewayV2HTTPRequest) (string, string) {
 			return r.PathParameters["pair"], r.RequestContext.HTTP.Method
 		})},
-	{"FunctionURL", "funcurl-get-rate.json", wrapShape(httpmw.WrapFunctionURL[rate], httpmw.Query[events.LambdaFunctionURLRequest]("pair"),
+	{"FunctionURL", "funcurl-get-rate.json", wrapShape(httpmw.NewFunctionURL[rate], httpmw.Query[events.LambdaFunctionURLRequest]("pair"),
 		func(r events.LambdaFunctionURLRequest) (string, string) {
 			return r.QueryStringParameters["pair"], r.RequestContext.HTTP.Method
 		})},
-	{"ALB", "alb-get-rate.json", wrapShape(httpmw.WrapALB[rate], httpmw.Query[events.ALBTargetGroupRequest]("pair"),
+	{"ALB", "alb-get-rate.json", wrapShape(httpmw.NewALB[rate], httpmw.Query[events.ALBTargetGroupRequest]("pair"),
 		func(r events.ALBTargetGroupRequest) (string, string) {
 			return r.QueryStringParameters["pair"], r.HTTPMethod
 		})},
-	{"ALBMultiValue", "alb-multivalue-get-rate.json", wrapShape(httpmw.WrapALB[rate], httpmw.Query[events.ALBTargetGroupRequest]("pair"),
+	{"ALBMultiValue", "alb-multivalue-get-rate.json", wrapShape(httpmw.NewALB[rate], httpmw.Query[events.ALBTargetGroupRequest]("pair"),
 		func(r events.ALBTargetGroupRequest) (string, string) {
 			return r.MultiValueQueryStringParameters["pair"][0], r.HTTPMethod
 		})},
@@ -86,15 +86,18 @@ var shapes = []shape{
 // wrapShape returns a shape's wrap function from its adapter, key function
 // and a reader of the pair and the method for the handler.
 func wrapShape[Req, Resp any](
-	adapter func(func(context.Context, Req) (httpmw.Response[rate], error), lockcore.Store, func(context.Context, Req) (string, error), ...httpmw.Option) func(context.Context, Req) (Resp, error),
+	adapter func(func(context.Context, Req) (httpmw.Response[rate], error), lockcore.Store, func(context.Context, Req) (string, error), ...httpmw.Option) (func(context.Context, Req) (Resp, error), error),
 	key func(context.Context, Req) (string, error), pairOf func(Req) (string, string),
 ) func(h handler, store lockcore.Store, opts ...httpmw.Option) func(ctx context.Context, event []byte) (got, error) {
 	return func(h handler, store lockcore.Store, opts ...httpmw.Option) func(ctx context.Context, event []byte) (got, error) {
-		f := adapter(func(ctx context.Context, req Req) (httpmw.Response[rate], error) {
+		f, buildErr := adapter(func(ctx context.Context, req Req) (httpmw.Response[rate], error) {
 			pair, method := pairOf(req)
 			return h(context.WithValue(ctx, methodKey{}, method), pair)
 		}, store, key, opts...)
 		return func(ctx context.Context, event []byte) (got, error) {
+			if buildErr != nil {
+				return got{}, buildErr
+			}
 			var req Req
 			if err := json.Unmarshal(event, &req); err != nil {
 				return got{}, err
@@ -110,6 +113,15 @@ func wrapShape[Req, Resp any](
 			return decodeResponse(raw)
 		}
 	}
+}
+
+// must is the handler of an adapter's constructor, which the test's
+// configuration never fails.
+func must[F any](f F, err error) F {
+	if err != nil {
+		panic(err)
+	}
+	return f
 }
 
 // decodeResponse reads a response as API Gateway or the ALB would.
@@ -185,7 +197,7 @@ func invocation(timeout time.Duration) (context.Context, context.CancelFunc) {
 
 // quiet are the options of every test adapter: no log, no metrics.
 func quiet(lockOpts ...lockcore.Option) httpmw.Option {
-	return httpmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}),
+	return httpmw.WithLockmwOptions(lockmw.WithLockGroup("rates"), lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}),
 		lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}), lockmw.WithLockOptions(lockOpts...))
 }
 
@@ -224,8 +236,8 @@ func (e *hintedError) RetryAfter() time.Duration { return e.wait }
 // problem decodes an error answer's body.
 func problem(t *testing.T, g got) httpmw.Problem {
 	t.Helper()
-	if ct := g.header("Content-Type"); ct != httpmw.ProblemContentType {
-		t.Errorf("Content-Type = %q, want %q", ct, httpmw.ProblemContentType)
+	if ct := g.header("Content-Type"); ct != "application/problem+json" {
+		t.Errorf("Content-Type = %q, want %q", ct, "application/problem+json")
 	}
 	var p httpmw.Problem
 	if err := json.Unmarshal(g.Body, &p); err != nil {

@@ -7,18 +7,21 @@ import (
 	"github.com/herdlock/herdlock/lockcore"
 )
 
-// WrapHTTPAPI returns h wrapped in a lock on store, for an API Gateway
+// NewHTTPAPI returns h wrapped in a lock on store, for an API Gateway
 // HTTP API with payload format 2.0:
 //
-//	lambda.Start(httpmw.WrapHTTPAPI(getRate, store, httpmw.PathParam[events.APIGatewayV2HTTPRequest]("pair")))
+//	h, err := httpmw.NewHTTPAPI(getRate, store, httpmw.PathParam[events.APIGatewayV2HTTPRequest]("pair"))
 //
-// It is [WrapREST] for the HTTP API's event shape.
-func WrapHTTPAPI[T any](h func(context.Context, events.APIGatewayV2HTTPRequest) (Response[T], error), store lockcore.Store,
+// It is [NewREST] for the HTTP API's event shape.
+func NewHTTPAPI[T any](h func(context.Context, events.APIGatewayV2HTTPRequest) (Response[T], error), store lockcore.Store,
 	key func(context.Context, events.APIGatewayV2HTTPRequest) (string, error), opts ...Option,
-) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	c := newCore(h, store, key, true, opts)
+) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
+	c, err := newCore(h, store, key, true, opts)
+	if err != nil {
+		return nil, err
+	}
 	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		r, body, b64 := fitted(c.serve(ctx, req), invokeResponseLimit)
 		return events.APIGatewayV2HTTPResponse{StatusCode: r.status, Headers: r.header, Body: body, IsBase64Encoded: b64}, nil
-	}
+	}, nil
 }

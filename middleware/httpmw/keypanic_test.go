@@ -28,9 +28,9 @@ func TestKeyPanicIs500(t *testing.T) {
 					return r.PathParameters["pair"], nil
 				}
 				c := &counting{h: okHandler}
-				serve := httpmw.WrapREST(func(ctx context.Context, r events.APIGatewayProxyRequest) (httpmw.Response[rate], error) {
+				serve := must(httpmw.NewREST(func(ctx context.Context, r events.APIGatewayProxyRequest) (httpmw.Response[rate], error) {
 					return c.handle(ctx, r.PathParameters["pair"])
-				}, lockcore.NewMemoryStore(), key, quiet())
+				}, lockcore.NewMemoryStore(), key, quiet()))
 				ctx, cancel := invocation(10 * time.Second)
 				defer cancel()
 				req := events.APIGatewayProxyRequest{HTTPMethod: method, PathParameters: map[string]string{"pair": samplePair}}
@@ -49,8 +49,8 @@ func TestKeyPanicIs500(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if p := problem(t, g); first.StatusCode != 500 || p.Code != httpmw.CodeInternal {
-					t.Errorf("first: %d code %q, want 500 %q", first.StatusCode, p.Code, httpmw.CodeInternal)
+				if p := problem(t, g); first.StatusCode != 500 || p.Reason != "internal" {
+					t.Errorf("first: %d code %q, want 500 %q", first.StatusCode, p.Reason, "internal")
 				}
 				if second.StatusCode != 200 {
 					t.Errorf("second: %d %s, want 200", second.StatusCode, second.Body)

@@ -68,11 +68,11 @@ func TestLargeAnswerReachesTheKeysOtherRequests(t *testing.T) {
 		status     int
 		retryAfter bool
 	}{
-		{"with an answer store", []httpmw.Option{httpmw.WithLockmw(lockmw.WithAnswers(lockmw.Answers{Store: &memAnswers{}}))}, 200, false},
+		{"with an answer store", []httpmw.Option{httpmw.WithLockmwOptions(lockmw.WithAnswers(lockmw.Answers{Store: &memAnswers{}}))}, 200, false},
 		{"without one", nil, 500, false},
-		{"a throttled answer store", []httpmw.Option{httpmw.WithLockmw(lockmw.WithAnswers(lockmw.Answers{Store: &memAnswers{
+		{"a throttled answer store", []httpmw.Option{httpmw.WithLockmwOptions(lockmw.WithAnswers(lockmw.Answers{Store: &memAnswers{
 			failGet: &smithy.GenericAPIError{Code: "SlowDown", Message: "Please reduce your request rate.", Fault: smithy.FaultServer}}}))}, 503, true},
-		{"a denied answer store", []httpmw.Option{httpmw.WithLockmw(lockmw.WithAnswers(lockmw.Answers{Store: &memAnswers{
+		{"a denied answer store", []httpmw.Option{httpmw.WithLockmwOptions(lockmw.WithAnswers(lockmw.Answers{Store: &memAnswers{
 			failGet: &smithy.GenericAPIError{Code: "AccessDenied", Message: "Access Denied", Fault: smithy.FaultClient}}}))}, 500, false},
 	}
 	for _, tt := range tests {
@@ -80,7 +80,7 @@ func TestLargeAnswerReachesTheKeysOtherRequests(t *testing.T) {
 			t.Run(tt.name+"/"+s.name, func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					c := &counting{h: h}
-					opts := append([]httpmw.Option{quiet(), httpmw.WithFreshness(time.Minute)}, tt.opts...)
+					opts := append([]httpmw.Option{quiet(), httpmw.WithFreshSuccess(time.Minute)}, tt.opts...)
 					serve := s.wrap(c.handle, lockcore.NewMemoryStore(), opts...)
 					first := request(t, serve, sample(t, s, samplePair), 10*time.Second)
 					second := request(t, serve, sample(t, s, samplePair), 10*time.Second)
@@ -94,8 +94,8 @@ func TestLargeAnswerReachesTheKeysOtherRequests(t *testing.T) {
 						t.Errorf("fresh request: %d bytes, not the holder's answer", len(second.Body))
 					}
 					if tt.status != 200 {
-						if p := problem(t, second); p.Code != httpmw.CodeNoAnswer {
-							t.Errorf("code %q, want %q", p.Code, httpmw.CodeNoAnswer)
+						if p := problem(t, second); p.Reason != "no_answer" {
+							t.Errorf("code %q, want %q", p.Reason, "no_answer")
 						}
 						if strings.Contains(string(second.Body), "SlowDown") || strings.Contains(string(second.Body), "Denied") {
 							t.Errorf("body %s carries the store's error", second.Body)

@@ -28,13 +28,9 @@ func (c *core[Req, T]) runOwn(ctx context.Context, req Req) (r reply) {
 		if v := recover(); v != nil {
 			slog.Default().ErrorContext(ctx, "httpmw: panic in a request that runs without the lock; answered 500",
 				slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
-			r = problemReply(http.StatusInternalServerError, CodeInternal, nil)
+			r = problemReply(http.StatusInternalServerError, reasonInternal, nil)
 		}
 	}()
-	if c.configErr != nil {
-		_, _ = c.invoke(ctx, req) // lockmw's handler of a bad configuration logs it once
-		return c.failure(c.configErr)
-	}
 	if _, err := c.key(ctx, req); err != nil {
 		return c.failure(fmt.Errorf("%w: %w", lockmw.ErrKey, err)) // as lockmw does
 	}

@@ -11,16 +11,19 @@ import (
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
-// Failure codes of error answers that lockmw.ErrorReason does not name.
+// Failure reasons of error answers that lockmw.ErrorReason does not name,
+// as the problem body's "code" member carries them. docs/fronts.md lists
+// them (section "Failure reasons of the error answers"), and a test ties
+// that list to these values.
 const (
-	CodeBadRequest  = "bad_request"   // no usable key in the request, or the handler's ErrBadRequest
-	CodeKeyTooLong  = "key_too_long"  // the key is over the partition-key limit
-	CodeConfig      = "configuration" // the adapter, the middleware or the lock table is misconfigured
-	CodeNoAnswer    = "no_answer"     // the holder's success came without a usable answer
-	CodeLockFailed  = "lock_failed"   // the lock could not be taken nor waited for
-	CodeNoTimeLeft  = "no_time_left"  // too little time left to take the lock
-	CodeHandlerFail = "error"         // the handler failed with no code of its own
-	CodeInternal    = "internal"      // the handler panicked
+	reasonBadRequest  = "bad_request"   // no usable key in the request, or the handler's ErrBadRequest
+	reasonKeyTooLong  = "key_too_long"  // the key is over the partition-key limit
+	reasonConfig      = "configuration" // the adapter, the middleware or the lock table is misconfigured
+	reasonNoAnswer    = "no_answer"     // the holder's success came without a usable answer
+	reasonLockFailed  = "lock_failed"   // the lock could not be taken nor waited for
+	reasonNoTimeLeft  = "no_time_left"  // too little time left to take the lock
+	reasonHandlerFail = "error"         // the handler failed with no reason of its own
+	reasonInternal    = "internal"      // the handler panicked
 )
 
 // failure maps the error of an invocation to its error answer.
@@ -34,20 +37,20 @@ func (c *core[Req, T]) failure(err error) reply {
 	case errors.As(err, &ue):
 		return plainReply(ue.a) // the answer to the holder's own preconditions or range
 	case errors.Is(err, lockcore.ErrConfig):
-		return problemReply(http.StatusInternalServerError, CodeConfig, nil)
+		return problemReply(http.StatusInternalServerError, reasonConfig, nil)
 	case errors.Is(err, lockmw.ErrHandlerPanicked):
-		return problemReply(http.StatusInternalServerError, CodeInternal, nil)
-	case errors.Is(err, ErrKeyTooLong):
-		return problemReply(http.StatusBadRequest, CodeKeyTooLong, nil)
+		return problemReply(http.StatusInternalServerError, reasonInternal, nil)
+	case errors.Is(err, errKeyTooLong):
+		return problemReply(http.StatusBadRequest, reasonKeyTooLong, nil)
 	case errors.Is(err, lockmw.ErrKey), errors.Is(err, ErrBadRequest):
-		return problemReply(http.StatusBadRequest, CodeBadRequest, nil)
+		return problemReply(http.StatusBadRequest, reasonBadRequest, nil)
 	}
 	var hf *lockcore.HolderFailedError
 	if errors.As(err, &hf) {
 		// The holders of this burst failed: the shared failure's reason
 		// and not-before, the same for every waiter.
 		status := http.StatusServiceUnavailable
-		if c.o.throttled(hf.Reason) {
+		if isThrottleReason(hf.Reason) {
 			status = http.StatusTooManyRequests
 		}
 		return problemReply(status, hf.Reason, retryAfter(retryAfterUntil(hf.NotBefore, now)))
@@ -58,13 +61,13 @@ func (c *core[Req, T]) failure(err error) reply {
 	case errors.Is(err, lockmw.ErrNoAnswer) && passingStoreError(err):
 		// The answer store failed to give the answer back, as a store
 		// may for a moment.
-		return problemReply(http.StatusServiceUnavailable, CodeNoAnswer, retryAfter(retryAfterFor(0)))
+		return problemReply(http.StatusServiceUnavailable, reasonNoAnswer, retryAfter(retryAfterFor(0)))
 	case errors.Is(err, lockmw.ErrNoAnswer):
 		// The holder published success without an answer this
 		// configuration carries: retrying soon meets the same.
-		return problemReply(http.StatusInternalServerError, CodeNoAnswer, nil)
+		return problemReply(http.StatusInternalServerError, reasonNoAnswer, nil)
 	case errors.Is(err, lockcore.ErrNoTimeLeft):
-		return problemReply(http.StatusServiceUnavailable, CodeNoTimeLeft, retryAfter(retryAfterFor(0)))
+		return problemReply(http.StatusServiceUnavailable, reasonNoTimeLeft, retryAfter(retryAfterFor(0)))
 	}
 	return c.handlerFailure(err)
 }
@@ -75,11 +78,11 @@ func (c *core[Req, T]) failure(err error) reply {
 // table, no permission). A store's error code never reaches the client.
 func (c *core[Req, T]) lockFailure(err error) reply {
 	if permanentStoreError(err) {
-		return problemReply(http.StatusInternalServerError, CodeConfig, nil)
+		return problemReply(http.StatusInternalServerError, reasonConfig, nil)
 	}
 	code := publicCode(err)
-	if code == CodeHandlerFail {
-		code = CodeLockFailed
+	if code == reasonHandlerFail {
+		code = reasonLockFailed
 	}
 	return problemReply(http.StatusServiceUnavailable, code, retryAfter(retryAfterFor(0)))
 }
@@ -93,7 +96,7 @@ func (c *core[Req, T]) handlerFailure(err error) reply {
 	var ra lockmw.RetryAfterer
 	hinted := errors.As(err, &ra)
 	switch {
-	case c.o.throttled(code):
+	case isThrottleReason(code):
 		d := retryAfterFor(0)
 		if hinted {
 			d = retryAfterFor(ra.RetryAfter())
@@ -113,7 +116,7 @@ func publicCode(err error) string {
 	code := lockmw.ErrorReason(err)
 	var ae smithy.APIError
 	if errors.As(err, &ae) && code == ae.ErrorCode() {
-		return CodeHandlerFail
+		return reasonHandlerFail
 	}
 	return code
 }

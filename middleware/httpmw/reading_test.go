@@ -119,13 +119,13 @@ func keyed(t *testing.T, s shape, kind string, store lockcore.Store, event []byt
 	var err error
 	switch s.name {
 	case "REST":
-		resp, err = serveWithKey(ctx, httpmw.WrapREST[rate], keyOfKind[events.APIGatewayProxyRequest](kind), ok, store, event)
+		resp, err = serveWithKey(ctx, httpmw.NewREST[rate], keyOfKind[events.APIGatewayProxyRequest](kind), ok, store, event)
 	case "HTTPAPI":
-		resp, err = serveWithKey(ctx, httpmw.WrapHTTPAPI[rate], keyOfKind[events.APIGatewayV2HTTPRequest](kind), ok, store, event)
+		resp, err = serveWithKey(ctx, httpmw.NewHTTPAPI[rate], keyOfKind[events.APIGatewayV2HTTPRequest](kind), ok, store, event)
 	case "FunctionURL":
-		resp, err = serveWithKey(ctx, httpmw.WrapFunctionURL[rate], keyOfKind[events.LambdaFunctionURLRequest](kind), ok, store, event)
+		resp, err = serveWithKey(ctx, httpmw.NewFunctionURL[rate], keyOfKind[events.LambdaFunctionURLRequest](kind), ok, store, event)
 	default:
-		resp, err = serveWithKey(ctx, httpmw.WrapALB[rate], keyOfKind[events.ALBTargetGroupRequest](kind), ok, store, event)
+		resp, err = serveWithKey(ctx, httpmw.NewALB[rate], keyOfKind[events.ALBTargetGroupRequest](kind), ok, store, event)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -149,14 +149,19 @@ func keyOfKind[Req httpmw.Request](kind string) func(context.Context, Req) (stri
 }
 
 func serveWithKey[Req httpmw.Request, Resp any](ctx context.Context,
-	adapter func(func(context.Context, Req) (httpmw.Response[rate], error), lockcore.Store, func(context.Context, Req) (string, error), ...httpmw.Option) func(context.Context, Req) (Resp, error),
+	adapter func(func(context.Context, Req) (httpmw.Response[rate], error), lockcore.Store, func(context.Context, Req) (string, error), ...httpmw.Option) (func(context.Context, Req) (Resp, error), error),
 	key func(context.Context, Req) (string, error), h func(context.Context, any) (httpmw.Response[rate], error), store lockcore.Store, event []byte) (Resp, error) {
 	var req Req
 	if err := json.Unmarshal(event, &req); err != nil {
 		var zero Resp
 		return zero, err
 	}
-	return adapter(func(ctx context.Context, r Req) (httpmw.Response[rate], error) { return h(ctx, r) }, store, key, quiet())(ctx, req)
+	f, err := adapter(func(ctx context.Context, r Req) (httpmw.Response[rate], error) { return h(ctx, r) }, store, key, quiet())
+	if err != nil {
+		var zero Resp
+		return zero, err
+	}
+	return f(ctx, req)
 }
 
 func TestConformanceOfWhatTheKeysRead(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 )
 
 // Response is a handler's answer: the status and the body, which the
-// [Codec] encodes. A zero Status is 200 (http.StatusOK).
+// [BodyCodec] encodes. A zero Status is 200 (http.StatusOK).
 type Response[T any] struct {
 	Status int
 	Body   T
@@ -15,19 +15,16 @@ type Response[T any] struct {
 // OK returns a [Response] with status 200 and body v.
 func OK[T any](v T) Response[T] { return Response[T]{Status: http.StatusOK, Body: v} }
 
-// Codec encodes a handler's [Response] body and names its media type.
-// Encode must be safe for concurrent use.
-type Codec interface {
+// BodyCodec encodes a handler's [Response] body and names its media type
+// (see [WithCodec]). Encode must be safe for concurrent use.
+type BodyCodec interface {
 	ContentType() string
 	Encode(v any) ([]byte, error)
 }
 
-// JSONCodec is the default [Codec]: encoding/json, as application/json.
-// The zero value is ready to use.
-type JSONCodec struct{}
+// jsonCodec is the default [BodyCodec]: encoding/json, as application/json.
+type jsonCodec struct{}
 
-// ContentType returns "application/json".
-func (JSONCodec) ContentType() string { return "application/json" }
+func (jsonCodec) ContentType() string { return "application/json" }
 
-// Encode returns json.Marshal(v).
-func (JSONCodec) Encode(v any) ([]byte, error) { return json.Marshal(v) }
+func (jsonCodec) Encode(v any) ([]byte, error) { return json.Marshal(v) }

@@ -44,15 +44,15 @@ func TestAnswerOverTheFrontsResponseLimitIs500(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					big := strings.Repeat("a", tt.size) // compresses well below the inline maximum
 					h := func(context.Context, string) (httpmw.Response[rate], error) { return httpmw.OK(rate{Pair: big}), nil }
-					serve := s.wrap(h, lockcore.NewMemoryStore(), append([]httpmw.Option{quiet(), httpmw.WithFreshness(time.Minute)}, tt.opts...)...)
+					serve := s.wrap(h, lockcore.NewMemoryStore(), append([]httpmw.Option{quiet(), httpmw.WithFreshSuccess(time.Minute)}, tt.opts...)...)
 					for i := range 2 { // the holder, then a request answered from the fresh window
 						g := request(t, serve, sample(t, s, samplePair), 10*time.Second)
 						if g.Status != tt.status {
 							t.Fatalf("request %d: status %d, want %d", i, g.Status, tt.status)
 						}
 						if tt.status == 500 {
-							if p := problem(t, g); p.Code != httpmw.CodeNoAnswer {
-								t.Errorf("request %d: code %q, want %q", i, p.Code, httpmw.CodeNoAnswer)
+							if p := problem(t, g); p.Reason != "no_answer" {
+								t.Errorf("request %d: code %q, want %q", i, p.Reason, "no_answer")
 							}
 						} else if len(g.Body) < tt.size {
 							t.Errorf("request %d: %d bytes of body, want the whole answer", i, len(g.Body))

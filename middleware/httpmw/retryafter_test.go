@@ -36,25 +36,32 @@ func TestRetryAfterCountsDownToTheNotBefore(t *testing.T) {
 	})
 }
 
-func TestThrottleReasonIsConfigurable(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		s := shapes[1]
-		h := failing(&hintedError{code: "quota_exhausted", wait: 10 * time.Second})
-		for _, tc := range []struct {
-			opts   []httpmw.Option
-			status int
-		}{
-			{nil, 503},
-			{[]httpmw.Option{httpmw.WithThrottleReason(func(r string) bool { return r == "quota_exhausted" })}, 429},
-		} {
-			serve := s.wrap(h, lockcore.NewMemoryStore(), append([]httpmw.Option{quiet()}, tc.opts...)...)
-			for i := range 2 { // the holder, then the shared failure
-				if g := request(t, serve, sample(t, s, samplePair), 10*time.Second); g.Status != tc.status {
-					t.Errorf("request %d: status %d, want %d", i, g.Status, tc.status)
+// TestThrottleReasons: a failure reason that names a throttle (it
+// contains "throttl", "rate_limit" or "too_many") is answered 429, any
+// other 503, to the holder and to the shared failure's waiters.
+func TestThrottleReasons(t *testing.T) {
+	tests := []struct {
+		reason string
+		status int
+	}{
+		{"quota_exhausted", 503},
+		{"upstream_throttled", 429},
+		{"rate_limited", 429},
+		{"too_many_calls", 429},
+	}
+	for _, tt := range tests {
+		t.Run(tt.reason, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := shapes[1]
+				serve := s.wrap(failing(&hintedError{code: tt.reason, wait: 10 * time.Second}), lockcore.NewMemoryStore(), quiet())
+				for i := range 2 { // the holder, then the shared failure
+					if g := request(t, serve, sample(t, s, samplePair), 10*time.Second); g.Status != tt.status {
+						t.Errorf("request %d: status %d, want %d", i, g.Status, tt.status)
+					}
 				}
-			}
-		}
-	})
+			})
+		})
+	}
 }
 
 // TestRetryAfterIsSpread: a herd told to come back after a throttle does

@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	"github.com/herdlock/herdlock/lockcore"
-	"github.com/herdlock/herdlock/middleware/httpmw"
 )
 
 // refusingStore is a lock table that answers every call with err, as
@@ -45,13 +44,13 @@ func TestStoreErrorsNeverReachClients(t *testing.T) {
 	}{
 		{"AccessDeniedException", &smithy.GenericAPIError{Code: "AccessDeniedException", Fault: smithy.FaultClient,
 			Message: "User: arn:aws:sts::123456789012:assumed-role/rates is not authorized to perform: dynamodb:UpdateItem"},
-			500, httpmw.CodeConfig, false},
+			500, "configuration", false},
 		{"ResourceNotFoundException", &types.ResourceNotFoundException{Message: aws.String("Requested resource not found: Table: locks not found")},
-			500, httpmw.CodeConfig, false},
+			500, "configuration", false},
 		{"ThrottlingException", &smithy.GenericAPIError{Code: "ThrottlingException", Fault: smithy.FaultClient, Message: "Rate of requests exceeds the allowed throughput."},
-			503, httpmw.CodeLockFailed, true},
+			503, "lock_failed", true},
 		{"InternalServerError", &types.InternalServerError{Message: aws.String("Internal server error")},
-			503, httpmw.CodeLockFailed, true},
+			503, "lock_failed", true},
 	}
 	for _, tt := range tests {
 		for _, s := range shapes {
@@ -63,8 +62,8 @@ func TestStoreErrorsNeverReachClients(t *testing.T) {
 					if g.Status != tt.status || (g.header("Retry-After") != "") != tt.retryAfter {
 						t.Errorf("status %d Retry-After %q, want %d with Retry-After %t", g.Status, g.header("Retry-After"), tt.status, tt.retryAfter)
 					}
-					if p := problem(t, g); p.Code != tt.code {
-						t.Errorf("code %q, want %q", p.Code, tt.code)
+					if p := problem(t, g); p.Reason != tt.code {
+						t.Errorf("code %q, want %q", p.Reason, tt.code)
 					}
 					for _, leak := range []string{"Exception", "arn:", "Table", "Internal server"} {
 						if strings.Contains(string(g.Body), leak) {

@@ -33,7 +33,7 @@ func TestHeaderKeyAnswersVary(t *testing.T) {
 				h := func(_ context.Context, r events.APIGatewayProxyRequest) (httpmw.Response[rate], error) {
 					return httpmw.OK(rate{Pair: r.Headers["X-Pair"], Bid: 1.1}), nil
 				}
-				serve := httpmw.WrapREST(h, lockcore.NewMemoryStore(), tt.key, quiet(), httpmw.WithFreshness(time.Minute))
+				serve := must(httpmw.NewREST(h, lockcore.NewMemoryStore(), tt.key, quiet(), httpmw.WithFreshSuccess(time.Minute)))
 				ctx, cancel := invocation(10 * time.Second)
 				defer cancel()
 				req := events.APIGatewayProxyRequest{HTTPMethod: http.MethodGet, PathParameters: map[string]string{"pair": samplePair},
@@ -80,7 +80,7 @@ func TestBodyKeyAnswersNoStore(t *testing.T) {
 				h := func(context.Context, events.LambdaFunctionURLRequest) (httpmw.Response[rate], error) {
 					return httpmw.OK(rate{Pair: "GBPUSD", Bid: 1.2}), nil
 				}
-				serve := httpmw.WrapFunctionURL(h, lockcore.NewMemoryStore(), key, quiet(), httpmw.WithFreshness(time.Minute))
+				serve := must(httpmw.NewFunctionURL(h, lockcore.NewMemoryStore(), key, quiet(), httpmw.WithFreshSuccess(time.Minute)))
 				ctx, cancel := invocation(10 * time.Second)
 				defer cancel()
 				req := events.LambdaFunctionURLRequest{QueryStringParameters: tt.query, Body: tt.body}

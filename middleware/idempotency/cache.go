@@ -39,7 +39,7 @@ func (e *cacheEntry) size() int { return len(e.key) + len(e.stored) }
 // larger than maxBytes is never cached.
 func NewCache(maxEntries, maxBytes int) (*Cache, error) {
 	if maxEntries < 1 || maxBytes < 1 {
-		return nil, fmt.Errorf("%w: NewCache: %d entries and %d bytes, both must be positive", ErrConfig, maxEntries, maxBytes)
+		return nil, fmt.Errorf("%w: NewCache: %d entries and %d bytes, both must be positive", errConfig, maxEntries, maxBytes)
 	}
 	return &Cache{maxEntries: maxEntries, maxBytes: maxBytes, order: list.New(), byKey: map[string]*list.Element{}}, nil
 }

@@ -29,7 +29,7 @@ func TestCacheReplaysWithoutTheStore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &countingStore{Store: lockcore.NewMemoryStore()}
 		c := &counter{}
-		h := wrap(t, c, store, idempotency.WithCache(newCache(t, 10, 1<<20)), idempotency.WithExpiresAfter(time.Minute))
+		h := wrap(t, c, store, idempotency.WithCache(newCache(t, 10, 1<<20)), idempotency.WithRetention(idempotency.Retention{Answers: time.Minute}))
 		first, err := invoke(t, h, time.Minute, order{Key: "k", Amount: 1})
 		if err != nil {
 			t.Fatal(err)

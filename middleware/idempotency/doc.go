@@ -8,11 +8,11 @@
 //		Handle:  chargeCard,
 //		Key:     func(_ context.Context, p Payment) (string, error) { return p.OrderID, nil },
 //		Payload: func(p Payment) any { return p.Amount },
-//	}, store, idempotency.WithKeyPrefix("charge"))
+//	}, store, idempotency.WithKeys(idempotency.Keys{Prefix: "charge"}))
 //	lambda.Start(charge)
 //
 // It is built on the lock of package lockmw: a record is a lock item, id
-// "prefix#key" in the partition's group, and its answer is the holder's
+// "prefix#key" in the lock group, and its answer is the holder's
 // inline answer, published with its success release in the same
 // conditional write; the retention is lockcore's fresh-success window
 // (lockcore.WithFreshSuccess). So a duplicate is one of the lock's herd:
@@ -21,7 +21,7 @@
 //     runs, holding the record, with the holder context, cancelled when
 //     its lease is lost or its maximum hold (the invocation's deadline
 //     less the safety margin) is reached;
-//   - a completed record younger than the retention ([WithExpiresAfter],
+//   - a completed record younger than the retention ([Retention].Answers,
 //     default one hour, checked in the store's condition in milliseconds;
 //     DynamoDB's TTL, a day later, only cleans up): its answer is
 //     replayed, read from the refused write, a first read, a wait, a
@@ -40,7 +40,7 @@
 //
 // A handler error is not kept: the record is released as failed and the
 // next duplicate runs (lockcore's failure policy still holds back a key
-// whose attempts keep failing). [WithKeptErrors] keeps it for a window:
+// whose attempts keep failing). [Retention].Errors keeps it for a window:
 // the duplicates inside it are told the reason and the not-before
 // (lockcore.ErrHolderFailed) instead of running.
 //
@@ -67,7 +67,7 @@
 // # Sources
 //
 // [Wrap] and [New] take any event type. [SQSHandler] makes a per-record
-// SQS handler idempotent for sqsmw.Wrap, by message id or a key from the
+// SQS handler idempotent for sqsmw.New, by message id or a key from the
 // body, with sqsmw's partial batch response. [WrapHTTP] reads the
 // Idempotency-Key header of draft-ietf-httpapi-idempotency-key-header-06
 // and answers 400, 422 and 409 as problem+json.
@@ -77,14 +77,14 @@
 // Configuration is per operation: [Handlers] and the options are copied
 // when the handler is built, and the store (any lockcore.Store) holds no
 // configuration, so two operations sharing a store share nothing else.
-// Give them distinct prefixes ([WithKeyPrefix]) when their keys may meet.
+// Give them distinct prefixes ([Keys].Prefix) when their keys may meet.
 //
 // # Size
 //
 // Answers are stored inline, compressed with DEFLATE when that is
 // smaller, up to lockcore.MaxAnswerBytes as stored. A larger answer goes
 // by reference into the answer store given with lockmw.WithAnswers
-// (through [WithLockmw]): the record carries the reference and the
+// (through [WithLockmwOptions]): the record carries the reference and the
 // answer's SHA-256, which every replay checks on what it reads back. An
 // answer that cannot be stored (too large with no answer store, refused
 // by it) is never lost silently: the record is completed without it, the

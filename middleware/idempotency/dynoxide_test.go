@@ -14,6 +14,7 @@ import (
 	"github.com/herdlock/herdlock/internal/dynoxide/dynoxidetest"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/idempotency"
+	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
 // On Dynoxide, the record is one lock item whose attributes carry their
@@ -31,13 +32,13 @@ func TestRecordAttributesOnDynoxide(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &counter{}
-	h := wrap(t, c, store, idempotency.WithPartition("payments"), idempotency.WithKeyPrefix("charge"))
+	h := wrap(t, c, store, idempotency.WithLockmwOptions(lockmw.WithLockGroup("payments")), idempotency.WithKeys(idempotency.Keys{Prefix: "charge"}))
 	start := time.Now()
 	first, err := invoke(t, h, time.Minute, order{Key: "o-1", Amount: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := invoke(t, wrap(t, c, store, idempotency.WithPartition("payments"), idempotency.WithKeyPrefix("charge")), time.Minute, order{Key: "o-1", Amount: 5}); err != nil || again != first {
+	if again, err := invoke(t, wrap(t, c, store, idempotency.WithLockmwOptions(lockmw.WithLockGroup("payments")), idempotency.WithKeys(idempotency.Keys{Prefix: "charge"})), time.Minute, order{Key: "o-1", Amount: 5}); err != nil || again != first {
 		t.Fatalf("replay = %+v, %v; want %+v", again, err, first)
 	}
 	end := time.Now()
@@ -63,7 +64,7 @@ func TestRecordAttributesOnDynoxide(t *testing.T) {
 	if at := num(lockcore.AttrReleasedAtMs); at < start.UnixMilli() || at > end.UnixMilli() {
 		t.Errorf("%s = %d, want Unix milliseconds in [%d, %d]", lockcore.AttrReleasedAtMs, at, start.UnixMilli(), end.UnixMilli())
 	}
-	wantTTL := start.Add(idempotency.DefaultExpiresAfter + 24*time.Hour).Unix()
+	wantTTL := start.Add(time.Hour + 24*time.Hour).Unix()
 	if ttl := num(lockcore.AttrTTL); ttl < wantTTL || ttl > wantTTL+int64(end.Sub(start)/time.Second)+1 {
 		t.Errorf("%s = %d, want Unix seconds about %d (a day past the retention)", lockcore.AttrTTL, ttl, wantTTL)
 	}

@@ -1,18 +1,19 @@
 package idempotency
 
-import "errors"
+import (
+	"errors"
+	"fmt"
 
+	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/lockmw"
+)
+
+// Configuration errors match lockcore.ErrConfig, and an event without a
+// usable idempotency key (missing, and [Keys].Optional not set; blank;
+// longer than 1 KiB, or an Idempotency-Key header over 255 bytes; or the
+// key function failed) is an error matching lockmw.ErrKey: the handler
+// did not run, and an HTTP layer answers 400.
 var (
-	// ErrConfig is wrapped in every configuration error: one returned by
-	// [New], or returned on every call by a handler from [Wrap].
-	ErrConfig = errors.New("idempotency: invalid configuration")
-
-	// ErrKey means the event's idempotency key is missing (and
-	// [WithOptionalKey] is not given), blank, longer than 1 KiB (an
-	// Idempotency-Key header: [MaxKeyBytes]), or the key function failed. The handler did not run. An HTTP
-	// layer answers 400.
-	ErrKey = errors.New("idempotency: no usable idempotency key")
-
 	// ErrPayloadMismatch means the key was used before with another
 	// payload: the fingerprint of the event's payload differs from the
 	// one stored with the answer. The handler did not run and the stored
@@ -24,4 +25,11 @@ var (
 	// the safety margin). The handler did not run; a retry later gets the
 	// answer. It wraps lockcore.ErrWaitTimeout. An HTTP layer answers 409.
 	ErrInProgress = errors.New("idempotency: an invocation with the same key is in progress")
+)
+
+var (
+	// errConfig is wrapped in the layer's configuration errors.
+	errConfig = fmt.Errorf("idempotency: %w", lockcore.ErrConfig)
+	// errKey is wrapped in the layer's key errors.
+	errKey = fmt.Errorf("idempotency: %w", lockmw.ErrKey)
 )

@@ -11,7 +11,7 @@ import (
 )
 
 // Powertools deletes the record of a handler error, so the next duplicate
-// runs; so do we by default. With WithKeptErrors the error is kept for a
+// runs; so do we by default. With Retention.Errors the error is kept for a
 // window, as the draft and Stripe replay an error: a duplicate inside it
 // does not run and is told the reason and the not-before; after it, one
 // runs.
@@ -26,8 +26,8 @@ func TestHandlerErrors(t *testing.T) {
 		wantRetry bool // the retry ran the handler
 	}{
 		{"not kept: the next duplicate runs", nil, time.Second, errUpstream, 2, true},
-		{"kept: a duplicate inside the window does not run", []idempotency.Option{idempotency.WithKeptErrors(time.Minute)}, 30 * time.Second, lockcore.ErrHolderFailed, 1, false},
-		{"kept: a duplicate after the window runs", []idempotency.Option{idempotency.WithKeptErrors(time.Minute)}, time.Minute + time.Second, errUpstream, 2, true},
+		{"kept: a duplicate inside the window does not run", []idempotency.Option{idempotency.WithRetention(idempotency.Retention{Errors: time.Minute})}, 30 * time.Second, lockcore.ErrHolderFailed, 1, false},
+		{"kept: a duplicate after the window runs", []idempotency.Option{idempotency.WithRetention(idempotency.Retention{Errors: time.Minute})}, time.Minute + time.Second, errUpstream, 2, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

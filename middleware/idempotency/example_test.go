@@ -39,9 +39,9 @@ func Example() {
 			return r, nil
 		},
 	}, lockcore.NewMemoryStore(), // a lockcore.DynamoStore in Lambda
-		idempotency.WithKeyPrefix("charge"),
-		idempotency.WithLockmw(lockmw.WithHolder(lockmw.Holder{AccountID: 123456789012, AppID: 1}),
-			lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard})))
+		idempotency.WithKeys(idempotency.Keys{Prefix: "charge"}),
+		idempotency.WithLockmwOptions(lockmw.WithHolder(lockmw.Holder{AccountID: 123456789012, AppID: 1}), // from the function ARN in Lambda
+			lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler), EMFWriter: io.Discard})))
 
 	ctx := context.Background()
 	first, _ := charge(ctx, Payment{OrderID: "o-1", Amount: 42})

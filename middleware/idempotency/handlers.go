@@ -20,8 +20,8 @@ type Handlers[TIn, TOut any] struct {
 	Handle func(ctx context.Context, event TIn) (TOut, error)
 
 	// Key returns the event's idempotency key. "" means the event has
-	// none: an error matching [ErrKey], or, with [WithOptionalKey], a run
-	// without idempotency. An error fails the invocation with [ErrKey].
+	// none: an error matching lockmw.ErrKey, or, with [Keys].Optional, a run
+	// without idempotency. An error fails the invocation with lockmw.ErrKey.
 	// Required.
 	Key func(ctx context.Context, event TIn) (string, error)
 

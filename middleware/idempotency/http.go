@@ -19,15 +19,15 @@ import (
 
 // HTTP header names of [WrapHTTP].
 const (
-	// HeaderIdempotencyKey is the request header that carries the key
+	// headerIdempotencyKey is the request header that carries the key
 	// (draft-ietf-httpapi-idempotency-key-header-06): a structured-field
 	// string, "quoted", or leniently a bare value of visible ASCII without
 	// quote, comma, semicolon or backslash, as Stripe's clients send it.
 	// Sent once: a second one, or any other value, is 400.
-	HeaderIdempotencyKey = "Idempotency-Key"
-	// HeaderReplayed is set to "true" on a replayed response, as Stripe
+	headerIdempotencyKey = "Idempotency-Key"
+	// headerReplayed is set to "true" on a replayed response, as Stripe
 	// names it.
-	HeaderReplayed = "Idempotent-Replayed"
+	headerReplayed = "Idempotent-Replayed"
 )
 
 // HTTPResponse is the set of response event shapes [WrapHTTP] answers
@@ -42,13 +42,13 @@ type HTTPResponse interface {
 // draft-ietf-httpapi-idempotency-key-header-06, for API Gateway REST and
 // HTTP APIs, function URLs and ALB (Req and Resp of the same one):
 //
-//	lambda.Start(idempotency.WrapHTTP(createOrder, store, idempotency.WithKeyPrefix("orders")))
+//	lambda.Start(idempotency.WrapHTTP(createOrder, store, idempotency.WithKeys(idempotency.Keys{Prefix: "orders"})))
 //
 // A request of a safe method (GET, HEAD, OPTIONS, TRACE) runs h as it is.
 // A request of another method:
 //
 //   - without the header: 400, problem+json, code bad_idempotency_key;
-//     with [WithOptionalKey], h runs on its own, every time;
+//     with [Keys].Optional, h runs on its own, every time;
 //   - with a key: the key is scoped by the method and the route (the REST
 //     API's resource, the HTTP API's route key, else the path) and, as
 //     the draft's security considerations recommend, by the caller that
@@ -65,15 +65,15 @@ type HTTPResponse interface {
 //     deadline 409 (idempotency_key_in_progress), as is a holder's
 //     request whose hold ended while h ran, a key that is not
 //     usable (not an sf-string nor a bare value, a header sent twice,
-//     over [MaxKeyBytes]) 400. Behind API Gateway a duplicate waits at
+//     over 255 bytes) 400. Behind API Gateway a duplicate waits at
 //     most 28 s, inside the gateway's integration timeout (a REST API's
 //     29 s default, an HTTP API's 30 s), then answers 409; a REST API
 //     whose timeout was raised gives a longer lockcore.WithMaxWait
-//     through [WithLockmw].
+//     through [WithLockmwOptions].
 //
 // A response with a 5xx status, or one that asks for a retry (408, 425,
 // 429), is a failure, not an answer: the caller gets it, and it is not
-// replayed (the next duplicate runs h), unless [WithKeptErrors], which
+// replayed (the next duplicate runs h), unless [Retention].Errors, which
 // answers the duplicates of the window 503 with a Retry-After. Any other
 // response is replayed, 4xx included, as Stripe does. A store failure is 503 (store_unavailable); an answer that could not
 // be stored (see the package documentation's Size), 500
@@ -81,7 +81,7 @@ type HTTPResponse interface {
 // no error text. An error h returns is returned as it is.
 //
 // It never panics on a bad configuration: the returned handler returns
-// the error, matching [ErrConfig], on every call. It is safe for
+// the error, matching lockcore.ErrConfig, on every call. It is safe for
 // concurrent use.
 func WrapHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req) (Resp, error), store lockcore.Store,
 	opts ...Option) func(context.Context, Req) (Resp, error) {
@@ -104,17 +104,17 @@ func newHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req)
 	var zq Req
 	var zr Resp
 	if !pairedShapes(zq, zr) {
-		return nil, fmt.Errorf("%w: WrapHTTP: %T is not answered with %T", ErrConfig, zq, zr)
+		return nil, fmt.Errorf("%w: WrapHTTP: %T is not answered with %T", errConfig, zq, zr)
 	}
 	if h == nil {
-		return nil, fmt.Errorf("%w: nil HTTP handler", ErrConfig)
+		return nil, fmt.Errorf("%w: nil HTTP handler", errConfig)
 	}
 	o, err := collect(opts)
 	if err != nil {
 		return nil, err
 	}
 	if wait, ok := gatewayWait(zq); ok { // before the user's: a longer lockcore.WithMaxWait of theirs wins
-		opts = append([]Option{WithLockmw(lockmw.WithLockOptions(lockcore.WithMaxWait(wait)))}, opts...)
+		opts = append([]Option{WithLockmwOptions(lockmw.WithLockOptions(lockcore.WithMaxWait(wait)))}, opts...)
 	}
 	op, err := New(Handlers[Req, Resp]{
 		Handle: func(ctx context.Context, req Req) (Resp, error) {
@@ -127,7 +127,7 @@ func newHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req)
 		Key:     func(_ context.Context, req Req) (string, error) { return scopedKey(requestOf(req)) },
 		Payload: func(req Req) any { return requestOf(req).payload() },
 		OnReplay: func(_ context.Context, _ Req, resp Resp) (Resp, error) {
-			return withHeader(resp, HeaderReplayed, "true"), nil
+			return withHeader(resp, headerReplayed, "true"), nil
 		},
 	}, store, opts...)
 	if err != nil {
@@ -180,7 +180,7 @@ func (e *serverError) Error() string {
 func problemFor(err error, now time.Time) (int, string, map[string]string) {
 	var hf *lockcore.HolderFailedError
 	switch {
-	case errors.Is(err, ErrKey):
+	case errors.Is(err, errKey):
 		return http.StatusBadRequest, "bad_idempotency_key", nil
 	case errors.Is(err, ErrPayloadMismatch):
 		return http.StatusUnprocessableEntity, "idempotency_key_reused", nil

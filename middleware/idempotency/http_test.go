@@ -56,14 +56,14 @@ func post(path, key, body string) events.APIGatewayV2HTTPRequest {
 
 func problemCode(t *testing.T, resp events.APIGatewayV2HTTPResponse) string {
 	t.Helper()
-	if resp.Headers["Content-Type"] != httpmw.ProblemContentType {
+	if resp.Headers["Content-Type"] != "application/problem+json" {
 		return ""
 	}
 	var p httpmw.Problem
 	if err := json.Unmarshal([]byte(resp.Body), &p); err != nil {
 		t.Fatalf("problem body %q: %v", resp.Body, err)
 	}
-	return p.Code
+	return p.Reason
 }
 
 // draft-ietf-httpapi-idempotency-key-header-06 and Stripe, row by row:
@@ -100,13 +100,13 @@ func TestHTTPIdempotencyKey(t *testing.T) {
 		}, 1},
 		{"400 without a key, unless optional", 0, nil, []step{
 			{post("/orders", "", `{}`), 400, "bad_idempotency_key", false},
-			{post("/orders", strings.Repeat("k", idempotency.MaxKeyBytes+1), `{}`), 400, "bad_idempotency_key", false},
+			{post("/orders", strings.Repeat("k", 255+1), `{}`), 400, "bad_idempotency_key", false},
 		}, 0},
 		{"a key of 255 bytes, Stripe's longest", 0, nil, []step{
-			{post("/orders", strings.Repeat("k", idempotency.MaxKeyBytes), `{}`), 201, "", false},
-			{post("/orders", strings.Repeat("k", idempotency.MaxKeyBytes), `{}`), 201, "", true},
+			{post("/orders", strings.Repeat("k", 255), `{}`), 201, "", false},
+			{post("/orders", strings.Repeat("k", 255), `{}`), 201, "", true},
 		}, 1},
-		{"optional: without a key every request runs", 0, []idempotency.Option{idempotency.WithOptionalKey()}, []step{
+		{"optional: without a key every request runs", 0, []idempotency.Option{idempotency.WithKeys(idempotency.Keys{Optional: true})}, []step{
 			{post("/orders", "", `{}`), 201, "", false},
 			{post("/orders", "", `{}`), 201, "", false},
 		}, 2},
@@ -119,7 +119,7 @@ func TestHTTPIdempotencyKey(t *testing.T) {
 			{post("/orders", "k", `{}`), 502, "", false},
 			{post("/orders", "k", `{}`), 502, "", false},
 		}, 2},
-		{"a 5xx answer kept: 503 with Retry-After in the window", 502, []idempotency.Option{idempotency.WithKeptErrors(time.Minute)}, []step{
+		{"a 5xx answer kept: 503 with Retry-After in the window", 502, []idempotency.Option{idempotency.WithRetention(idempotency.Retention{Errors: time.Minute})}, []step{
 			{post("/orders", "k", `{}`), 502, "", false},
 			{post("/orders", "k", `{}`), 503, "failed_earlier", false},
 		}, 1},
@@ -134,7 +134,7 @@ func TestHTTPIdempotencyKey(t *testing.T) {
 					resp, err := h(ctx, s.req)
 					cancel()
 					if err != nil || resp.StatusCode != s.wantStatus || problemCode(t, resp) != s.wantCode ||
-						(resp.Headers[idempotency.HeaderReplayed] == "true") != s.wantReplay {
+						(resp.Headers["Idempotent-Replayed"] == "true") != s.wantReplay {
 						t.Errorf("step %d = %d %v %q, %v; want %d, code %q, replayed %v", i, resp.StatusCode, resp.Headers, resp.Body, err,
 							s.wantStatus, s.wantCode, s.wantReplay)
 					}
@@ -244,13 +244,13 @@ func TestHTTPShapesReplay(t *testing.T) {
 				return events.APIGatewayProxyRequest{HTTPMethod: "POST", Resource: "/orders", Path: "/orders", Headers: hdr(k), Body: "{}"}
 			}, func() events.APIGatewayProxyResponse { return events.APIGatewayProxyResponse{StatusCode: 201} },
 				func(r events.APIGatewayProxyResponse) int { return r.StatusCode },
-				func(r events.APIGatewayProxyResponse) bool { return r.Headers[idempotency.HeaderReplayed] == "true" })
+				func(r events.APIGatewayProxyResponse) bool { return r.Headers["Idempotent-Replayed"] == "true" })
 		}},
 		{"HTTP API", func(t *testing.T) ([3]int, bool, int32) {
 			return shapeCase(t, func(k string) events.APIGatewayV2HTTPRequest { return post("/orders", k, "{}") },
 				func() events.APIGatewayV2HTTPResponse { return events.APIGatewayV2HTTPResponse{StatusCode: 201} },
 				func(r events.APIGatewayV2HTTPResponse) int { return r.StatusCode },
-				func(r events.APIGatewayV2HTTPResponse) bool { return r.Headers[idempotency.HeaderReplayed] == "true" })
+				func(r events.APIGatewayV2HTTPResponse) bool { return r.Headers["Idempotent-Replayed"] == "true" })
 		}},
 		{"function URL", func(t *testing.T) ([3]int, bool, int32) {
 			return shapeCase(t, func(k string) events.LambdaFunctionURLRequest {
@@ -259,7 +259,7 @@ func TestHTTPShapesReplay(t *testing.T) {
 				return r
 			}, func() events.LambdaFunctionURLResponse { return events.LambdaFunctionURLResponse{StatusCode: 201} },
 				func(r events.LambdaFunctionURLResponse) int { return r.StatusCode },
-				func(r events.LambdaFunctionURLResponse) bool { return r.Headers[idempotency.HeaderReplayed] == "true" })
+				func(r events.LambdaFunctionURLResponse) bool { return r.Headers["Idempotent-Replayed"] == "true" })
 		}},
 		{"ALB, multi-value headers", func(t *testing.T) ([3]int, bool, int32) {
 			return shapeCase(t, func(k string) events.ALBTargetGroupRequest {
@@ -273,7 +273,7 @@ func TestHTTPShapesReplay(t *testing.T) {
 			},
 				func(r events.ALBTargetGroupResponse) int { return r.StatusCode },
 				func(r events.ALBTargetGroupResponse) bool {
-					return r.MultiValueHeaders[idempotency.HeaderReplayed][0] == "true"
+					return r.MultiValueHeaders["Idempotent-Replayed"][0] == "true"
 				})
 		}},
 	}
@@ -314,7 +314,7 @@ func TestHTTPRetryLaterAnswerIsNotReplayed(t *testing.T) {
 				}
 				c.status = 0 // the handler can now answer
 				resp, err := h(ctx, post("/orders", `"k"`, `{}`))
-				if err != nil || resp.StatusCode != http.StatusCreated || resp.Headers[idempotency.HeaderReplayed] != "" {
+				if err != nil || resp.StatusCode != http.StatusCreated || resp.Headers["Idempotent-Replayed"] != "" {
 					t.Errorf("retry = %d %v, %v; want 201, not a replay", resp.StatusCode, resp.Headers, err)
 				}
 				if got := c.runs.Load(); got != 2 {
@@ -497,7 +497,7 @@ func TestHTTPLongPathIsNotABadKey(t *testing.T) {
 			return events.LambdaFunctionURLResponse{StatusCode: http.StatusCreated}, nil
 		}, lockcore.NewMemoryStore(), quiet())
 		req := events.LambdaFunctionURLRequest{RawPath: "/files/" + strings.Repeat("p", 2048), Body: "{}",
-			Headers: map[string]string{"idempotency-key": `"` + strings.Repeat("k", idempotency.MaxKeyBytes) + `"`}}
+			Headers: map[string]string{"idempotency-key": `"` + strings.Repeat("k", 255) + `"`}}
 		req.RequestContext.HTTP.Method = http.MethodPost
 		for i := range 2 {
 			resp, err := h(t.Context(), req)
@@ -604,14 +604,14 @@ func TestHTTPDuplicateWaitsWithinTheGatewayTimeout(t *testing.T) {
 	})
 }
 
-// With WithOptionalKey a request without the header runs on its own, but
+// With Keys.Optional a request without the header runs on its own, but
 // a malformed header is not read as none (RFC 8941 lets a parser ignore a
 // field it cannot parse; here that would run a retry a second time): it
 // is 400.
 func TestHTTPOptionalKeyMalformedHeader(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := &createOrder{}
-		h := idempotency.WrapHTTP(c.handle, lockcore.NewMemoryStore(), quiet(), idempotency.WithOptionalKey())
+		h := idempotency.WrapHTTP(c.handle, lockcore.NewMemoryStore(), quiet(), idempotency.WithKeys(idempotency.Keys{Optional: true}))
 		resp, err := h(t.Context(), post("/orders", `"a", "b"`, `{}`))
 		if err != nil || resp.StatusCode != http.StatusBadRequest || c.runs.Load() != 0 {
 			t.Errorf("malformed header = %d, %v, %d runs; want 400 and no run", resp.StatusCode, err, c.runs.Load())

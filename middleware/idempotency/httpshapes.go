@@ -124,20 +124,20 @@ func rawQuery(raw string) url.Values {
 }
 
 // errKeySyntax is a header value that is not one sf-string.
-var errKeySyntax = errors.New("the " + HeaderIdempotencyKey + " header is not one structured-field string")
+var errKeySyntax = errors.New("the " + headerIdempotencyKey + " header is not one structured-field string")
 
 // key is the request's idempotency key, unquoted; "" when it has none. A
 // header sent twice, as two values or joined by a comma, is an error.
 func (r httpRequest) key() (string, error) {
 	var values []string
 	for k, vs := range r.mvHeaders {
-		if strings.EqualFold(k, HeaderIdempotencyKey) {
+		if strings.EqualFold(k, headerIdempotencyKey) {
 			values = append(values, vs...)
 		}
 	}
 	if len(values) == 0 { // the single-value form holds the last of them
 		for k, v := range r.headers {
-			if strings.EqualFold(k, HeaderIdempotencyKey) {
+			if strings.EqualFold(k, headerIdempotencyKey) {
 				values = append(values, v)
 			}
 		}
@@ -204,8 +204,8 @@ func scopedKey(r httpRequest) (string, error) {
 	if key == "" || err != nil {
 		return "", err
 	}
-	if len(key) > MaxKeyBytes {
-		return "", fmt.Errorf("%s header of %d bytes, at most %d", HeaderIdempotencyKey, len(key), MaxKeyBytes)
+	if len(key) > maxKeyBytes {
+		return "", fmt.Errorf("%s header of %d bytes, at most %d", headerIdempotencyKey, len(key), maxKeyBytes)
 	}
 	route := r.route
 	if route == "" || route == "$default" {
@@ -224,7 +224,7 @@ func scopedKey(r httpRequest) (string, error) {
 }
 
 // maxScopeBytes is the longest method and route that a scoped key holds
-// as they are: with a key of MaxKeyBytes well inside a key function's
+// as they are: with a key of maxKeyBytes well inside a key function's
 // 1 KiB.
 const maxScopeBytes = 512
 
@@ -317,8 +317,8 @@ func withHeader[Resp HTTPResponse](resp Resp, k, v string) Resp {
 
 // problemResponse is an error answer (RFC 9457), as httpmw writes them.
 func problemResponse[Resp HTTPResponse](status int, code string, extra map[string]string) Resp {
-	body, _ := json.Marshal(httpmw.Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Code: code})
-	h := map[string]string{"Content-Type": httpmw.ProblemContentType, "Cache-Control": "no-store"}
+	body, _ := json.Marshal(httpmw.Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Reason: code})
+	h := map[string]string{"Content-Type": "application/problem+json", "Cache-Control": "no-store"}
 	maps.Copy(h, extra)
 	var zero Resp
 	var out any

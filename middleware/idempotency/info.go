@@ -10,7 +10,7 @@ import (
 // [FromContext]. It is a value: safe to copy and to share.
 type Info struct {
 	// Key is the event's idempotency key, without prefix; "" when the
-	// event had none and [WithOptionalKey] let it run without idempotency.
+	// event had none and [Keys].Optional let it run without idempotency.
 	Key string
 	// Replay is true when the answer is another invocation's, completed
 	// earlier with the same key and payload, and the handler did not run.

@@ -106,7 +106,7 @@ func TestNoTimeLeftWritesNoRecord(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				store := lockcore.NewMemoryStore()
 				c := &counter{}
-				h := wrap(t, c, store, idempotency.WithLockmw(lockmw.WithSafetyMargin(0)))
+				h := wrap(t, c, store, idempotency.WithLockmwOptions(lockmw.WithSafetyMargin(0)))
 				ctx, cancel := context.WithDeadline(t.Context(), time.Now().Add(tt.left))
 				defer cancel()
 				if _, err := h(ctx, order{Key: "k", Amount: 1}); !errors.Is(err, lockcore.ErrNoTimeLeft) {

@@ -86,7 +86,7 @@ func (l *logBuffer) String() string {
 }
 
 // An answer too large for the record, even compressed, goes by reference
-// into the answer store given with lockmw.WithAnswerStore: the holder's
+// into lockmw's answer store (lockmw.Answers.Store): the holder's
 // caller and a duplicate get it. When it cannot be stored (no answer
 // store, a put refused) no caller of the key gets an answer that another
 // could not: the holder's caller and the duplicate get an error matching
@@ -97,7 +97,7 @@ func TestAnswerOverTheRecordGoesByReference(t *testing.T) {
 	big := randomText(2 * lockcore.MaxAnswerBytes) // 600 KB that DEFLATE cannot bring under the record's maximum
 	tests := []struct {
 		name      string
-		answers   *memAnswers // nil: no lockmw.WithAnswerStore
+		answers   *memAnswers // nil: no lockmw.Answers.Store
 		tamper    func([]byte) []byte
 		wantFirst bool // the holder's caller gets the answer
 		wantDup   bool // the duplicate gets the answer
@@ -121,7 +121,7 @@ func TestAnswerOverTheRecordGoesByReference(t *testing.T) {
 				h, err := idempotency.New(idempotency.Handlers[order, string]{
 					Handle: func(context.Context, order) (string, error) { runs++; return big, nil },
 					Key:    orderKey,
-				}, lockcore.NewMemoryStore(), quiet(), idempotency.WithLockmw(lopts...))
+				}, lockcore.NewMemoryStore(), quiet(), idempotency.WithLockmwOptions(lopts...))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -171,7 +171,7 @@ func TestAnswerByReferenceIsCached(t *testing.T) {
 		h, err := idempotency.New(idempotency.Handlers[order, string]{
 			Handle: func(context.Context, order) (string, error) { return big, nil },
 			Key:    orderKey,
-		}, store, quiet(), idempotency.WithLockmw(lockmw.WithAnswers(lockmw.Answers{Store: answers})), idempotency.WithCache(cache))
+		}, store, quiet(), idempotency.WithLockmwOptions(lockmw.WithAnswers(lockmw.Answers{Store: answers})), idempotency.WithCache(cache))
 		if err != nil {
 			t.Fatal(err)
 		}

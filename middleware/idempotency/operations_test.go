@@ -27,13 +27,13 @@ func TestConfigurationPerOperation(t *testing.T) {
 		usersHS := idempotency.Handlers[order, receipt]{Handle: users.handle, Key: orderKey,
 			Payload: func(o order) any { return o.Amount }}
 		userOp, err := idempotency.New(usersHS, store,
-			append(shared, idempotency.WithKeyPrefix("users"), idempotency.WithExpiresAfter(time.Minute))...)
+			append(shared, idempotency.WithKeys(idempotency.Keys{Prefix: "users"}), idempotency.WithRetention(idempotency.Retention{Answers: time.Minute}))...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		productOp, err := idempotency.New(idempotency.Handlers[order, receipt]{Handle: products.handle, Key: orderKey,
 			Payload: func(o order) any { return o.Note }}, store,
-			append(shared, idempotency.WithKeyPrefix("products"), idempotency.WithOptionalKey())...)
+			append(shared, idempotency.WithKeys(idempotency.Keys{Prefix: "products"}), idempotency.WithKeys(idempotency.Keys{Optional: true}))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func TestConfigurationPerOperation(t *testing.T) {
 			t.Errorf("users, another amount = %v, want ErrPayloadMismatch", err)
 		}
 		// Each operation's key rule.
-		if _, err := invoke(t, userOp, time.Minute, order{}); !errors.Is(err, idempotency.ErrKey) {
+		if _, err := invoke(t, userOp, time.Minute, order{}); !errors.Is(err, lockmw.ErrKey) {
 			t.Errorf("users without a key = %v, want ErrKey", err)
 		}
 		if _, err := invoke(t, productOp, time.Minute, order{}); err != nil {
@@ -174,17 +174,17 @@ func randomText(n int) string {
 // handler returns it on every call.
 func TestConfigErrors(t *testing.T) {
 	hs := idempotency.Handlers[order, receipt]{}
-	_, err := idempotency.New(hs, nil, idempotency.WithKeyPrefix("a#b"), idempotency.WithKeptErrors(2*time.Hour), nil)
-	if !errors.Is(err, idempotency.ErrConfig) {
+	_, err := idempotency.New(hs, nil, idempotency.WithKeys(idempotency.Keys{Prefix: "a#b"}), idempotency.WithRetention(idempotency.Retention{Errors: 2 * time.Hour}), nil)
+	if !errors.Is(err, lockcore.ErrConfig) {
 		t.Fatalf("New() = %v, want ErrConfig", err)
 	}
-	for _, want := range []string{"WithKeyPrefix", "WithKeptErrors", "option 2 is nil"} {
+	for _, want := range []string{"WithKeys", "WithRetention", "option 2 is nil"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("New() = %v, want it to name %q", err, want)
 		}
 	}
 	h := idempotency.Wrap(hs, lockcore.NewMemoryStore())
-	if _, err := h(context.Background(), order{Key: "k"}); !errors.Is(err, idempotency.ErrConfig) {
+	if _, err := h(context.Background(), order{Key: "k"}); !errors.Is(err, lockcore.ErrConfig) {
 		t.Errorf("Wrap()'s handler = %v, want ErrConfig", err)
 	}
 }

@@ -24,13 +24,13 @@ func TestRetentionAtSecondBoundary(t *testing.T) {
 		{"just before a second, asked 1 ms after the expiry", 999 * time.Millisecond, time.Hour + time.Millisecond, 2},
 		{"just after a second, asked 1 ms after the expiry", time.Millisecond, time.Hour + time.Millisecond, 2},
 		{"just after a second, asked at the expiry", time.Millisecond, time.Hour, 1},
-		{"the default retention, asked 1 ms after it", 500 * time.Millisecond, idempotency.DefaultExpiresAfter + time.Millisecond, 2},
+		{"the default retention, asked 1 ms after it", 500 * time.Millisecond, time.Hour + time.Millisecond, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				c := &counter{}
-				h := wrap(t, c, lockcore.NewMemoryStore(), idempotency.WithExpiresAfter(time.Hour))
+				h := wrap(t, c, lockcore.NewMemoryStore(), idempotency.WithRetention(idempotency.Retention{Answers: time.Hour}))
 				time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + tt.completeAt)))
 				if _, err := invoke(t, h, time.Minute, order{Key: "k", Amount: 1}); err != nil {
 					t.Fatalf("first invoke() = %v", err)
@@ -54,7 +54,7 @@ func TestRetentionCheckedInCodeNotByTTL(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := lockcore.NewMemoryStore()
 		c := &counter{}
-		h := wrap(t, c, store, idempotency.WithExpiresAfter(2*time.Hour))
+		h := wrap(t, c, store, idempotency.WithRetention(idempotency.Retention{Answers: 2 * time.Hour}))
 		start := time.Now()
 		if _, err := invoke(t, h, time.Minute, order{Key: "k", Amount: 1}); err != nil {
 			t.Fatal(err)
@@ -86,17 +86,18 @@ func TestRetentionBounds(t *testing.T) {
 		wantErr bool
 	}{
 		{"3600 as a Duration", 3600, true},
-		{"zero", 0, true},
+		{"negative", -time.Second, true},
+		{"zero, the default", 0, false},
 		{"a second", time.Second, false},
-		{"30 days", idempotency.MaxExpiresAfter, false},
-		{"31 days", idempotency.MaxExpiresAfter + 24*time.Hour, true},
+		{"30 days", 30 * 24 * time.Hour, false},
+		{"31 days", 30*24*time.Hour + 24*time.Hour, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := idempotency.New(idempotency.Handlers[order, receipt]{Handle: (&counter{}).handle, Key: orderKey},
-				lockcore.NewMemoryStore(), quiet(), idempotency.WithExpiresAfter(tt.d))
+				lockcore.NewMemoryStore(), quiet(), idempotency.WithRetention(idempotency.Retention{Answers: tt.d}))
 			if (err != nil) != tt.wantErr {
-				t.Errorf("New(WithExpiresAfter(%v)) = %v, want error %v", tt.d, err, tt.wantErr)
+				t.Errorf("New(WithRetention(Retention{Answers: %v})) = %v, want error %v", tt.d, err, tt.wantErr)
 			}
 		})
 	}

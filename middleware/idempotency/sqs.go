@@ -10,12 +10,12 @@ import (
 )
 
 // SQSHandler returns h, a handler of one SQS record, made idempotent per
-// record and turned into the handler that sqsmw.Wrap takes, so that a
+// record and turned into the handler that sqsmw.New takes, so that a
 // redelivered record (SQS delivers at least once) is not processed twice
 // while the batch keeps sqsmw's partial batch response:
 //
 //	records, err := idempotency.SQSHandler(process, store, idempotency.MessageID)
-//	lambda.Start(sqsmw.Wrap(records, store, idempotency.MessageID))
+//	batch, err := sqsmw.New(records, store, idempotency.MessageID)
 //
 // key takes each record's idempotency key: [MessageID], or a key from the
 // body (sqsmw.JSONBody). The fingerprint is of the record's body (a JSON
@@ -27,14 +27,14 @@ import (
 // records failed. With sqsmw keyed by [MessageID], a group is one record,
 // so exactly the failed records are retried; the record's lock then
 // needs the time of sqsmw's key attempt less lockmw's safety margin, so
-// give sqsmw.WithMinKeyTime at least that margin plus the handler's time.
+// give sqsmw.BatchTime a MinKeyTime of at least that margin plus the handler's time.
 //
-// It returns the configuration error, matching [ErrConfig], like [New].
+// It returns the configuration error, matching lockcore.ErrConfig, like [New].
 // The returned handler is safe for concurrent use when h is.
 func SQSHandler(h func(ctx context.Context, record events.SQSMessage) error, store lockcore.Store,
 	key func(ctx context.Context, record events.SQSMessage) (string, error), opts ...Option) (sqsmw.Handler, error) {
 	if h == nil {
-		return nil, fmt.Errorf("%w: nil SQS record handler", ErrConfig)
+		return nil, fmt.Errorf("%w: nil SQS record handler", errConfig)
 	}
 	op, err := New(Handlers[events.SQSMessage, struct{}]{
 		Handle:  func(ctx context.Context, r events.SQSMessage) (struct{}, error) { return struct{}{}, h(ctx, r) },

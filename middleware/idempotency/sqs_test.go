@@ -102,13 +102,16 @@ func TestSQSPerRecord(t *testing.T) {
 				store := lockcore.NewMemoryStore()
 				p := &processLog{fail: map[string]bool{`{"Order":"fail"}`: true}}
 				lockOpts := []lockmw.Option{lockmw.WithHolder(lockmw.Holder{AccountID: 123456789012, AppID: 1}),
-					lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard})}
-				records, err := idempotency.SQSHandler(p.process, store, tt.key, idempotency.WithLockmw(lockOpts...))
+					lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler), EMFWriter: io.Discard})}
+				records, err := idempotency.SQSHandler(p.process, store, tt.key, idempotency.WithLockmwOptions(lockOpts...))
 				if err != nil {
 					t.Fatal(err)
 				}
-				batch := sqsmw.Wrap(records, store, idempotency.MessageID, sqsmw.WithLockmw(lockOpts...),
-					sqsmw.WithMinKeyTime(10*time.Second))
+				batch, err := sqsmw.New(records, store, idempotency.MessageID, sqsmw.WithLockmwOptions(lockOpts...),
+					sqsmw.WithBatchTime(sqsmw.BatchTime{MinKeyTime: 10 * time.Second}))
+				if err != nil {
+					t.Fatal(err)
+				}
 				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 				defer cancel()
 				resp, _ := batch(ctx, tt.first)
@@ -183,8 +186,8 @@ func TestSQSRecordsStopAtTheFirstFailure(t *testing.T) {
 		store := lockcore.NewMemoryStore()
 		p := &processLog{fail: map[string]bool{`{"Order":"fail"}`: true}}
 		lockOpts := []lockmw.Option{lockmw.WithHolder(lockmw.Holder{AccountID: 123456789012, AppID: 1}),
-			lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard})}
-		records, err := idempotency.SQSHandler(p.process, store, idempotency.MessageID, idempotency.WithLockmw(lockOpts...))
+			lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler), EMFWriter: io.Discard})}
+		records, err := idempotency.SQSHandler(p.process, store, idempotency.MessageID, idempotency.WithLockmwOptions(lockOpts...))
 		if err != nil {
 			t.Fatal(err)
 		}

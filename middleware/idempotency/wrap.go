@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,7 +18,7 @@ import (
 )
 
 // maxEventKeyBytes is the longest key a key function may return: well
-// inside DynamoDB's partition key with the prefix and partition.
+// inside DynamoDB's partition key with the prefix and the lock group.
 const maxEventKeyBytes = 1024
 
 // recordTTLAfterExpiry is how long after its expiry DynamoDB's TTL may
@@ -38,8 +37,8 @@ const recordTTLAfterExpiry = 24 * time.Hour
 //   - no record, or an expired one, or one whose holder failed: hs.Handle
 //     runs, holding the record; its answer is stored with the
 //     fingerprint when it returns a nil error, and its error is not
-//     kept (unless [WithKeptErrors]);
-//   - a completed record less than [WithExpiresAfter] old: its answer is
+//     kept (unless [Retention].Errors);
+//   - a completed record less than [Retention].Answers old: its answer is
 //     replayed, if the fingerprints match ([ErrPayloadMismatch] if not),
 //     without running hs.Handle;
 //   - a record in progress: the invocation waits for its answer, within
@@ -54,7 +53,7 @@ const recordTTLAfterExpiry = 24 * time.Hour
 // lockmw returns them (matching lockmw.ErrLockFailed and so on).
 //
 // Wrap never panics on a bad configuration: the returned handler returns
-// the error, matching [ErrConfig], on every call. Use [New] to get the
+// the error, matching lockcore.ErrConfig, on every call. Use [New] to get the
 // error instead. The returned handler is safe for concurrent use.
 func Wrap[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opts ...Option) func(context.Context, TIn) (TOut, error) {
 	f, err := New(hs, store, opts...)
@@ -72,7 +71,7 @@ func Wrap[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opts ...O
 }
 
 // New is [Wrap], but returns the configuration error, which matches
-// [ErrConfig] and names every problem found, instead of a handler that
+// lockcore.ErrConfig and names every problem found, instead of a handler that
 // returns it.
 func New[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opts ...Option) (func(context.Context, TIn) (TOut, error), error) {
 	w, err := newWrapper(hs, store, opts)
@@ -84,12 +83,11 @@ func New[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opts ...Op
 
 // wrapper is one idempotent operation: read-only after newWrapper.
 type wrapper[TIn, TOut any] struct {
-	op        uint64 // this operation's number in the process, for the cache
-	hs        Handlers[TIn, TOut]
-	o         options
-	partition string
-	codec     recordCodec[TOut]
-	locked    func(context.Context, request[TIn]) (record[TOut], error) // through lockmw
+	op     uint64 // this operation's number in the process, for the cache
+	hs     Handlers[TIn, TOut]
+	o      options
+	codec  recordCodec[TOut]
+	locked func(context.Context, request[TIn]) (record[TOut], error) // through lockmw
 }
 
 // request is the event of one record lock: the invocation's event, key
@@ -114,15 +112,12 @@ func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opt
 		return nil, err
 	}
 	if err := hs.check(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", errConfig, err)
 	}
 	if store == nil {
-		return nil, fmt.Errorf("%w: nil store", ErrConfig)
+		return nil, fmt.Errorf("%w: nil store", errConfig)
 	}
-	w := &wrapper[TIn, TOut]{op: operations.Add(1), hs: hs, o: o, partition: o.partition}
-	if !o.partitionSet {
-		w.partition = defaultPartition()
-	}
+	w := &wrapper[TIn, TOut]{op: operations.Add(1), hs: hs, o: o}
 	inner := hs.Codec
 	if inner == nil {
 		inner = lockmw.JSONCodec[TOut]{}
@@ -131,18 +126,10 @@ func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opt
 	locked, err := lockmw.NewHandlers(lockmw.Handlers[request[TIn], record[TOut]]{Fetch: w.handle, Codec: w.codec},
 		store, func(_ context.Context, r request[TIn]) (string, error) { return r.id, nil }, w.lockmwOptions()...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", errConfig, err)
 	}
 	w.locked = locked
 	return w, nil
-}
-
-// defaultPartition is lockmw's default lock group.
-func defaultPartition() string {
-	if fn := strings.TrimSpace(os.Getenv("AWS_LAMBDA_FUNCTION_NAME")); fn != "" {
-		return fn
-	}
-	return "herdlock" // lockmw's default outside Lambda
 }
 
 // maxDuplicateWait is how long a duplicate may wait for an answer unless
@@ -152,12 +139,11 @@ const maxDuplicateWait = 15 * time.Minute
 
 // lockmwOptions are the user's lockmw options between the idempotency
 // layer's defaults and the record's settings, so that the retention, the
-// TTL, the largest answer and the partition are the idempotency layer's.
+// TTL and the largest answer are the idempotency layer's.
 func (w *wrapper[TIn, TOut]) lockmwOptions() []lockmw.Option {
 	opts := []lockmw.Option{lockmw.WithLockOptions(lockcore.WithMaxWait(maxDuplicateWait))}
 	opts = append(opts, w.o.lockmwOpts...)
 	return append(opts,
-		lockmw.WithLockGroup(w.partition),
 		lockmw.WithAnswers(lockmw.Answers{MaxInlineBytes: lockcore.MaxAnswerBytes}),
 		lockmw.WithLockOptions(
 			lockcore.WithFreshSuccess(w.o.expiresAfter),
@@ -199,21 +185,21 @@ func (w *wrapper[TIn, TOut]) invoke(ctx context.Context, in TIn) (TOut, error) {
 	return w.replay(ctx, r, rec)
 }
 
-// key is the event's idempotency key, checked; "" with WithOptionalKey
+// key is the event's idempotency key, checked; "" with Keys.Optional
 // when the event has none.
 func (w *wrapper[TIn, TOut]) key(ctx context.Context, in TIn) (string, error) {
 	key, err := w.hs.Key(ctx, in)
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("%w: %w", ErrKey, err)
+		return "", fmt.Errorf("%w: %w", errKey, err)
 	case strings.TrimSpace(key) == "" && w.o.optionalKey:
 		return "", nil
 	case strings.TrimSpace(key) == "":
-		return "", fmt.Errorf("%w: the event has none", ErrKey)
+		return "", fmt.Errorf("%w: the event has none", errKey)
 	case len(key) > maxEventKeyBytes:
-		return "", fmt.Errorf("%w: %d bytes, at most %d", ErrKey, len(key), maxEventKeyBytes)
+		return "", fmt.Errorf("%w: %d bytes, at most %d", errKey, len(key), maxEventKeyBytes)
 	case !utf8.ValidString(key):
-		return "", fmt.Errorf("%w: not valid UTF-8", ErrKey)
+		return "", fmt.Errorf("%w: not valid UTF-8", errKey)
 	}
 	return key, nil
 }
@@ -277,7 +263,7 @@ func (w *wrapper[TIn, TOut]) completed(r request[TIn], rec record[TOut], err, no
 // error carries no store error text.
 func (w *wrapper[TIn, TOut]) notStored(r request[TIn]) (TOut, error) {
 	var zero TOut
-	return zero, fmt.Errorf("idempotency: key %q: the handler ran but its answer was not stored with the record (an answer over %d bytes as stored needs lockmw.WithAnswers in WithLockmw; the log line says why), so no invocation with the key gets it and none runs the handler again within the retention: %w",
+	return zero, fmt.Errorf("idempotency: key %q: the handler ran but its answer was not stored with the record (an answer over %d bytes as stored needs lockmw.WithAnswers in WithLockmwOptions; the log line says why), so no invocation with the key gets it and none runs the handler again within the retention: %w",
 		r.key, lockcore.MaxAnswerBytes, lockmw.ErrNoAnswer)
 }
 
@@ -297,12 +283,12 @@ func (w *wrapper[TIn, TOut]) replay(ctx context.Context, r request[TIn], rec rec
 // operations numbers the operations built in the process.
 var operations atomic.Uint64
 
-// cacheKey names the record in the cache: the operation, the partition
-// and the lock id. A shared cache holds the entries of each operation
+// cacheKey names the record in the cache: the operation (whose lock group
+// is its own) and the lock id. A shared cache holds the entries of each operation
 // apart: another operation's store (another table) may not hold the
 // record, and its codec may read the answer as another type.
 func (w *wrapper[TIn, TOut]) cacheKey(r request[TIn]) string {
-	return strconv.FormatUint(w.op, 10) + "\x00" + w.partition + "\x00" + r.id
+	return strconv.FormatUint(w.op, 10) + "\x00" + r.id
 }
 
 // cached returns the cached record of r, if there is one.

@@ -23,7 +23,7 @@ func TestKeyFromEvent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := lockcore.NewMemoryStore()
 		c := &counter{}
-		h := wrap(t, c, store, idempotency.WithKeyPrefix("charge"), idempotency.WithPartition("payments"))
+		h := wrap(t, c, store, idempotency.WithKeys(idempotency.Keys{Prefix: "charge"}), idempotency.WithLockmwOptions(lockmw.WithLockGroup("payments")))
 		for range 3 {
 			if _, err := invoke(t, h, time.Minute, order{Key: "o-1", Amount: 5}); err != nil {
 				t.Fatalf("invoke() = %v", err)
@@ -49,10 +49,10 @@ func TestMissingKey(t *testing.T) {
 		wantErr  error
 		wantRuns int32
 	}{
-		{"missing, required", "", nil, idempotency.ErrKey, 0},
-		{"blank, required", "  ", nil, idempotency.ErrKey, 0},
-		{"missing, optional: runs every time", "", []idempotency.Option{idempotency.WithOptionalKey()}, nil, 2},
-		{"longer than 1 KiB", strings.Repeat("k", 1025), []idempotency.Option{idempotency.WithOptionalKey()}, idempotency.ErrKey, 0},
+		{"missing, required", "", nil, lockmw.ErrKey, 0},
+		{"blank, required", "  ", nil, lockmw.ErrKey, 0},
+		{"missing, optional: runs every time", "", []idempotency.Option{idempotency.WithKeys(idempotency.Keys{Optional: true})}, nil, 2},
+		{"longer than 1 KiB", strings.Repeat("k", 1025), []idempotency.Option{idempotency.WithKeys(idempotency.Keys{Optional: true})}, lockmw.ErrKey, 0},
 		{"1 KiB", strings.Repeat("k", 1024), nil, nil, 1},
 	}
 	for _, tt := range tests {
@@ -173,10 +173,10 @@ func TestPayloadValidatedOnEveryPath(t *testing.T) {
 		setup setup
 	}{
 		{"record returned by the refused write", func(t *testing.T, s lockcore.Store) func(order) (receipt, error) {
-			return completed(t, s, idempotency.WithLockmw(lockmw.WithLockOptions(lockcore.WithHotKeys(nil))))
+			return completed(t, s, idempotency.WithLockmwOptions(lockmw.WithLockOptions(lockcore.WithHotKeys(nil))))
 		}},
 		{"fresh success read first", func(t *testing.T, s lockcore.Store) func(order) (receipt, error) {
-			return completed(t, s, idempotency.WithLockmw(lockmw.WithLockOptions(lockcore.WithReadFirst())))
+			return completed(t, s, idempotency.WithLockmwOptions(lockmw.WithLockOptions(lockcore.WithReadFirst())))
 		}},
 		{"a waiter's read in another process", func(t *testing.T, s lockcore.Store) func(order) (receipt, error) {
 			return held(t, s, false)

@@ -9,8 +9,6 @@ import (
 	"strings"
 
 	"github.com/lmittmann/tint"
-
-	"github.com/herdlock/herdlock/emf"
 )
 
 // Environment variables of the default logger's level, in precedence
@@ -111,7 +109,7 @@ func warnFilteredMetrics(log *slog.Logger, getenv func(string) string) {
 	if getenv(envFunctionName) == "" {
 		return
 	}
-	if off, err := strconv.ParseBool(strings.TrimSpace(getenv(emf.EnvDisabled))); err == nil && off {
+	if off, err := strconv.ParseBool(strings.TrimSpace(getenv("POWERTOOLS_METRICS_DISABLED"))); err == nil && off {
 		return
 	}
 	s := strings.TrimSpace(getenv(envLambdaLogLevel))

@@ -47,10 +47,10 @@ type prop struct {
 // or else defaultNamespace and the function name.
 func newDefaultMetrics(w io.Writer) (*emf.Metrics, error) {
 	opts := []emf.Option{emf.WithWriter(w)}
-	if os.Getenv(emf.EnvNamespace) == "" {
+	if os.Getenv("POWERTOOLS_METRICS_NAMESPACE") == "" {
 		opts = append(opts, emf.WithNamespace(defaultNamespace))
 	}
-	if os.Getenv(emf.EnvService) == "" {
+	if os.Getenv("POWERTOOLS_SERVICE_NAME") == "" {
 		svc := os.Getenv(envFunctionName)
 		if svc == "" {
 			svc = defaultNamespace

@@ -27,7 +27,7 @@ func TestMalformedRecordsFailWithoutALock(t *testing.T) {
 		ev.Records[5].Body = `{"pair":"F"} {"pair":"X"}`                                               // two values
 		store := newKeyRecorder()
 		rec := &recorder{}
-		h := sqsmw.Wrap(rec.handle, store, bodyKey, quiet())
+		h := must(sqsmw.New(rec.handle, store, bodyKey, quiet()))
 		ctx, cancel := invocation(30 * time.Second)
 		defer cancel()
 		resp, err := h(ctx, ev)
@@ -57,10 +57,10 @@ func TestTenThousandRecords(t *testing.T) {
 		}
 		store := newKeyRecorder()
 		rec := &recorder{}
-		h := sqsmw.Wrap(func(ctx context.Context, key string, records []events.SQSMessage) error {
+		h := must(sqsmw.New(func(ctx context.Context, key string, records []events.SQSMessage) error {
 			time.Sleep(time.Second) // every key takes a second: not all fit in the time
 			return rec.handle(ctx, key, records)
-		}, store, bodyKey, quiet())
+		}, store, bodyKey, quiet()))
 		ctx, cancel := invocation(60 * time.Second)
 		defer cancel()
 		resp, err := h(ctx, ev)
@@ -130,7 +130,7 @@ func FuzzSQSDecoding(f *testing.F) {
 			}
 		}
 		store := newKeyRecorder()
-		resp, err := sqsmw.Wrap((&recorder{}).handle, store, bodyKey, quiet())(ctx, ev)
+		resp, err := must(sqsmw.New((&recorder{}).handle, store, bodyKey, quiet()))(ctx, ev)
 		if err != nil {
 			t.Fatalf("error %v", err)
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -21,7 +22,7 @@ var errUpstream = errors.New("test: upstream 503")
 func TestSampleBatchGroupsByKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet())
+		h := must(sqsmw.New(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet()))
 		ev := loadEvent(t, "sqs-standard-batch.json")
 		ctx, cancel := invocation(30 * time.Second)
 		defer cancel()
@@ -51,7 +52,7 @@ func compare(a, b string) int {
 func TestFailingKeyFailsExactlyItsRecords(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{fail: map[string]error{"GBPUSD": errUpstream}}
-		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet())
+		h := must(sqsmw.New(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet()))
 		ev := batchOf(t, "EURUSD", "GBPUSD", "USDJPY", "GBPUSD", "EURUSD", "USDJPY", "GBPUSD", "EURUSD", "USDJPY", "EURUSD")
 		ctx, cancel := invocation(30 * time.Second)
 		defer cancel()
@@ -70,7 +71,7 @@ func TestFailingKeyFailsExactlyItsRecords(t *testing.T) {
 func TestSharedFailureFailsTheNextBatchWithoutACall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{fail: map[string]error{"GBPUSD": errUpstream}}
-		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet(lockcore.WithMaxAttempts(1)))
+		h := must(sqsmw.New(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet(lockcore.WithMaxAttempts(1))))
 		// The first batch's failure exhausts the episode: it is held back
 		// for the failure window (the 6 s lease), longer than the later
 		// batches can wait, so they fail the key without calling.
@@ -106,7 +107,7 @@ func TestConcurrentBatchesCoalesce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		gate := make(chan struct{})
 		rec := &recorder{block: map[string]chan struct{}{"EURUSD": gate}}
-		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet())
+		h := must(sqsmw.New(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet()))
 		resps := make([]events.SQSEventResponse, 5)
 		done := make(chan struct{})
 		for i := range resps {
@@ -136,7 +137,7 @@ func TestConcurrentBatchesCoalesce(t *testing.T) {
 func TestFIFOFailsTheRestOfAGroup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{fail: map[string]error{"EURGBP": errUpstream}}
-		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet())
+		h := must(sqsmw.New(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet()))
 		ev := loadEvent(t, "sqs-fifo-batch.json") // eur: EURUSD, EURGBP, EURJPY; gbp: GBPUSD
 		ctx, cancel := invocation(30 * time.Second)
 		defer cancel()
@@ -161,7 +162,7 @@ func TestFIFOFailsTheRestOfAGroup(t *testing.T) {
 func TestFIFOKeepsGroupOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet())
+		h := must(sqsmw.New(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet()))
 		pairs := []string{"A1", "B1", "A2", "B2", "A3", "B3", "A4"}
 		groups := []string{"a", "b", "a", "b", "a", "b", "a"}
 		ctx, cancel := invocation(30 * time.Second)
@@ -188,7 +189,7 @@ func TestFIFOKeyErrorFailsTheRestOfItsGroup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
 		store := newKeyRecorder()
-		h := sqsmw.Wrap(rec.handle, store, bodyKey, quiet())
+		h := must(sqsmw.New(rec.handle, store, bodyKey, quiet()))
 		ev := fifoOf(batchOf(t, "A1", "", "A3", "B1"), "a", "a", "a", "b")
 		ctx, cancel := invocation(30 * time.Second)
 		defer cancel()
@@ -206,12 +207,12 @@ func TestFIFOKeyErrorFailsTheRestOfItsGroup(t *testing.T) {
 
 func TestHandlerPanicFailsItsKeyOnly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := sqsmw.Wrap(func(_ context.Context, key string, _ []events.SQSMessage) error {
+		h := must(sqsmw.New(func(_ context.Context, key string, _ []events.SQSMessage) error {
 			if key == "B" {
 				panic("test: handler bug")
 			}
 			return nil
-		}, lockcore.NewMemoryStore(), bodyKey, quiet())
+		}, lockcore.NewMemoryStore(), bodyKey, quiet()))
 		ctx, cancel := invocation(30 * time.Second)
 		defer cancel()
 		resp, _ := h(ctx, batchOf(t, "A", "B", "C"))
@@ -221,21 +222,66 @@ func TestHandlerPanicFailsItsKeyOnly(t *testing.T) {
 	})
 }
 
-func TestConfigurationErrorFailsEveryRecord(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		for name, h := range map[string]func(context.Context, events.SQSEvent) (events.SQSEventResponse, error){
-			"nil handler": sqsmw.Wrap(nil, lockcore.NewMemoryStore(), bodyKey, quiet()),
-			"nil store":   sqsmw.Wrap((&recorder{}).handle, nil, bodyKey, quiet()),
-			"nil key":     sqsmw.Wrap((&recorder{}).handle, lockcore.NewMemoryStore(), nil, quiet()),
-		} {
-			ctx, cancel := invocation(30 * time.Second)
-			resp, err := h(ctx, batchOf(t, "A", "B"))
-			cancel()
-			if err != nil || !slices.Equal(failedIDs(resp), []string{"m0", "m1"}) {
-				t.Errorf("%s: %q, %v; want every record failed", name, failedIDs(resp), err)
+// TestBadConfigurationIsNewsError: New returns a configuration it cannot
+// run as an error matching lockcore.ErrConfig, and no handler, before any
+// batch: the handler and the key function never run, and the store is
+// never asked.
+func TestBadConfigurationIsNewsError(t *testing.T) {
+	tests := []struct {
+		name    string
+		noH     bool
+		noKey   bool
+		noStore bool
+		opts    []sqsmw.Option
+	}{
+		{name: "nil handler", noH: true},
+		{name: "nil key function", noKey: true},
+		{name: "nil store", noStore: true},
+		{name: "nil option", opts: []sqsmw.Option{nil}},
+		{name: "negative margin", opts: []sqsmw.Option{sqsmw.WithBatchTime(sqsmw.BatchTime{Margin: -time.Second})}},
+		{name: "negative concurrency", opts: []sqsmw.Option{sqsmw.WithBatchTime(sqsmw.BatchTime{Concurrency: -1})}},
+		{name: "negative minimum key time", opts: []sqsmw.Option{sqsmw.WithBatchTime(sqsmw.BatchTime{MinKeyTime: -time.Second})}},
+		{name: "blank lock group", opts: []sqsmw.Option{sqsmw.WithLockmwOptions(lockmw.WithLockGroup(""))}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			var h sqsmw.Handler = func(context.Context, string, []events.SQSMessage) error { calls++; return nil }
+			key := func(context.Context, events.SQSMessage) (string, error) { calls++; return "A", nil }
+			counted := &countingStore{Store: lockcore.NewMemoryStore()}
+			var store lockcore.Store = counted
+			if tt.noH {
+				h = nil
 			}
-		}
-	})
+			if tt.noKey {
+				key = nil
+			}
+			if tt.noStore {
+				store = nil
+			}
+			f, err := sqsmw.New(h, store, key, append([]sqsmw.Option{quiet()}, tt.opts...)...)
+			if !errors.Is(err, lockcore.ErrConfig) {
+				t.Errorf("error %v, want one matching lockcore.ErrConfig", err)
+			}
+			if f != nil {
+				t.Error("a handler beside the error")
+			}
+			if calls != 0 || counted.acquires.Load() != 0 {
+				t.Errorf("%d handler or key calls, %d acquires: want none", calls, counted.acquires.Load())
+			}
+		})
+	}
+}
+
+// countingStore counts the acquire requests of a store.
+type countingStore struct {
+	lockcore.Store
+	acquires atomic.Int64
+}
+
+func (s *countingStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+	s.acquires.Add(1)
+	return s.Store.Acquire(ctx, req)
 }
 
 func TestASuccessWithoutAnAnswerStillDoesTheKey(t *testing.T) {
@@ -258,7 +304,7 @@ func TestASuccessWithoutAnAnswerStillDoesTheKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec := &recorder{}
-		h := sqsmw.Wrap(rec.handle, store, bodyKey, quiet())
+		h := must(sqsmw.New(rec.handle, store, bodyKey, quiet()))
 		resp, _ := h(ctx, batchOf(t, "A", "B"))
 		// A was released with success a moment ago: done without the
 		// handler, whatever the holder published with it.

@@ -202,22 +202,22 @@ func TestConformance(t *testing.T) {
 			want: `{"batchItemFailures":[{"itemIdentifier":"m1"},{"itemIdentifier":"m3"}]}`},
 		{doc: docGoContext, name: "a handler that ignores its context: the batch answers before the deadline and reports what is not done",
 			event: batchOf(t, "A", "B", "C"), conf: behaviour{work: 10 * time.Second, stubborn: true}, timeout: 14 * time.Second,
-			opts: []sqsmw.Option{sqsmw.WithConcurrency(1), sqsmw.WithMinKeyTime(time.Second)},
+			opts: []sqsmw.Option{sqsmw.WithBatchTime(sqsmw.BatchTime{Concurrency: 1, MinKeyTime: time.Second})},
 			want: `{"batchItemFailures":[{"itemIdentifier":"m0"},{"itemIdentifier":"m1"},{"itemIdentifier":"m2"}]}`},
 		{doc: docGoContext, name: "each key holds for its whole share: the margin is kept once per batch",
 			event: batchOf(t, "A", "B", "C", "D"), conf: behaviour{work: 6 * time.Second}, timeout: 30 * time.Second,
-			opts: []sqsmw.Option{sqsmw.WithConcurrency(1), sqsmw.WithMinKeyTime(time.Second)},
+			opts: []sqsmw.Option{sqsmw.WithBatchTime(sqsmw.BatchTime{Concurrency: 1, MinKeyTime: time.Second})},
 			want: `{"batchItemFailures":[]}`},
 		{doc: docGoContext, name: "a key whose minimum time does not fit is reported untried",
 			event: batchOf(t, "A"), timeout: 8 * time.Second,
-			opts: []sqsmw.Option{sqsmw.WithMinKeyTime(10 * time.Second)},
+			opts: []sqsmw.Option{sqsmw.WithBatchTime(sqsmw.BatchTime{MinKeyTime: 10 * time.Second})},
 			want: `{"batchItemFailures":[{"itemIdentifier":"m0"}]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				conf := &conformer{behaviour: tt.conf}
-				h := sqsmw.Wrap(conf.handle, lockcore.NewMemoryStore(), bodyKey, append([]sqsmw.Option{quiet()}, tt.opts...)...)
+				h := must(sqsmw.New(conf.handle, lockcore.NewMemoryStore(), bodyKey, append([]sqsmw.Option{quiet()}, tt.opts...)...))
 				ctx, cancel := invocation(tt.timeout)
 				defer cancel()
 				start := time.Now()

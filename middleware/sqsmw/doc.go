@@ -1,7 +1,7 @@
 // Package sqsmw puts the lock of package lockmw behind an SQS event source
 // mapping with ReportBatchItemFailures, for standard and FIFO queues.
 //
-// [Wrap] groups a batch by key: the key function names each record's lock
+// [New] groups a batch by key: the key function names each record's lock
 // id, and each turn of a key is one lock attempt through lockmw, whose
 // handler gets the turn's records and whose answer they all get. Batches
 // on other invocations coalesce through the lock as any invocation does:
@@ -28,10 +28,10 @@
 // (logged once per batch, at Warn, truncated), and those the batch had no
 // time left to finish.
 //
-// The batch keeps one margin ([WithBatchMargin]) from the invocation's
+// The batch keeps one margin ([BatchTime].Margin) from the invocation's
 // deadline, for all its keys. The time before it is shared fairly: a turn
 // gets the time left divided by the rounds of turns still to come, raised
-// to [WithMinKeyTime], and holds its lock, and waits, for all of it; the
+// to [BatchTime].MinKeyTime, and holds its lock, and waits, for all of it; the
 // handler's context ends then. A turn that cannot get its minimum before
 // the batch's end is not tried: its records are reported failed (one
 // warning a batch says how many), and nothing is published for the key.

@@ -1,15 +1,12 @@
 package sqsmw
 
-import "errors"
+import (
+	"fmt"
 
-var (
-	// ErrKeyTooLong means the key function returned an id longer than
-	// lockcore.MaxPartitionKeyBytes; the record is reported failed and no
-	// lock is taken for it.
-	ErrKeyTooLong = errors.New("sqsmw: key too long")
-
-	// ErrBadRecord is for key functions to wrap when a record does not
-	// name a key (a body that is not JSON, a missing attribute). Any key
-	// error fails the record, wrapped or not.
-	ErrBadRecord = errors.New("sqsmw: bad record")
+	"github.com/herdlock/herdlock/middleware/lockmw"
 )
+
+// errKeyTooLong means the key function returned an id longer than
+// lockcore.MaxPartitionKeyBytes; the record is reported failed and no
+// lock is taken for it.
+var errKeyTooLong = fmt.Errorf("sqsmw: %w: too long", lockmw.ErrKey)

@@ -17,17 +17,21 @@ import (
 // A queue of refresh requests: one upstream call per pair and batch, and
 // a partial batch response that names the records of the pairs that
 // failed.
-func ExampleWrap() {
+func ExampleNew() {
 	refreshPair := func(ctx context.Context, pair string, records []events.SQSMessage) error {
 		if pair == "USDJPY" {
 			return errors.New("upstream unavailable") // these records are retried
 		}
 		return nil // fetch the pair once for all its records
 	}
-	h := sqsmw.Wrap(refreshPair, lockcore.NewMemoryStore(), sqsmw.JSONBody(func(r struct{ Pair string }) (string, error) {
+	h, err := sqsmw.New(refreshPair, lockcore.NewMemoryStore(), sqsmw.JSONBody(func(r struct{ Pair string }) (string, error) {
 		return r.Pair, nil
-	}), sqsmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithHolder(lockmw.Holder{AccountID: 123456789012, AppID: 1}),
-		lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}), lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)})))
+	}), sqsmw.WithLockmwOptions(lockmw.WithLockGroup("rates"), lockmw.WithHolder(lockmw.Holder{AccountID: 123456789012, AppID: 1}),
+		lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard, Logger: slog.New(slog.DiscardHandler)})))
+	if err != nil {
+		fmt.Println(err) // a configuration error: in a Lambda function, log.Fatal(err)
+		return
+	}
 	// In a Lambda function: lambda.Start(h).
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

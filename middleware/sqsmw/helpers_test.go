@@ -29,7 +29,7 @@ type refresh struct {
 
 func pairOf(r refresh) (string, error) {
 	if r.Pair == "" {
-		return "", fmt.Errorf("%w: no pair", sqsmw.ErrBadRecord)
+		return "", fmt.Errorf("%w: no pair", lockmw.ErrKey)
 	}
 	return r.Pair, nil
 }
@@ -81,8 +81,8 @@ func invocation(timeout time.Duration) (context.Context, context.CancelFunc) {
 }
 
 func quiet(lockOpts ...lockcore.Option) sqsmw.Option {
-	return sqsmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}),
-		lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}), lockmw.WithLockOptions(lockOpts...))
+	return sqsmw.WithLockmwOptions(lockmw.WithLockGroup("rates"), lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler), EMFWriter: io.Discard}),
+		lockmw.WithLockOptions(lockOpts...))
 }
 
 // recorder is a handler that records its calls and fails the keys in fail.
@@ -161,4 +161,13 @@ func (s *keyRecorder) asked() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.ids)
+}
+
+// must is the handler of New, which the test's configuration never
+// fails.
+func must[F any](f F, err error) F {
+	if err != nil {
+		panic(err)
+	}
+	return f
 }

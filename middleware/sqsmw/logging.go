@@ -26,17 +26,11 @@ type badRecord struct {
 
 // logBadRecords writes one warning for the batch's records with no
 // usable key: a client's bad input, not the function's fault (the
-// function's own are errors: a nil key function, logged once; a panicking
-// key function, logged once per batch with the panic and its stack). It
+// function's own are errors: a panicking key function, logged once per
+// batch with the panic and its stack). It
 // names how many, the first message ids and the first error, truncated;
 // never a body or a key, nor the message of an AWS API error.
 func (b *batcher) logBadRecords(ctx context.Context, bad []badRecord) {
-	if b.key == nil {
-		b.nilKeyOnce.Do(func() {
-			b.log.ErrorContext(ctx, "sqsmw: invalid configuration; every record fails", slog.Any("error", errNilKey))
-		})
-		return
-	}
 	for _, r := range bad {
 		var kp *keyPanic
 		if errors.As(r.err, &kp) {

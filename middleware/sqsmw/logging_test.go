@@ -57,8 +57,8 @@ func (l *logLines) text() string {
 }
 
 func logTo(w io.Writer) sqsmw.Option {
-	return sqsmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}),
-		lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))}))
+	return sqsmw.WithLockmwOptions(lockmw.WithLockGroup("rates"), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard,
+		Logger: slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))}))
 }
 
 func TestBadRecordsAreOneTruncatedWarning(t *testing.T) {
@@ -66,12 +66,12 @@ func TestBadRecordsAreOneTruncatedWarning(t *testing.T) {
 		secret := strings.Repeat("s3cr3t-", 300) // 2.1 KiB a client sent
 		key := func(_ context.Context, r events.SQSMessage) (string, error) {
 			if strings.Contains(r.Body, "s3cr3t") {
-				return "", fmt.Errorf("%w: no pair in %s", sqsmw.ErrBadRecord, r.Body) // a careless key function
+				return "", fmt.Errorf("%w: no pair in %s", lockmw.ErrKey, r.Body) // a careless key function
 			}
 			return bodyKey(context.Background(), r)
 		}
 		var logs logLines
-		h := sqsmw.Wrap((&recorder{}).handle, lockcore.NewMemoryStore(), key, logTo(&logs))
+		h := must(sqsmw.New((&recorder{}).handle, lockcore.NewMemoryStore(), key, logTo(&logs)))
 		ev := batchOf(t, "A", "B", "C")
 		ev.Records[0].Body = secret
 		ev.Records[2].Body = secret
@@ -129,7 +129,7 @@ func (deniedStore) Acquire(context.Context, lockcore.AcquireRequest) (lockcore.I
 func TestStoreErrorsReachTheLogAsCodes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var logs logLines
-		h := sqsmw.Wrap((&recorder{}).handle, deniedStore{lockcore.NewMemoryStore()}, bodyKey, logTo(&logs))
+		h := must(sqsmw.New((&recorder{}).handle, deniedStore{lockcore.NewMemoryStore()}, bodyKey, logTo(&logs)))
 		ctx, cancel := invocation(30 * time.Second)
 		defer cancel()
 		start := time.Now()
@@ -155,7 +155,7 @@ func TestHandlerPanicReleasesTheLock(t *testing.T) {
 		var afterFailure []bool
 		var mu sync.Mutex
 		panics := true
-		h := sqsmw.Wrap(func(ctx context.Context, key string, _ []events.SQSMessage) error {
+		h := must(sqsmw.New(func(ctx context.Context, key string, _ []events.SQSMessage) error {
 			info, _ := lockmw.FromContext(ctx)
 			mu.Lock()
 			defer mu.Unlock()
@@ -165,7 +165,7 @@ func TestHandlerPanicReleasesTheLock(t *testing.T) {
 				panic("test: handler bug")
 			}
 			return nil
-		}, lockcore.NewMemoryStore(), bodyKey, quiet())
+		}, lockcore.NewMemoryStore(), bodyKey, quiet()))
 		for i, want := range [][]string{{"m0"}, {}} {
 			ctx, cancel := invocation(30 * time.Second)
 			start := time.Now()
@@ -193,7 +193,7 @@ func TestKeyFunctionPanicFailsItsRecordOnly(t *testing.T) {
 			return bodyKey(ctx, r)
 		}
 		rec := &recorder{}
-		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), key, quiet())
+		h := must(sqsmw.New(rec.handle, lockcore.NewMemoryStore(), key, quiet()))
 		ctx, cancel := invocation(30 * time.Second)
 		defer cancel()
 		resp, err := h(ctx, batchOf(t, "A", "B", "C"))
@@ -204,30 +204,6 @@ func TestKeyFunctionPanicFailsItsRecordOnly(t *testing.T) {
 		slices.Sort(keys)
 		if !slices.Equal(keys, []string{"A", "C"}) {
 			t.Errorf("handler calls %q, want [A C]", keys)
-		}
-	})
-}
-
-func TestNilKeyFunctionIsOneError(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var logs logLines
-		h := sqsmw.Wrap((&recorder{}).handle, lockcore.NewMemoryStore(), nil, logTo(&logs))
-		for range 3 {
-			ctx, cancel := invocation(30 * time.Second)
-			resp, _ := h(ctx, batchOf(t, "A", "B"))
-			cancel()
-			if got := failedIDs(resp); !slices.Equal(got, []string{"m0", "m1"}) {
-				t.Errorf("failed %q, want every record", got)
-			}
-		}
-		var errs int
-		for _, l := range logs.lines(t) {
-			if l["level"] == "ERROR" && strings.Contains(fmt.Sprint(l["error"]), "nil key function") {
-				errs++
-			}
-		}
-		if errs != 1 {
-			t.Errorf("%d error lines for the nil key function over 3 batches, want 1:\n%s", errs, logs.text())
 		}
 	})
 }
@@ -244,7 +220,7 @@ func TestKeyFunctionAWSErrorsReachTheLogAsCodes(t *testing.T) {
 			return bodyKey(ctx, r)
 		}
 		var logs logLines
-		h := sqsmw.Wrap((&recorder{}).handle, lockcore.NewMemoryStore(), key, logTo(&logs))
+		h := must(sqsmw.New((&recorder{}).handle, lockcore.NewMemoryStore(), key, logTo(&logs)))
 		ctx, cancel := invocation(30 * time.Second)
 		defer cancel()
 		resp, _ := h(ctx, batchOf(t, "A", "B"))
@@ -273,7 +249,7 @@ func TestKeyFunctionPanicIsLoggedAsTheFunctionsError(t *testing.T) {
 			return bodyKey(ctx, r)
 		}
 		var logs logLines
-		h := sqsmw.Wrap((&recorder{}).handle, lockcore.NewMemoryStore(), key, logTo(&logs))
+		h := must(sqsmw.New((&recorder{}).handle, lockcore.NewMemoryStore(), key, logTo(&logs)))
 		ctx, cancel := invocation(30 * time.Second)
 		defer cancel()
 		resp, _ := h(ctx, batchOf(t, "A", "B", "C"))
@@ -304,7 +280,7 @@ func TestKeysWithoutTimeForTheirMinimumAreLogged(t *testing.T) {
 		// before the batch margin cannot give a key its 3 s minimum.
 		var logs logLines
 		rec := &recorder{}
-		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, logTo(&logs))
+		h := must(sqsmw.New(rec.handle, lockcore.NewMemoryStore(), bodyKey, logTo(&logs)))
 		for range 2 {
 			ctx, cancel := invocation(3 * time.Second)
 			resp, _ := h(ctx, batchOf(t, "A", "B", "A"))
@@ -340,9 +316,9 @@ func TestAnsweringWithUnfinishedRecordsIsLogged(t *testing.T) {
 		stuck := make(chan struct{})
 		rec := &recorder{block: map[string]chan struct{}{"B": stuck}}
 		var logs logLines
-		h := sqsmw.Wrap(func(ctx context.Context, key string, records []events.SQSMessage) error {
+		h := must(sqsmw.New(func(ctx context.Context, key string, records []events.SQSMessage) error {
 			return rec.handle(context.WithoutCancel(ctx), key, records) // B ignores its context
-		}, lockcore.NewMemoryStore(), bodyKey, logTo(&logs), sqsmw.WithConcurrency(1))
+		}, lockcore.NewMemoryStore(), bodyKey, logTo(&logs), sqsmw.WithBatchTime(sqsmw.BatchTime{Concurrency: 1})))
 		ctx, cancel := invocation(20 * time.Second)
 		resp, _ := h(ctx, batchOf(t, "A", "B", "C"))
 		text := logs.text() // before B's own line, which comes when it returns

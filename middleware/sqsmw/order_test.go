@@ -35,7 +35,7 @@ func TestFIFOHandsAGroupOverInOrder(t *testing.T) {
 		rec := &recorder{}
 		// Without a fresh-success window, A's second turn in the group
 		// runs the handler again.
-		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet(lockcore.WithFreshSuccess(0)))
+		h := must(sqsmw.New(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet(lockcore.WithFreshSuccess(0))))
 		ev := fifoOf(batchOf(t, "A", "B", "A"), "g", "g", "g")
 		ctx, cancel := invocation(30 * time.Second)
 		defer cancel()
@@ -53,7 +53,7 @@ func TestFIFOHandsAGroupOverInOrder(t *testing.T) {
 func TestFIFOFreshSuccessAnswersALaterTurnOfTheKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet())
+		h := must(sqsmw.New(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet()))
 		ev := fifoOf(batchOf(t, "A", "B", "A"), "g", "g", "g")
 		ctx, cancel := invocation(30 * time.Second)
 		defer cancel()
@@ -73,7 +73,7 @@ func TestFIFOFreshSuccessAnswersALaterTurnOfTheKey(t *testing.T) {
 func TestFIFOFailureStopsItsGroupBeforeALaterRecordOfAnEarlierKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{fail: map[string]error{"B": errUpstream}}
-		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet())
+		h := must(sqsmw.New(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet()))
 		ev := fifoOf(batchOf(t, "A", "B", "A", "C"), "g", "g", "g", "h")
 		ctx, cancel := invocation(30 * time.Second)
 		defer cancel()
@@ -92,7 +92,7 @@ func TestFIFOFailureStopsItsGroupBeforeALaterRecordOfAnEarlierKey(t *testing.T) 
 func TestFIFOAKeyInTwoGroupsWaitsForEachGroup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{fail: map[string]error{"B": errUpstream}}
-		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet())
+		h := must(sqsmw.New(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet()))
 		// A is first in g, and after the failing B in h.
 		ev := fifoOf(batchOf(t, "A", "B", "A"), "g", "h", "h")
 		ctx, cancel := invocation(30 * time.Second)
@@ -112,7 +112,7 @@ func TestFIFOAKeyInTwoGroupsWaitsForEachGroup(t *testing.T) {
 func TestFairQueueGroupsAreTenantsNotOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{fail: map[string]error{"B": errUpstream}}
-		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet())
+		h := must(sqsmw.New(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet()))
 		// A standard queue (no .fifo) whose messages carry a group: a
 		// fair queue's tenant.
 		ev := fairOf(batchOf(t, "A", "B", "C", "B"), "tenant", "tenant", "tenant", "other")
@@ -134,7 +134,7 @@ func TestFairQueueKeysRunAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		gate := make(chan struct{})
 		rec := &recorder{block: map[string]chan struct{}{"A": gate, "B": gate}}
-		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet())
+		h := must(sqsmw.New(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet()))
 		ev := fairOf(batchOf(t, "A", "B"), "tenant", "tenant")
 		ctx, cancel := invocation(30 * time.Second)
 		defer cancel()
@@ -157,7 +157,7 @@ func TestFairQueueKeysRunAtOnce(t *testing.T) {
 func TestFIFOIsTheQueueARNNotTheGroupAttribute(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{fail: map[string]error{"A": errUpstream}}
-		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet())
+		h := must(sqsmw.New(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet()))
 		// A FIFO queue's ARN ends in .fifo; a record whose attributes
 		// lack the group is still ordered behind the one before it.
 		ev := fifoOf(batchOf(t, "A", "B"), "g", "g")

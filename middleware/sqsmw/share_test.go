@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/lockmw"
 	"github.com/herdlock/herdlock/middleware/sqsmw"
 )
 
@@ -69,7 +70,7 @@ func TestKeySharesKeepNoMarginOfTheirOwn(t *testing.T) {
 		// Ten keys, one at a time, in a 30 s function: each needs 2.5 s,
 		// 25 s in all, which fits in the 28 s the batch margin leaves.
 		w := &worker{work: 2500 * time.Millisecond}
-		h := sqsmw.Wrap(w.handle, lockcore.NewMemoryStore(), bodyKey, quiet(), sqsmw.WithConcurrency(1))
+		h := must(sqsmw.New(w.handle, lockcore.NewMemoryStore(), bodyKey, quiet(), sqsmw.WithBatchTime(sqsmw.BatchTime{Concurrency: 1})))
 		ctx, cancel := invocation(30 * time.Second)
 		defer cancel()
 		resp, _ := h(ctx, batchOf(t, letters(10)...))
@@ -87,7 +88,7 @@ func TestKeySharesKeepNoMarginOfTheirOwn(t *testing.T) {
 func TestAKeyHoldsUntilItsContextsDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := &worker{work: time.Hour} // never done: cut off at the share's end
-		h := sqsmw.Wrap(w.handle, lockcore.NewMemoryStore(), bodyKey, quiet())
+		h := must(sqsmw.New(w.handle, lockcore.NewMemoryStore(), bodyKey, quiet()))
 		ctx, cancel := invocation(30 * time.Second)
 		defer cancel()
 		start := time.Now()
@@ -102,7 +103,7 @@ func TestAKeyHoldsUntilItsContextsDeadline(t *testing.T) {
 		tn := turns[0]
 		// The share is the whole 28 s the batch margin leaves; lockcore
 		// ends the hold its drift allowance earlier.
-		share := 30*time.Second - sqsmw.DefaultBatchMargin
+		share := 30*time.Second - lockmw.DefaultSafetyMargin
 		cut := share - time.Duration(float64(share)*lockcore.DefaultDrift)
 		if got := tn.deadline.Sub(start); got != share {
 			t.Errorf("handler's deadline after %v, want %v (the deadline minus the batch margin, once)", got, share)
@@ -119,8 +120,8 @@ func TestAKeyHoldsUntilItsContextsDeadline(t *testing.T) {
 func TestDeadlineIsSharedFairly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := &worker{work: 5 * time.Second}
-		h := sqsmw.Wrap(w.handle, lockcore.NewMemoryStore(), bodyKey, quiet(), sqsmw.WithConcurrency(5))
-		ctx, cancel := invocation(60*time.Second + sqsmw.DefaultBatchMargin)
+		h := must(sqsmw.New(w.handle, lockcore.NewMemoryStore(), bodyKey, quiet(), sqsmw.WithBatchTime(sqsmw.BatchTime{Concurrency: 5})))
+		ctx, cancel := invocation(60*time.Second + lockmw.DefaultSafetyMargin)
 		defer cancel()
 		start := time.Now()
 		resp, _ := h(ctx, batchOf(t, letters(15)...))
@@ -148,7 +149,7 @@ func TestMinKeyTimeThatDoesNotFitLeavesTheKeyUntried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
 		store := newKeyRecorder()
-		h := sqsmw.Wrap(rec.handle, store, bodyKey, quiet(), sqsmw.WithMinKeyTime(10*time.Second))
+		h := must(sqsmw.New(rec.handle, store, bodyKey, quiet(), sqsmw.WithBatchTime(sqsmw.BatchTime{MinKeyTime: 10 * time.Second})))
 		ctx, cancel := invocation(8 * time.Second)
 		defer cancel()
 		start := time.Now()
@@ -172,7 +173,7 @@ func TestMinKeyTimeFailsTheKeysThatComeTooLate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := &worker{work: 4500 * time.Millisecond}
 		store := newKeyRecorder()
-		h := sqsmw.Wrap(w.handle, store, bodyKey, quiet(), sqsmw.WithConcurrency(1), sqsmw.WithMinKeyTime(5*time.Second))
+		h := must(sqsmw.New(w.handle, store, bodyKey, quiet(), sqsmw.WithBatchTime(sqsmw.BatchTime{Concurrency: 1, MinKeyTime: 5 * time.Second})))
 		// 12 s to share after the 2 s margin: A and B get 5 s each (their
 		// 4 s and 3.75 s shares raised to the minimum) and take 4.5 s; at
 		// 9 s the 3 s left cannot give C its 5 s.
@@ -197,10 +198,10 @@ func TestUnfinishedRecordsAreFailedAtTheDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		stuck := make(chan struct{})
 		rec := &recorder{block: map[string]chan struct{}{"B": stuck}}
-		h := sqsmw.Wrap(func(ctx context.Context, key string, records []events.SQSMessage) error {
+		h := must(sqsmw.New(func(ctx context.Context, key string, records []events.SQSMessage) error {
 			// B ignores its context: the batch still answers in time.
 			return rec.handle(context.WithoutCancel(ctx), key, records)
-		}, lockcore.NewMemoryStore(), bodyKey, quiet(), sqsmw.WithConcurrency(1))
+		}, lockcore.NewMemoryStore(), bodyKey, quiet(), sqsmw.WithBatchTime(sqsmw.BatchTime{Concurrency: 1})))
 		ctx, cancel := invocation(20 * time.Second)
 		defer cancel()
 		start := time.Now()
@@ -208,7 +209,7 @@ func TestUnfinishedRecordsAreFailedAtTheDeadline(t *testing.T) {
 		if got := failedIDs(resp); !slices.Equal(got, []string{"m1", "m2"}) {
 			t.Errorf("failed %q, want the stuck key's and the untried key's records [m1 m2]", got)
 		}
-		if took, want := time.Since(start), 20*time.Second-sqsmw.DefaultBatchMargin/4; took != want {
+		if took, want := time.Since(start), 20*time.Second-lockmw.DefaultSafetyMargin/4; took != want {
 			t.Errorf("answered after %v, want %v (the deadline minus a quarter of the batch margin)", took, want)
 		}
 		close(stuck)
@@ -244,7 +245,7 @@ func TestASlowKeyFunctionStillLetsTheBatchAnswerInTime(t *testing.T) {
 					return bodyKey(ctx, r)
 				}
 				var logs logLines
-				h := sqsmw.Wrap((&recorder{}).handle, lockcore.NewMemoryStore(), key, logTo(&logs))
+				h := must(sqsmw.New((&recorder{}).handle, lockcore.NewMemoryStore(), key, logTo(&logs)))
 				ctx, cancel := invocation(20 * time.Second)
 				defer cancel()
 				start := time.Now()
@@ -252,7 +253,7 @@ func TestASlowKeyFunctionStillLetsTheBatchAnswerInTime(t *testing.T) {
 				if !strings.Contains(logs.text(), `"msg":"sqsmw:`) {
 					t.Errorf("no sqsmw line says why every record failed:\n%s", logs.text())
 				}
-				if took, limit := time.Since(start), 20*time.Second-sqsmw.DefaultBatchMargin/4; took > limit {
+				if took, limit := time.Since(start), 20*time.Second-lockmw.DefaultSafetyMargin/4; took > limit {
 					t.Errorf("answered after %v, past %v (the deadline minus a quarter of the batch margin)", took, limit)
 				}
 				if got := failedIDs(resp); !slices.Equal(got, []string{"m0", "m1", "m2"}) {
@@ -270,17 +271,17 @@ func TestALongShareIsHeldWhole(t *testing.T) {
 		// Lambda's longest timeout: the share of a batch of one key, 14m58s,
 		// is longer than lockcore's default maximum hold, 5 min.
 		var deadline, ended time.Time
-		h := sqsmw.Wrap(func(ctx context.Context, _ string, _ []events.SQSMessage) error {
+		h := must(sqsmw.New(func(ctx context.Context, _ string, _ []events.SQSMessage) error {
 			deadline, _ = ctx.Deadline() // a handler plans its work by it
 			<-ctx.Done()
 			ended = time.Now()
 			return nil
-		}, lockcore.NewMemoryStore(), bodyKey, quiet())
+		}, lockcore.NewMemoryStore(), bodyKey, quiet()))
 		ctx, cancel := invocation(15 * time.Minute)
 		defer cancel()
 		start := time.Now()
 		_, _ = h(ctx, batchOf(t, "A"))
-		share := 15*time.Minute - sqsmw.DefaultBatchMargin
+		share := 15*time.Minute - lockmw.DefaultSafetyMargin
 		if got := deadline.Sub(start); got != share {
 			t.Errorf("the handler's deadline was %v after the start, want its share %v", got, share)
 		}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -33,11 +32,15 @@ type group struct {
 	holdUntil time.Time
 }
 
-// Wrap returns h wrapped in a lock per key on store, in the shape that
+// New returns h wrapped in a lock per key on store, in the shape that
 // lambda.Start accepts for an SQS event source mapping with
 // ReportBatchItemFailures:
 //
-//	lambda.Start(sqsmw.Wrap(refresh, store, pairOf))
+//	h, err := sqsmw.New(refresh, store, pairOf)
+//	if err != nil {
+//		log.Fatal(err) // a configuration error, at init
+//	}
+//	lambda.Start(h)
 //
 // key takes each record's lock id, before any key is tried; its context
 // ends at the batch's end (the deadline less the batch margin), and a key
@@ -45,11 +48,18 @@ type group struct {
 // See the package documentation for how a batch is grouped, timed and
 // answered. The returned handler never returns an error (a failure is a
 // record in the response) and is safe for concurrent use. A bad
-// configuration fails every record: a nil key function, or a nil h or
-// store or bad lockmw options, which lockmw logs once.
-func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record events.SQSMessage) (string, error),
-	opts ...Option) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
-	o := buildOptions(opts)
+// configuration (a nil h, key function or store, a bad option value, bad
+// lockmw options) is an error matching lockcore.ErrConfig that names
+// every problem found, and no handler.
+func New(h Handler, store lockcore.Store, key func(ctx context.Context, record events.SQSMessage) (string, error),
+	opts ...Option) (func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), error) {
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	if key == nil {
+		return nil, fmt.Errorf("sqsmw: %w: nil key function", lockcore.ErrConfig)
+	}
 	var fetch func(context.Context, group) (answer.Answer, error)
 	if h != nil {
 		fetch = func(ctx context.Context, g group) (answer.Answer, error) {
@@ -73,15 +83,21 @@ func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record 
 	// The answer is the fronts' shared format (a bare success), so that an
 	// HTTP front on the same lock group reads this front's success, and
 	// this front any success of theirs.
-	inner := lockmw.WrapHandlers(lockmw.Handlers[group, answer.Answer]{Fetch: fetch, Codec: answer.Codec{}},
+	inner, err := lockmw.NewHandlers(lockmw.Handlers[group, answer.Answer]{Fetch: fetch, Codec: answer.Codec{}},
 		store, func(_ context.Context, g group) (string, error) { return g.key, nil }, lockOpts...)
+	if err != nil {
+		if !errors.Is(err, lockcore.ErrConfig) {
+			err = fmt.Errorf("sqsmw: %w: %w", lockcore.ErrConfig, err)
+		}
+		return nil, err
+	}
 	b := &batcher{
 		o:      o,
 		key:    key,
 		log:    lockmw.LoggerOf(lockOpts...),
 		invoke: doneOnSuccess(inner),
 	}
-	return b.handle
+	return b.handle, nil
 }
 
 // doneOnSuccess makes a turn that another holder's success answered done,
@@ -104,24 +120,17 @@ func doneOnSuccess(invoke func(context.Context, group) (answer.Answer, error)) f
 // context's deadline says); the share itself caps each hold.
 const maxShare = 15 * time.Minute
 
-// errNilKey is the error of every record when the key function is nil.
-var errNilKey = errors.New("sqsmw: invalid configuration: nil key function")
-
 // batcher answers batches.
 type batcher struct {
 	o   options
 	key func(context.Context, events.SQSMessage) (string, error)
 	log *slog.Logger
 
-	nilKeyOnce sync.Once // the nil key function is logged once
-	invoke     func(context.Context, group) (answer.Answer, error)
+	invoke func(context.Context, group) (answer.Answer, error)
 }
 
 // recordKey is the lock id of r, checked.
 func (b *batcher) recordKey(ctx context.Context, r events.SQSMessage) (string, error) {
-	if b.key == nil {
-		return "", errNilKey
-	}
 	id, err := b.callKey(ctx, r)
 	if err != nil {
 		return "", err
@@ -129,9 +138,9 @@ func (b *batcher) recordKey(ctx context.Context, r events.SQSMessage) (string, e
 	id = strings.TrimSpace(id)
 	switch {
 	case id == "":
-		return "", fmt.Errorf("%w: blank key", ErrBadRecord)
+		return "", fmt.Errorf("sqsmw: %w: blank key", lockmw.ErrKey)
 	case len(id) > lockcore.MaxPartitionKeyBytes:
-		return "", fmt.Errorf("%w: %d bytes, at most %d", ErrKeyTooLong, len(id), lockcore.MaxPartitionKeyBytes)
+		return "", fmt.Errorf("%w: %d bytes, at most %d", errKeyTooLong, len(id), lockcore.MaxPartitionKeyBytes)
 	}
 	return id, nil
 }
@@ -155,9 +164,9 @@ type keyPanic struct {
 	stack string
 }
 
-func (e *keyPanic) Error() string { return ErrBadRecord.Error() + ": the key function panicked" }
+func (e *keyPanic) Error() string { return "sqsmw: the key function panicked" }
 
-func (e *keyPanic) Unwrap() error { return ErrBadRecord }
+func (e *keyPanic) Unwrap() error { return lockmw.ErrKey }
 
 // isFIFO reports whether r comes from a FIFO queue: one whose ARN ends in
 // ".fifo", as every FIFO queue's name does. A MessageGroupId alone says

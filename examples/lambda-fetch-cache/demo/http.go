@@ -11,7 +11,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/internal/localrun"
-	"github.com/herdlock/herdlock/middleware/idempotency"
 )
 
 // runHTTP fires n HTTP API requests GET /rates/{pair} at once and prints
@@ -82,7 +81,7 @@ func runOrders(ctx context.Context, out io.Writer, r *localrun.Run, n int, pair 
 		if json.Unmarshal([]byte(resp.Body), &o) == nil && o.ID != "" {
 			what = o.ID
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%v\t\n", inv.Sandbox, resp.StatusCode, dash(resp.Headers[idempotency.HeaderReplayed]), what, ms(inv.Latency()))
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%v\t\n", inv.Sandbox, resp.StatusCode, dash(resp.Headers["Idempotent-Replayed"]), what, ms(inv.Latency()))
 	}
 	tw.Flush()
 	fmt.Fprintf(out, "\norders the upstream created: %d; distinct bodies among %d answers: %d\n", len(r.Upstream.Orders()), len(invs), len(bodies))

@@ -14,7 +14,7 @@
 //
 // With -front http (make demo FRONT=http) the burst goes through the HTTP
 // API front door instead: N requests GET /rates/{pair} in API Gateway's
-// payload 2.0, answered by httpmw.WrapHTTPAPI; each row shows the HTTP
+// payload 2.0, answered by httpmw.NewHTTPAPI; each row shows the HTTP
 // status, Cache-Control or Retry-After, and the body's size. Add
 // -throttle 8s to have the upstream answer 429 with Retry-After: 8 for its
 // first 8 s, and see every client get 429 with a Retry-After.

@@ -125,12 +125,21 @@ func NewFronts(direct func(context.Context, Request) (Response, error), store lo
 		fetch = a.fetch
 	}
 	httpOpts := []httpmw.Option{
-		httpmw.WithFreshness(fresh),
-		httpmw.WithLockmw(append([]lockmw.Option{lockmw.WithLockGroup(group + GroupSuffixFronts)}, opts...)...),
+		httpmw.WithFreshSuccess(fresh),
+		httpmw.WithLockmwOptions(append([]lockmw.Option{lockmw.WithLockGroup(group + GroupSuffixFronts)}, opts...)...),
 	}
-	rates := httpmw.WrapHTTPAPI(httpFetch(fetch, a.fetchUnlocked, pathKey), store, pathKey, httpOpts...)
-	orders := idempotency.WrapHTTP(a.createOrder, store, idempotency.WithKeyPrefix(idempotencyPrefixOrders),
-		idempotency.WithPartition(group+GroupSuffixIdempotency), idempotency.WithLockmw(opts...))
+	rates, err := httpmw.NewHTTPAPI(httpFetch(fetch, a.fetchUnlocked, pathKey), store, pathKey, httpOpts...)
+	if err != nil {
+		return Fronts{}, err
+	}
+	funcURL, err := httpmw.NewFunctionURL(httpFetch(fetch, a.fetchUnlocked, urlKey), store, urlKey, httpOpts...)
+	if err != nil {
+		return Fronts{}, err
+	}
+	// The idempotency records' group comes after opts, whose lock group
+	// is the direct handler's.
+	idemOpts := idempotency.WithLockmwOptions(append(append([]lockmw.Option(nil), opts...), lockmw.WithLockGroup(group+GroupSuffixIdempotency))...)
+	orders := idempotency.WrapHTTP(a.createOrder, store, idempotency.WithKeys(idempotency.Keys{Prefix: idempotencyPrefixOrders}), idemOpts)
 	f := Fronts{
 		Direct: direct,
 		HTTPAPI: func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
@@ -139,30 +148,32 @@ func NewFronts(direct func(context.Context, Request) (Response, error), store lo
 			}
 			return rates(ctx, req)
 		},
-		FunctionURL: httpmw.WrapFunctionURL(httpFetch(fetch, a.fetchUnlocked, urlKey), store, urlKey, httpOpts...),
+		FunctionURL: funcURL,
 	}
 	if cache != nil {
 		records, err := idempotency.SQSHandler(a.refreshRecord, store, idempotency.MessageID,
-			idempotency.WithKeyPrefix(idempotencyPrefixRefresh), idempotency.WithPartition(group+GroupSuffixIdempotency),
-			idempotency.WithLockmw(opts...))
+			idempotency.WithKeys(idempotency.Keys{Prefix: idempotencyPrefixRefresh}), idemOpts)
 		if err != nil {
 			return Fronts{}, err
 		}
-		f.Queue = sqsmw.Wrap(func(ctx context.Context, pair string, recs []events.SQSMessage) error {
+		f.Queue, err = sqsmw.New(func(ctx context.Context, pair string, recs []events.SQSMessage) error {
 			info, ok := lockmw.FromContext(ctx)
 			if !ok {
 				return errors.New("fetchcache: no lock information in the context")
 			}
 			return records(context.WithValue(ctx, pairHoldKey{}, &pairHold{pair: pair, info: info}), pair, recs)
 		}, store, sqsmw.JSONBody(func(r Request) (string, error) { return Key(context.Background(), r) }),
-			sqsmw.WithLockmw(append([]lockmw.Option{lockmw.WithLockGroup(group + GroupSuffixFronts),
+			sqsmw.WithLockmwOptions(append([]lockmw.Option{lockmw.WithLockGroup(group + GroupSuffixFronts),
 				lockmw.WithLockOptions(lockcore.WithFreshSuccess(fresh))}, opts...)...))
+		if err != nil {
+			return Fronts{}, err
+		}
 	}
 	return f, nil
 }
 
 // GroupSuffixIdempotency is the lock group suffix of the idempotency
-// records (package idempotency's partition): the orders of POST /orders
+// records (package idempotency's lock group): the orders of POST /orders
 // and the refresh queue's message ids, apart by their prefixes.
 const GroupSuffixIdempotency = "-idempotency"
 

@@ -79,8 +79,8 @@ func orderBody(req events.APIGatewayV2HTTPRequest) (json.RawMessage, error) {
 // orderProblem is an error answer of POST /orders, problem+json with no
 // error text, with a Retry-After when wait is positive.
 func orderProblem(status int, code string, wait time.Duration) events.APIGatewayV2HTTPResponse {
-	b, _ := json.Marshal(httpmw.Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Code: code})
-	h := map[string]string{"Content-Type": httpmw.ProblemContentType, "Cache-Control": "no-store"}
+	b, _ := json.Marshal(httpmw.Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Reason: code})
+	h := map[string]string{"Content-Type": "application/problem+json", "Cache-Control": "no-store"}
 	if wait > 0 {
 		h["Retry-After"] = strconv.Itoa(int(math.Ceil(wait.Seconds())))
 	}

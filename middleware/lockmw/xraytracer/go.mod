@@ -9,7 +9,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/aws/aws-xray-sdk-go v1.8.5
-	github.com/herdlock/herdlock v0.1.0
+	github.com/herdlock/herdlock v0.0.0-00010101000000-000000000000
 )
 
 require (

@@ -13,7 +13,7 @@
 // brownout (every answer after 700 ms, then 1.5 s): herds on Dynoxide
 // (-brownout-n) and simulated (-brownout-sim-n), and a 20 s hold; figure 13
 // the idempotency duplicates, herdlock's against a Powertools-style layer
-// (simulated). The run ends with issue 23's target table.
+// (simulated). The run ends with the hot-key target table.
 //
 // Run it from the repository root: the cold-start and CPU figures build and
 // test packages of the module. It needs the pinned Dynoxide package and
@@ -253,7 +253,7 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 
 	r.WallSeconds = time.Since(start).Seconds()
 	r.Machine.LoadAvgEnd = loadavg()
-	r.Issue23 = bench.Issue23Rows(r)
+	r.HotTargets = bench.HotTargetRows(r)
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
@@ -321,9 +321,9 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 			return err
 		}
 	}
-	if len(r.Issue23) > 0 {
-		fmt.Printf("\nissue 23 targets:\n\n")
-		if err := bench.WriteTargetTable(os.Stdout, r.Issue23); err != nil {
+	if len(r.HotTargets) > 0 {
+		fmt.Printf("\nhot-key targets:\n\n")
+		if err := bench.WriteTargetTable(os.Stdout, r.HotTargets); err != nil {
 			return err
 		}
 		fmt.Println()

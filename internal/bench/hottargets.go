@@ -7,22 +7,22 @@ import (
 	"time"
 )
 
-// Targets of issue 23 (a hot key at any scale).
+// The targets of a hot key at any scale, which the run's last table checks.
 const (
-	T23MaxThrottledShare   = 0.02 // throttled requests / requests on the item, real servers, N = 3000
-	T23MaxRequestsPerInv   = 1.3  // requests on the item per invocation, same herd
-	T23MaxP99At10000       = time.Second
-	T23MaxP99Stress        = 500 * time.Millisecond
-	T23MaxHandoffP50       = 25 * time.Millisecond
-	T23MaxReadsPerWaiter   = 4.0
-	T23MaxUncontendedRatio = 2.0
+	targetMaxThrottledShare   = 0.02 // throttled requests / requests on the item, real servers, N = 3000
+	targetMaxRequestsPerInv   = 1.3  // requests on the item per invocation, same herd
+	targetMaxP99At10000       = time.Second
+	targetMaxP99Stress        = 500 * time.Millisecond
+	targetMaxHandoffP50       = 25 * time.Millisecond
+	targetMaxReadsPerWaiter   = 4.0
+	targetMaxUncontendedRatio = 2.0
 	// With erratic holds the predictive pace must be no worse than the
 	// fixed one. The two are the same pace then, so one run's two medians
 	// differ by chance: a waiter's return falls anywhere in a 200 ms poll
 	// interval, and 18 episodes give the median a standard error of
 	// about 17 ms. "No worse" allows that much, and a tenth of a read.
-	T23ErraticP50Slack   = 17 * time.Millisecond
-	T23ErraticReadsSlack = 0.1
+	targetErraticP50Slack   = 17 * time.Millisecond
+	targetErraticReadsSlack = 0.1
 )
 
 // TargetRow is one row of a target table: a figure, what was measured,
@@ -48,11 +48,11 @@ func hotLabel(r HotResult) string {
 		time.Duration(r.WorkMs*float64(time.Millisecond)), where, r.Mode, temp)
 }
 
-// Issue23Rows returns the rows of issue 23's target table that r measured,
-// in the issue's order: the real-server herd (figure 10), the simulated
+// HotTargetRows returns the rows of the hot-key target table that r measured,
+// in this order: the real-server herd (figure 10), the simulated
 // N = 10,000 herd and the 200 ms / 3 s herd (figure 8), the handoffs
 // (figure 11) and the uncontended ratio (figure 2).
-func Issue23Rows(r *Results) []TargetRow {
+func HotTargetRows(r *Results) []TargetRow {
 	var rows []TargetRow
 	for _, h := range r.RealHot {
 		rows = append(rows,
@@ -60,23 +60,23 @@ func Issue23Rows(r *Results) []TargetRow {
 				Figure: hotLabel(h) + ": throttled / requests on the item",
 				Measured: fmt.Sprintf("%d / %d (%.1f %%), %d FAILED, %d fetch(es)", h.Throttled, h.Requests, 100*h.ThrottledShare(),
 					h.Outcomes[Failed], h.Fetches),
-				Target: fmt.Sprintf("<= %.0f %%, 0 FAILED, 1 fetch", 100*T23MaxThrottledShare),
-				Met:    h.ThrottledShare() <= T23MaxThrottledShare && h.Outcomes[Failed] == 0 && h.Fetches == 1,
+				Target: fmt.Sprintf("<= %.0f %%, 0 FAILED, 1 fetch", 100*targetMaxThrottledShare),
+				Met:    h.ThrottledShare() <= targetMaxThrottledShare && h.Outcomes[Failed] == 0 && h.Fetches == 1,
 			},
 			TargetRow{
 				Figure:   hotLabel(h) + ": requests on the item per invocation",
 				Measured: fmt.Sprintf("%.3f", h.RequestsPerInvocation()),
-				Target:   fmt.Sprintf("<= %.1f", T23MaxRequestsPerInv),
-				Met:      h.RequestsPerInvocation() <= T23MaxRequestsPerInv,
+				Target:   fmt.Sprintf("<= %.1f", targetMaxRequestsPerInv),
+				Met:      h.RequestsPerInvocation() <= targetMaxRequestsPerInv,
 			})
 	}
 	for _, h := range r.Hot {
 		var max time.Duration
 		switch {
 		case h.N >= 10000 && h.ArrivalMs == ms(HotArrival):
-			max = T23MaxP99At10000
+			max = targetMaxP99At10000
 		case h.ArrivalMs == ms(HotStress.Arrival) && h.WorkMs == ms(HotStress.Work):
-			max = T23MaxP99Stress
+			max = targetMaxP99Stress
 		default:
 			continue
 		}
@@ -107,13 +107,13 @@ func Issue23Rows(r *Results) []TargetRow {
 		case h.Pace == PaceFixed:
 			row.Target, row.Met = "(comparison)", len(h.Errors) == 0
 		case h.Holds == HandoffSteady:
-			row.Target = fmt.Sprintf("<= %v with <= %.0f reads per waiter", T23MaxHandoffP50, T23MaxReadsPerWaiter)
-			row.Met = h.Lag.N > 0 && h.Lag.P50 <= ms(T23MaxHandoffP50) && h.ReadsPerWaiter <= T23MaxReadsPerWaiter && len(h.Errors) == 0
+			row.Target = fmt.Sprintf("<= %v with <= %.0f reads per waiter", targetMaxHandoffP50, targetMaxReadsPerWaiter)
+			row.Met = h.Lag.N > 0 && h.Lag.P50 <= ms(targetMaxHandoffP50) && h.ReadsPerWaiter <= targetMaxReadsPerWaiter && len(h.Errors) == 0
 		case haveFixed:
 			strict := h.Lag.P50 <= f.Lag.P50 && h.ReadsPerWaiter <= f.ReadsPerWaiter
 			row.Target = fmt.Sprintf("no worse than the fixed pace (%.1f ms; %.2f reads), within %v and %.1f reads of chance (strictly: %s)",
-				f.Lag.P50, f.ReadsPerWaiter, T23ErraticP50Slack, T23ErraticReadsSlack, map[bool]string{true: "no worse", false: "worse"}[strict])
-			row.Met = h.Lag.N > 0 && h.Lag.P50 <= f.Lag.P50+ms(T23ErraticP50Slack) && h.ReadsPerWaiter <= f.ReadsPerWaiter+T23ErraticReadsSlack &&
+				f.Lag.P50, f.ReadsPerWaiter, targetErraticP50Slack, targetErraticReadsSlack, map[bool]string{true: "no worse", false: "worse"}[strict])
+			row.Met = h.Lag.N > 0 && h.Lag.P50 <= f.Lag.P50+ms(targetErraticP50Slack) && h.ReadsPerWaiter <= f.ReadsPerWaiter+targetErraticReadsSlack &&
 				len(h.Errors) == 0
 		default:
 			row.Target = "no worse than the fixed pace (not measured)"
@@ -125,8 +125,8 @@ func Issue23Rows(r *Results) []TargetRow {
 			Figure: "uncontended acquire + release / two raw UpdateItems (Dynoxide)",
 			Measured: fmt.Sprintf("%.2fx, %.0f requests (%.0f / %.0f µs)", u.AcquireReleaseRatio, u.AcquireReleaseReqs,
 				u.AcquireReleaseUs, u.TwoUpdateItemsUs),
-			Target: fmt.Sprintf("<= %.1fx, 1 request each", T23MaxUncontendedRatio),
-			Met:    u.AcquireReleaseRatio <= T23MaxUncontendedRatio && u.AcquireReleaseReqs == 2,
+			Target: fmt.Sprintf("<= %.1fx, 1 request each", targetMaxUncontendedRatio),
+			Met:    u.AcquireReleaseRatio <= targetMaxUncontendedRatio && u.AcquireReleaseReqs == 2,
 		})
 	}
 	if u := r.UncontendedDynalite; u != nil && u.TwoUpdateItemsUs > 0 {
