@@ -1,6 +1,7 @@
 package readmetest
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strings"
@@ -86,5 +87,20 @@ func TestFragmentFile(t *testing.T) {
 	}
 	if strings.Contains(f, "\"os\"") || strings.Contains(f, "\"fmt\"") {
 		t.Errorf("fragmentFile() imports what the fragment does not use:\n%s", f)
+	}
+}
+
+// maxREADMELines is how long the README may be: it is read in five
+// minutes, and the rest lives in docs/ (as CONTRIBUTING.md says).
+const maxREADMELines = 250
+
+// TestREADMEIsShort fails when the README grows past maxREADMELines.
+func TestREADMEIsShort(t *testing.T) {
+	md, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(md, []byte("\n")); n > maxREADMELines {
+		t.Errorf("README.md has %d lines, want at most %d: move detail to docs/", n, maxREADMELines)
 	}
 }
