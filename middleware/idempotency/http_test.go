@@ -449,7 +449,8 @@ func TestHTTPKeySyntax(t *testing.T) {
 // A body that is not JSON is fingerprinted as text, apart from a JSON
 // body, and one that is not UTF-8 as its bytes: the text abc and the JSON
 // string "abc", no body and the JSON string "", two binary bodies (which
-// encoding/json would both write as U+FFFD) are two payloads each, and the
+// encoding/json would both write as U+FFFD), also two that parse as JSON
+// strings of bytes that are not UTF-8, are two payloads each, and the
 // second is 422, not a replay.
 func TestHTTPTextBodyIsNotJSONString(t *testing.T) {
 	tests := []struct {
@@ -460,6 +461,7 @@ func TestHTTPTextBodyIsNotJSONString(t *testing.T) {
 		{"text and a JSON string", `abc`, `"abc"`, false},
 		{"no body and the empty JSON string", ``, `""`, false},
 		{"two binary bodies", "\xff\x01", "\xfe\x01", true},
+		{"two binary bodies of JSON syntax", "\"\xff\"", "\"\xfe\"", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

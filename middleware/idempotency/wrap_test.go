@@ -129,6 +129,14 @@ func TestPayloadFingerprint(t *testing.T) {
 		if runs != 1 {
 			t.Errorf("handler runs = %d, want 1", runs)
 		}
+		// A json.RawMessage of JSON syntax whose bytes are not UTF-8:
+		// decoded, both strings would be U+FFFD; they are two payloads.
+		if _, err := h(t.Context(), body{Key: "bytes", Body: json.RawMessage("\"\xff\"")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h(t.Context(), body{Key: "bytes", Body: json.RawMessage("\"\xfe\"")}); !errors.Is(err, idempotency.ErrPayloadMismatch) {
+			t.Errorf("invoke(another string of bytes that are not UTF-8) = %v, want ErrPayloadMismatch", err)
+		}
 	})
 }
 
