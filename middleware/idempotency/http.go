@@ -126,8 +126,8 @@ func newHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req)
 		},
 		Key:     func(_ context.Context, req Req) (string, error) { return scopedKey(requestOf(req)) },
 		Payload: func(req Req) any { return requestOf(req).payload() },
-		OnReplay: func(_ context.Context, _ Req, resp Resp) (Resp, error) {
-			return withHeader(resp, HeaderReplayed, "true"), nil
+		OnReplay: func(_ context.Context, req Req, resp Resp) (Resp, error) {
+			return withHeader(resp, HeaderReplayed, "true", requestOf(req).mvHeaders != nil), nil
 		},
 	}, store, opts...)
 	if err != nil {

@@ -620,3 +620,49 @@ func TestHTTPOptionalKeyMalformedHeader(t *testing.T) {
 		}
 	})
 }
+
+// An ALB target group with multi-value headers on sends the request's
+// headers in multiValueHeaders only, and reads only the response's
+// multiValueHeaders: a replay is marked there, also when the handler's
+// response had no headers at all; with them off, in headers.
+func TestHTTPReplayMarkedInALBHeaderForm(t *testing.T) {
+	tests := []struct {
+		name       string
+		multiValue bool
+	}{
+		{"multi-value headers on", true},
+		{"multi-value headers off", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var runs atomic.Int32
+				h := idempotency.WrapHTTP(func(context.Context, events.ALBTargetGroupRequest) (events.ALBTargetGroupResponse, error) {
+					runs.Add(1)
+					return events.ALBTargetGroupResponse{StatusCode: http.StatusCreated, Body: "{}"}, nil
+				}, lockcore.NewMemoryStore(), quiet())
+				req := events.ALBTargetGroupRequest{HTTPMethod: http.MethodPost, Path: "/orders", Body: "{}"}
+				if tt.multiValue {
+					req.MultiValueHeaders = map[string][]string{"idempotency-key": {`"k"`}}
+				} else {
+					req.Headers = map[string]string{"idempotency-key": `"k"`}
+				}
+				var resp events.ALBTargetGroupResponse
+				for i := range 2 {
+					var err error
+					if resp, err = h(t.Context(), req); err != nil || resp.StatusCode != http.StatusCreated {
+						t.Fatalf("request %d = %d, %v; want 201", i, resp.StatusCode, err)
+					}
+				}
+				got := resp.Headers[idempotency.HeaderReplayed]
+				if tt.multiValue {
+					got = strings.Join(resp.MultiValueHeaders[idempotency.HeaderReplayed], ",")
+				}
+				if got != "true" || runs.Load() != 1 {
+					t.Errorf("replay: %s = %q (headers %v, multi-value headers %v), %d runs; want \"true\" in the form the target group reads, 1 run",
+						idempotency.HeaderReplayed, got, resp.Headers, resp.MultiValueHeaders, runs.Load())
+				}
+			})
+		})
+	}
+}

@@ -279,8 +279,10 @@ func statusOf(resp any) int {
 }
 
 // withHeader returns resp with header k set to v, in a copy of its
-// headers.
-func withHeader[Resp HTTPResponse](resp Resp, k, v string) Resp {
+// headers; in the multi-value form too when resp has one or multiValue
+// says that the request came in it (an ALB target group with
+// multi-value headers on reads only that form of the response).
+func withHeader[Resp HTTPResponse](resp Resp, k, v string, multiValue bool) Resp {
 	set := func(h map[string]string) map[string]string {
 		h = maps.Clone(h)
 		if h == nil {
@@ -306,8 +308,11 @@ func withHeader[Resp HTTPResponse](resp Resp, k, v string) Resp {
 		out = r
 	case events.ALBTargetGroupResponse:
 		r.Headers = set(r.Headers)
-		if r.MultiValueHeaders != nil {
+		if r.MultiValueHeaders != nil || multiValue {
 			r.MultiValueHeaders = maps.Clone(r.MultiValueHeaders)
+			if r.MultiValueHeaders == nil {
+				r.MultiValueHeaders = map[string][]string{}
+			}
 			r.MultiValueHeaders[k] = []string{v}
 		}
 		out = r
