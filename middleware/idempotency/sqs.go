@@ -23,7 +23,8 @@ import (
 // handle or receive count, which change with every delivery. Each record of sqsmw's group runs through the idempotent
 // operation: processed once per key and retention, a completed one
 // replayed (nothing done), one in progress elsewhere waited for; the
-// group's error joins its records' errors, and sqsmw reports the group's
+// group stops at its first failed record, whose error is the group's
+// (the records after it are not run), and sqsmw reports the group's
 // records failed. With sqsmw keyed by [MessageID], a group is one record,
 // so exactly the failed records are retried; the record's lock then
 // needs the time of sqsmw's key attempt less lockmw's safety margin, so
