@@ -192,6 +192,9 @@ func (w *wrapper[TIn, TOut]) invoke(ctx context.Context, in TIn) (TOut, error) {
 	if r.held.ran {
 		return w.completed(r, rec, err, note.Err())
 	}
+	if errors.Is(err, lockmw.ErrNoAnswer) {
+		return zero, noAnswer(r)
+	}
 	if err != nil {
 		return zero, lockError(err)
 	}
@@ -279,6 +282,16 @@ func (w *wrapper[TIn, TOut]) notStored(r request[TIn]) (TOut, error) {
 	var zero TOut
 	return zero, fmt.Errorf("idempotency: key %q: the handler ran but its answer was not stored with the record (an answer over %d bytes as stored needs lockmw.WithAnswerStore in WithLockmw; the log line says why), so no invocation with the key gets it and none runs the handler again within the retention: %w",
 		r.key, lockcore.MaxAnswerBytes, lockmw.ErrNoAnswer)
+}
+
+// noAnswer is a duplicate's error when the record is completed but its
+// answer cannot be replayed: not stored, missing or altered in the answer
+// store, or the answer store failed the read. It carries none of the
+// answer store's error text, which can name the account, the role and
+// the bucket; lockmw's log line of the invocation has it.
+func noAnswer[TIn any](r request[TIn]) error {
+	return fmt.Errorf("idempotency: key %q: the record is completed but its answer cannot be replayed (not stored, missing or altered in the answer store, or the answer store failed; the log line says why): %w",
+		r.key, lockmw.ErrNoAnswer)
 }
 
 // replay returns a stored answer whose fingerprint matches.
