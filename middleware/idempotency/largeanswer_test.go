@@ -304,3 +304,38 @@ func TestAnswerStoreThatHangsEndsBeforeTheDeadline(t *testing.T) {
 		})
 	}
 }
+
+// An answer that compresses under the record's maximum but is larger,
+// decoded, than what a duplicate decompresses (32 MiB, lockmw's bound
+// against a hostile item) is not published: the holder's caller and the
+// duplicate both get an error matching lockmw.ErrNoAnswer, and the
+// holder's log line says why at Error level. Published, the holder's
+// caller would get the answer and every duplicate an error.
+func TestAnswerOverWhatADuplicateDecodesIsNotPublished(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		huge := strings.Repeat("a", 33<<20) // DEFLATE makes it about 33 KB
+		var logs logBuffer
+		runs := 0
+		h, err := idempotency.New(idempotency.Handlers[order, string]{
+			Handle: func(context.Context, order) (string, error) { runs++; return huge, nil },
+			Key:    orderKey,
+		}, lockcore.NewMemoryStore(), quiet(), idempotency.WithLockmw(lockmw.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil)))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, ferr := h(t.Context(), order{Key: "k"})
+		dup, derr := h(t.Context(), order{Key: "k"})
+		if (ferr == nil) != (derr == nil) {
+			t.Errorf("holder's caller = %d bytes, %v; duplicate = %d bytes, %v; want the same outcome", len(first), ferr, len(dup), derr)
+		}
+		if !errors.Is(ferr, lockmw.ErrNoAnswer) || !errors.Is(derr, lockmw.ErrNoAnswer) {
+			t.Errorf("holder's caller = %v, duplicate = %v; want lockmw.ErrNoAnswer for both", ferr, derr)
+		}
+		if runs != 1 {
+			t.Errorf("handler runs = %d, want 1", runs)
+		}
+		if !strings.Contains(logs.String(), `"level":"ERROR"`) {
+			t.Errorf("log has no Error line:\n%.2000s", logs.String())
+		}
+	})
+}
