@@ -69,7 +69,11 @@ type HTTPResponse interface {
 //     most 28 s, inside the gateway's integration timeout (a REST API's
 //     29 s default, an HTTP API's 30 s), then answers 409; a REST API
 //     whose timeout was raised gives a longer lockcore.WithMaxWait
-//     through [WithLockmw].
+//     through [WithLockmw]. In h, [FromContext]'s Key is that scoped
+//     key (up to 768 bytes), not the header's value: a side effect
+//     that forwards a key to an API's own idempotency sends a hash of
+//     it (Stripe takes 255 characters), not the header's value, which
+//     another caller may send too.
 //
 // A response with a 5xx status, or one that asks for a retry (408, 425,
 // 429), is a failure, not an answer: the caller gets it, and it is not
