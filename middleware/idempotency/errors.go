@@ -8,9 +8,10 @@ var (
 	ErrConfig = errors.New("idempotency: invalid configuration")
 
 	// ErrKey means the event's idempotency key is missing (and
-	// [WithOptionalKey] is not given), blank, longer than 1 KiB (an
-	// Idempotency-Key header: [MaxKeyBytes]), or the key function failed. The handler did not run. An HTTP
-	// layer answers 400.
+	// [WithOptionalKey] is not given), blank, ends with white space,
+	// longer than 1 KiB (an Idempotency-Key header: [MaxKeyBytes]), or
+	// the key function failed. The handler did not run. An HTTP layer
+	// answers 400.
 	ErrKey = errors.New("idempotency: no usable idempotency key")
 
 	// ErrPayloadMismatch means the key was used before with another

@@ -406,6 +406,7 @@ func TestHTTPKeySyntax(t *testing.T) {
 		{"two headers joined by API Gateway", func() any { return v2(`"a", "b"`) }, 400},
 		{"two bare headers joined", func() any { return v2(`a,b`) }, 400},
 		{"bare with a space", func() any { return v2(`a b`) }, 400},
+		{"sf-string ending in a space, which the record's id would lose", func() any { return v2(`"k "`) }, 400},
 		{"two REST headers", func() any {
 			return events.APIGatewayProxyRequest{HTTPMethod: "POST", Resource: "/orders", Path: "/orders", Body: "{}",
 				Headers:           map[string]string{"Idempotency-Key": `"b"`},

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/herdlock/herdlock/lockcore"
@@ -213,6 +214,9 @@ func (w *wrapper[TIn, TOut]) key(ctx context.Context, in TIn) (string, error) {
 		return "", nil
 	case strings.TrimSpace(key) == "":
 		return "", fmt.Errorf("%w: the event has none", ErrKey)
+	case strings.TrimRightFunc(key, unicode.IsSpace) != key:
+		// lockmw trims the lock id: "k " would name the record of "k".
+		return "", fmt.Errorf("%w: it ends with white space, which the record's id does not keep", ErrKey)
 	case len(key) > maxEventKeyBytes:
 		return "", fmt.Errorf("%w: %d bytes, at most %d", ErrKey, len(key), maxEventKeyBytes)
 	case !utf8.ValidString(key):
