@@ -188,3 +188,26 @@ func TestConfigErrors(t *testing.T) {
 		t.Errorf("Wrap()'s handler = %v, want ErrConfig", err)
 	}
 }
+
+// A prefix with white space around it is a configuration error: lockmw
+// trims a lock id, so the prefix " charge" would name the records of the
+// operation "charge" and replay its answers.
+func TestPrefixWithSurroundingWhiteSpace(t *testing.T) {
+	hs := idempotency.Handlers[order, receipt]{Handle: (&counter{}).handle, Key: orderKey}
+	tests := []struct {
+		name string
+		opt  idempotency.Option
+		want string
+	}{
+		{"prefix with a leading space", idempotency.WithKeyPrefix(" charge"), "WithKeyPrefix"},
+		{"prefix with a trailing space", idempotency.WithKeyPrefix("charge "), "WithKeyPrefix"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := idempotency.New(hs, lockcore.NewMemoryStore(), quiet(), tt.opt)
+			if !errors.Is(err, idempotency.ErrConfig) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("New() = %v, want ErrConfig naming %s", err, tt.want)
+			}
+		})
+	}
+}

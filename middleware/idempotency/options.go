@@ -46,7 +46,7 @@ type options struct {
 // WithKeyPrefix sets the prefix of the records' lock ids, "prefix#key":
 // the name of the operation, so that two operations on one store and
 // partition never answer each other's keys. Default [DefaultKeyPrefix].
-// It must not be blank nor contain '#'.
+// It must not be blank, have white space around it, nor contain '#'.
 func WithKeyPrefix(prefix string) Option {
 	return func(o *options) { o.prefix = prefix }
 }
@@ -124,8 +124,9 @@ func collect(opts []Option) (options, error) {
 		}
 		opt(&o)
 	}
-	if strings.TrimSpace(o.prefix) == "" || strings.Contains(o.prefix, "#") {
-		errs = append(errs, fmt.Errorf("WithKeyPrefix: %q is blank or contains '#'", o.prefix))
+	if strings.TrimSpace(o.prefix) != o.prefix || o.prefix == "" || strings.Contains(o.prefix, "#") {
+		// lockmw trims the lock id: " charge" would name the records of "charge".
+		errs = append(errs, fmt.Errorf("WithKeyPrefix: %q is blank, has white space around it or contains '#'", o.prefix))
 	}
 	if o.partitionSet && strings.TrimSpace(o.partition) == "" {
 		errs = append(errs, errors.New("WithPartition: blank partition"))
