@@ -54,7 +54,9 @@ type HTTPResponse interface {
 //     the draft's security considerations recommend, by the caller that
 //     the authorizer names (a JWT's issuer and subject, a REST Lambda
 //     authorizer's principalId, a Cognito identity, an API key id, an
-//     IAM account; nothing for ALB), so that a caller who learns
+//     IAM principal: a user, or a role without its session name; not an
+//     HTTP API's Lambda authorizer, whose context names no principal,
+//     nor ALB), so that a caller who learns
 //     another's key does not get that one's response; and the
 //     fingerprint is of the path, the query (its parameters in any
 //     order) and the body (canonical when it is JSON); then as [Wrap]:

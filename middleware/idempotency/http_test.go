@@ -519,7 +519,7 @@ func TestHTTPLongPathIsNotABadKey(t *testing.T) {
 // that a caller who learns another's key does not get that caller's
 // response. A key is scoped by the authenticated caller (a JWT's issuer
 // and subject, a Lambda authorizer's principal, a Cognito identity, an
-// API key, an IAM account), when the request carries one: the same key
+// API key, an IAM principal), when the request carries one: the same key
 // and body from another caller runs on its own; the same caller's retry
 // is replayed.
 func TestHTTPKeyScopedByCaller(t *testing.T) {
@@ -536,11 +536,70 @@ func TestHTTPKeyScopedByCaller(t *testing.T) {
 			Headers:        map[string]string{"Idempotency-Key": `"k"`},
 			RequestContext: events.APIGatewayProxyRequestContext{Authorizer: map[string]any{"principalId": principal}}}
 	}
+	// An IAM caller is its principal: a role without its session name,
+	// which another set of credentials for the same role changes.
+	const alice, aliceRetry, mallory = "arn:aws:sts::123456789012:assumed-role/alice/s-1",
+		"arn:aws:sts::123456789012:assumed-role/alice/s-2", "arn:aws:sts::123456789012:assumed-role/mallory/s-1"
+	restIAM := func(arn string) events.APIGatewayProxyRequest {
+		req := rest("")
+		req.RequestContext.Authorizer = nil
+		req.RequestContext.Identity = events.APIGatewayRequestIdentity{AccountID: "123456789012", UserArn: arn}
+		return req
+	}
+	urlIAM := func(arn string) events.LambdaFunctionURLRequest {
+		req := events.LambdaFunctionURLRequest{RawPath: "/orders", Body: "{}", Headers: map[string]string{"idempotency-key": `"k"`}}
+		req.RequestContext.HTTP.Method = http.MethodPost
+		req.RequestContext.Authorizer = &events.LambdaFunctionURLRequestContextAuthorizerDescription{
+			IAM: &events.LambdaFunctionURLRequestContextAuthorizerIAMDescription{AccountID: "123456789012", UserARN: arn}}
+		return req
+	}
+	httpIAM := func(arn string) events.APIGatewayV2HTTPRequest {
+		req := post("/orders", `"k"`, `{"sku":"a"}`)
+		req.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+			IAM: &events.APIGatewayV2HTTPRequestContextAuthorizerIAMDescription{AccountID: "123456789012", UserARN: arn}}
+		return req
+	}
 	tests := []struct {
 		name     string
 		run      func(t *testing.T) int32 // the handler's runs after alice, alice's retry and mallory
 		wantRuns int32
 	}{
+		{"REST, IAM: two roles of one account", func(t *testing.T) int32 {
+			var runs atomic.Int32
+			h := idempotency.WrapHTTP(func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+				runs.Add(1)
+				return events.APIGatewayProxyResponse{StatusCode: http.StatusCreated}, nil
+			}, lockcore.NewMemoryStore(), quiet())
+			for _, req := range []events.APIGatewayProxyRequest{restIAM(alice), restIAM(aliceRetry), restIAM(mallory)} {
+				if _, err := h(t.Context(), req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return runs.Load()
+		}, 2},
+		{"HTTP API, IAM: two roles of one account", func(t *testing.T) int32 {
+			c := &createOrder{}
+			h := idempotency.WrapHTTP(c.handle, lockcore.NewMemoryStore(), quiet())
+			for _, req := range []events.APIGatewayV2HTTPRequest{httpIAM(alice), httpIAM(aliceRetry), httpIAM(mallory)} {
+				if _, err := h(t.Context(), req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return c.runs.Load()
+		}, 2},
+		{"function URL, IAM: two roles of one account", func(t *testing.T) int32 {
+			var runs atomic.Int32
+			h := idempotency.WrapHTTP(func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+				runs.Add(1)
+				return events.LambdaFunctionURLResponse{StatusCode: http.StatusCreated}, nil
+			}, lockcore.NewMemoryStore(), quiet())
+			for _, req := range []events.LambdaFunctionURLRequest{urlIAM(alice), urlIAM(aliceRetry), urlIAM(mallory)} {
+				if _, err := h(t.Context(), req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return runs.Load()
+		}, 2},
 		{"HTTP API, JWT authorizer", func(t *testing.T) int32 {
 			c := &createOrder{}
 			h := idempotency.WrapHTTP(c.handle, lockcore.NewMemoryStore(), quiet())
