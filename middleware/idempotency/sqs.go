@@ -29,6 +29,10 @@ import (
 // so exactly the failed records are retried; the record's lock then
 // needs the time of sqsmw's key attempt less lockmw's safety margin, so
 // give sqsmw.WithMinKeyTime at least that margin plus the handler's time.
+// A redelivery after the retention runs the handler again: give
+// [WithExpiresAfter] more than the time a record can take to come back
+// (its visibility timeout, once per receive up to the queue's
+// maxReceiveCount).
 //
 // It returns the configuration error, matching [ErrConfig], like [New].
 // The returned handler is safe for concurrent use when h is.
