@@ -93,10 +93,11 @@ func WrapHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req
 	opts ...Option) func(context.Context, Req) (Resp, error) {
 	f, err := newHTTP(h, store, opts)
 	if err != nil {
+		log := configLogger(opts)
 		var once sync.Once
 		return func(ctx context.Context, _ Req) (Resp, error) {
 			once.Do(func() {
-				slog.ErrorContext(ctx, "idempotency: invalid configuration; every invocation fails", slog.Any("error", err))
+				log.ErrorContext(ctx, "idempotency: invalid configuration; every invocation fails", slog.Any("error", err))
 			})
 			var zero Resp
 			return zero, err

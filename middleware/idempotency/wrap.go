@@ -62,14 +62,27 @@ func Wrap[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opts ...O
 	if err == nil {
 		return f
 	}
+	log := configLogger(opts)
 	var once sync.Once
 	return func(ctx context.Context, _ TIn) (TOut, error) {
 		once.Do(func() {
-			slog.ErrorContext(ctx, "idempotency: invalid configuration; every invocation fails", slog.Any("error", err))
+			log.ErrorContext(ctx, "idempotency: invalid configuration; every invocation fails", slog.Any("error", err))
 		})
 		var zero TOut
 		return zero, err
 	}
+}
+
+// configLogger is where the invocations' lines of opts go, for the line
+// of a configuration error: the logger of the lockmw options in opts.
+func configLogger(opts []Option) *slog.Logger {
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	return lockmw.LoggerOf(o.lockmwOpts...)
 }
 
 // New is [Wrap], but returns the configuration error, which matches
