@@ -91,5 +91,8 @@
 // holder's log line says why at Error level, and the holder's caller and
 // each duplicate within the retention get an error matching
 // lockmw.ErrNoAnswer (WrapHTTP: 500), without running the handler again;
-// so does a duplicate whose referenced answer is missing or altered.
+// so does a duplicate whose referenced answer is missing or altered, or
+// whose read of it fails (its error carries none of the answer store's
+// text). An answer store that hangs does not make the invocation time
+// out: its put ends with the hold, its read before the deadline.
 package idempotency

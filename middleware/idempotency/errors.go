@@ -10,6 +10,7 @@ import (
 
 // Configuration errors match lockcore.ErrConfig, and an event without a
 // usable idempotency key (missing, and [Keys].Optional not set; blank;
+// ending with white space;
 // longer than 1 KiB, or an Idempotency-Key header over 255 bytes; or the
 // key function failed) is an error matching lockmw.ErrKey: the handler
 // did not run, and an HTTP layer answers 400.

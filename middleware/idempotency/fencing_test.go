@@ -249,3 +249,50 @@ func TestLateHolderCallerGetsNoSecondAnswer(t *testing.T) {
 		}
 	})
 }
+
+// slowReleaseStore answers every release after d, and a release whose
+// context ends first is not applied: a table in a brownout, as slow for
+// every call of the release.
+type slowReleaseStore struct {
+	lockcore.Store
+	d time.Duration
+}
+
+func (s *slowReleaseStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+	select {
+	case <-time.After(s.d):
+	case <-ctx.Done():
+		return lockcore.Item{}, ctx.Err()
+	}
+	return s.Store.Release(ctx, req)
+}
+
+// A holder whose release meets a table that answers in a second, with
+// minutes left before its deadline, completes the record: the duplicate
+// after it is a replay, and the handler has run once. A release that
+// gave up while the invocation had time left would leave the record in
+// progress; after the lease the duplicate would run the handler again,
+// and the two callers would get two answers.
+func TestSlowReleaseStillCompletesTheRecord(t *testing.T) {
+	t.Skip("lockmw caps every release at three quarters of its safety margin (lockcore.WithReleaseTimeout, 1.5 s " +
+		"by default) however long the invocation has left, so that lockcore's own release at the maximum hold " +
+		"leaves the last quarter; with attempts of 0.5 s, then 1 s, a release that takes 1 s gives up and the " +
+		"handler runs twice. A longer budget for the holder's own release needs lockcore to bound its " +
+		"release at the maximum hold apart from an explicit one")
+	synctest.Test(t, func(t *testing.T) {
+		store := &slowReleaseStore{Store: lockcore.NewMemoryStore(), d: time.Second}
+		c := &counter{}
+		first, err := invoke(t, wrap(t, c, store), 5*time.Minute, order{Key: "k", Amount: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Second) // past the lease of a record left in progress
+		dup, err := invoke(t, wrap(t, c, store), 5*time.Minute, order{Key: "k", Amount: 1})
+		if err != nil || dup != first {
+			t.Errorf("duplicate = %+v, %v; want the holder's answer %+v", dup, err, first)
+		}
+		if got := c.runs.Load(); got != 1 {
+			t.Errorf("handler runs = %d, want 1", got)
+		}
+	})
+}

@@ -21,6 +21,14 @@ func fingerprint(payload any) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("idempotency: payload fingerprint: %w", err)
 	}
+	if !utf8.Valid(raw) {
+		// A json.RawMessage of bytes that are not UTF-8 (encoding/json
+		// checks its syntax only): decoding would write each of them as
+		// U+FFFD, and two such payloads would share a fingerprint. Its
+		// bytes are hashed as they are, apart from every canonical form.
+		sum := sha256.Sum256(append([]byte("bytes\x00"), raw...))
+		return fingerprintPrefix + base64.RawURLEncoding.EncodeToString(sum[:]), nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var tree any
@@ -43,18 +51,20 @@ type bodyPayload struct {
 	Bytes []byte          `json:"bytes,omitempty"` // any other body
 }
 
-// bodyOf is the fingerprinted form of body: as JSON when it is JSON (so
-// that its canonical form is hashed: keys in any order, any white
+// bodyOf is the fingerprinted form of body: as bytes when it is not
+// UTF-8 (encoding/json would write every byte that is not UTF-8 as
+// U+FFFD, also in a body of JSON syntax), else as JSON when it is JSON
+// (so that its canonical form is hashed: keys in any order, any white
 // space), else as text, apart (the text abc is not the JSON string
-// "abc"), else as bytes (encoding/json would write every byte that is
-// not UTF-8 as U+FFFD).
+// "abc").
 func bodyOf(body []byte) bodyPayload {
 	switch {
+	case !utf8.Valid(body):
+		return bodyPayload{Bytes: body}
 	case json.Valid(body):
 		return bodyPayload{JSON: json.RawMessage(body)}
-	case utf8.Valid(body):
+	default:
 		text := string(body)
 		return bodyPayload{Text: &text}
 	}
-	return bodyPayload{Bytes: body}
 }

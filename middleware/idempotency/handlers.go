@@ -29,7 +29,10 @@ type Handlers[TIn, TOut any] struct {
 	// with the answer and compared on every replay: a replay of a key
 	// whose payload differs fails with [ErrPayloadMismatch]. It must be
 	// encodable as JSON; the fingerprint is the SHA-256 of its canonical
-	// JSON (object keys sorted). Default (nil): the whole event.
+	// JSON (object keys sorted). Its strings must be UTF-8: encoding/json
+	// writes any other byte as U+FFFD, so binary data goes as a []byte
+	// (a json.RawMessage that is not UTF-8 is hashed as its bytes).
+	// Default (nil): the whole event.
 	Payload func(event TIn) any
 
 	// OnReplay runs instead of returning a replayed answer as it is,

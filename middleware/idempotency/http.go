@@ -54,7 +54,9 @@ type HTTPResponse interface {
 //     the draft's security considerations recommend, by the caller that
 //     the authorizer names (a JWT's issuer and subject, a REST Lambda
 //     authorizer's principalId, a Cognito identity, an API key id, an
-//     IAM account; nothing for ALB), so that a caller who learns
+//     IAM principal: a user, or a role without its session name; not an
+//     HTTP API's Lambda authorizer, whose context names no principal,
+//     nor ALB), so that a caller who learns
 //     another's key does not get that one's response; and the
 //     fingerprint is of the path, the query (its parameters in any
 //     order) and the body (canonical when it is JSON); then as [Wrap]:
@@ -69,7 +71,11 @@ type HTTPResponse interface {
 //     most 28 s, inside the gateway's integration timeout (a REST API's
 //     29 s default, an HTTP API's 30 s), then answers 409; a REST API
 //     whose timeout was raised gives a longer lockcore.WithMaxWait
-//     through [WithLockmwOptions].
+//     through [WithLockmwOptions]. In h, [FromContext]'s Key is that scoped
+//     key (up to 768 bytes), not the header's value: a side effect
+//     that forwards a key to an API's own idempotency sends a hash of
+//     it (Stripe takes 255 characters), not the header's value, which
+//     another caller may send too.
 //
 // A response with a 5xx status, or one that asks for a retry (408, 425,
 // 429), is a failure, not an answer: the caller gets it, and it is not
@@ -87,10 +93,11 @@ func WrapHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req
 	opts ...Option) func(context.Context, Req) (Resp, error) {
 	f, err := newHTTP(h, store, opts)
 	if err != nil {
+		log := configLogger(opts)
 		var once sync.Once
 		return func(ctx context.Context, _ Req) (Resp, error) {
 			once.Do(func() {
-				slog.ErrorContext(ctx, "idempotency: invalid configuration; every invocation fails", slog.Any("error", err))
+				log.ErrorContext(ctx, "idempotency: invalid configuration; every invocation fails", slog.Any("error", err))
 			})
 			var zero Resp
 			return zero, err
@@ -126,8 +133,8 @@ func newHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req)
 		},
 		Key:     func(_ context.Context, req Req) (string, error) { return scopedKey(requestOf(req)) },
 		Payload: func(req Req) any { return requestOf(req).payload() },
-		OnReplay: func(_ context.Context, _ Req, resp Resp) (Resp, error) {
-			return withHeader(resp, headerReplayed, "true"), nil
+		OnReplay: func(_ context.Context, req Req, resp Resp) (Resp, error) {
+			return withHeader(resp, headerReplayed, "true", requestOf(req).mvHeaders != nil), nil
 		},
 	}, store, opts...)
 	if err != nil {

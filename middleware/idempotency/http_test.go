@@ -406,6 +406,7 @@ func TestHTTPKeySyntax(t *testing.T) {
 		{"two headers joined by API Gateway", func() any { return v2(`"a", "b"`) }, 400},
 		{"two bare headers joined", func() any { return v2(`a,b`) }, 400},
 		{"bare with a space", func() any { return v2(`a b`) }, 400},
+		{"sf-string ending in a space, which the record's id would lose", func() any { return v2(`"k "`) }, 400},
 		{"two REST headers", func() any {
 			return events.APIGatewayProxyRequest{HTTPMethod: "POST", Resource: "/orders", Path: "/orders", Body: "{}",
 				Headers:           map[string]string{"Idempotency-Key": `"b"`},
@@ -449,7 +450,8 @@ func TestHTTPKeySyntax(t *testing.T) {
 // A body that is not JSON is fingerprinted as text, apart from a JSON
 // body, and one that is not UTF-8 as its bytes: the text abc and the JSON
 // string "abc", no body and the JSON string "", two binary bodies (which
-// encoding/json would both write as U+FFFD) are two payloads each, and the
+// encoding/json would both write as U+FFFD), also two that parse as JSON
+// strings of bytes that are not UTF-8, are two payloads each, and the
 // second is 422, not a replay.
 func TestHTTPTextBodyIsNotJSONString(t *testing.T) {
 	tests := []struct {
@@ -460,6 +462,7 @@ func TestHTTPTextBodyIsNotJSONString(t *testing.T) {
 		{"text and a JSON string", `abc`, `"abc"`, false},
 		{"no body and the empty JSON string", ``, `""`, false},
 		{"two binary bodies", "\xff\x01", "\xfe\x01", true},
+		{"two binary bodies of JSON syntax", "\"\xff\"", "\"\xfe\"", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -516,7 +519,7 @@ func TestHTTPLongPathIsNotABadKey(t *testing.T) {
 // that a caller who learns another's key does not get that caller's
 // response. A key is scoped by the authenticated caller (a JWT's issuer
 // and subject, a Lambda authorizer's principal, a Cognito identity, an
-// API key, an IAM account), when the request carries one: the same key
+// API key, an IAM principal), when the request carries one: the same key
 // and body from another caller runs on its own; the same caller's retry
 // is replayed.
 func TestHTTPKeyScopedByCaller(t *testing.T) {
@@ -533,11 +536,70 @@ func TestHTTPKeyScopedByCaller(t *testing.T) {
 			Headers:        map[string]string{"Idempotency-Key": `"k"`},
 			RequestContext: events.APIGatewayProxyRequestContext{Authorizer: map[string]any{"principalId": principal}}}
 	}
+	// An IAM caller is its principal: a role without its session name,
+	// which another set of credentials for the same role changes.
+	const alice, aliceRetry, mallory = "arn:aws:sts::123456789012:assumed-role/alice/s-1",
+		"arn:aws:sts::123456789012:assumed-role/alice/s-2", "arn:aws:sts::123456789012:assumed-role/mallory/s-1"
+	restIAM := func(arn string) events.APIGatewayProxyRequest {
+		req := rest("")
+		req.RequestContext.Authorizer = nil
+		req.RequestContext.Identity = events.APIGatewayRequestIdentity{AccountID: "123456789012", UserArn: arn}
+		return req
+	}
+	urlIAM := func(arn string) events.LambdaFunctionURLRequest {
+		req := events.LambdaFunctionURLRequest{RawPath: "/orders", Body: "{}", Headers: map[string]string{"idempotency-key": `"k"`}}
+		req.RequestContext.HTTP.Method = http.MethodPost
+		req.RequestContext.Authorizer = &events.LambdaFunctionURLRequestContextAuthorizerDescription{
+			IAM: &events.LambdaFunctionURLRequestContextAuthorizerIAMDescription{AccountID: "123456789012", UserARN: arn}}
+		return req
+	}
+	httpIAM := func(arn string) events.APIGatewayV2HTTPRequest {
+		req := post("/orders", `"k"`, `{"sku":"a"}`)
+		req.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+			IAM: &events.APIGatewayV2HTTPRequestContextAuthorizerIAMDescription{AccountID: "123456789012", UserARN: arn}}
+		return req
+	}
 	tests := []struct {
 		name     string
 		run      func(t *testing.T) int32 // the handler's runs after alice, alice's retry and mallory
 		wantRuns int32
 	}{
+		{"REST, IAM: two roles of one account", func(t *testing.T) int32 {
+			var runs atomic.Int32
+			h := idempotency.WrapHTTP(func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+				runs.Add(1)
+				return events.APIGatewayProxyResponse{StatusCode: http.StatusCreated}, nil
+			}, lockcore.NewMemoryStore(), quiet())
+			for _, req := range []events.APIGatewayProxyRequest{restIAM(alice), restIAM(aliceRetry), restIAM(mallory)} {
+				if _, err := h(t.Context(), req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return runs.Load()
+		}, 2},
+		{"HTTP API, IAM: two roles of one account", func(t *testing.T) int32 {
+			c := &createOrder{}
+			h := idempotency.WrapHTTP(c.handle, lockcore.NewMemoryStore(), quiet())
+			for _, req := range []events.APIGatewayV2HTTPRequest{httpIAM(alice), httpIAM(aliceRetry), httpIAM(mallory)} {
+				if _, err := h(t.Context(), req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return c.runs.Load()
+		}, 2},
+		{"function URL, IAM: two roles of one account", func(t *testing.T) int32 {
+			var runs atomic.Int32
+			h := idempotency.WrapHTTP(func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+				runs.Add(1)
+				return events.LambdaFunctionURLResponse{StatusCode: http.StatusCreated}, nil
+			}, lockcore.NewMemoryStore(), quiet())
+			for _, req := range []events.LambdaFunctionURLRequest{urlIAM(alice), urlIAM(aliceRetry), urlIAM(mallory)} {
+				if _, err := h(t.Context(), req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return runs.Load()
+		}, 2},
 		{"HTTP API, JWT authorizer", func(t *testing.T) int32 {
 			c := &createOrder{}
 			h := idempotency.WrapHTTP(c.handle, lockcore.NewMemoryStore(), quiet())
@@ -617,4 +679,50 @@ func TestHTTPOptionalKeyMalformedHeader(t *testing.T) {
 			t.Errorf("malformed header = %d, %v, %d runs; want 400 and no run", resp.StatusCode, err, c.runs.Load())
 		}
 	})
+}
+
+// An ALB target group with multi-value headers on sends the request's
+// headers in multiValueHeaders only, and reads only the response's
+// multiValueHeaders: a replay is marked there, also when the handler's
+// response had no headers at all; with them off, in headers.
+func TestHTTPReplayMarkedInALBHeaderForm(t *testing.T) {
+	tests := []struct {
+		name       string
+		multiValue bool
+	}{
+		{"multi-value headers on", true},
+		{"multi-value headers off", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var runs atomic.Int32
+				h := idempotency.WrapHTTP(func(context.Context, events.ALBTargetGroupRequest) (events.ALBTargetGroupResponse, error) {
+					runs.Add(1)
+					return events.ALBTargetGroupResponse{StatusCode: http.StatusCreated, Body: "{}"}, nil
+				}, lockcore.NewMemoryStore(), quiet())
+				req := events.ALBTargetGroupRequest{HTTPMethod: http.MethodPost, Path: "/orders", Body: "{}"}
+				if tt.multiValue {
+					req.MultiValueHeaders = map[string][]string{"idempotency-key": {`"k"`}}
+				} else {
+					req.Headers = map[string]string{"idempotency-key": `"k"`}
+				}
+				var resp events.ALBTargetGroupResponse
+				for i := range 2 {
+					var err error
+					if resp, err = h(t.Context(), req); err != nil || resp.StatusCode != http.StatusCreated {
+						t.Fatalf("request %d = %d, %v; want 201", i, resp.StatusCode, err)
+					}
+				}
+				got := resp.Headers["Idempotent-Replayed"]
+				if tt.multiValue {
+					got = strings.Join(resp.MultiValueHeaders["Idempotent-Replayed"], ",")
+				}
+				if got != "true" || runs.Load() != 1 {
+					t.Errorf("replay: %s = %q (headers %v, multi-value headers %v), %d runs; want \"true\" in the form the target group reads, 1 run",
+						"Idempotent-Replayed", got, resp.Headers, resp.MultiValueHeaders, runs.Load())
+				}
+			})
+		})
+	}
 }

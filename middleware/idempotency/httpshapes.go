@@ -48,7 +48,7 @@ func requestOf[Req httpmw.Request](req Req) httpRequest {
 
 // callerOf names the authenticated caller by the parts given as name,
 // value pairs that are not empty: what stays the same across a caller's
-// retries (a JWT's issuer and subject, not the token; an IAM account, not
+// retries (a JWT's issuer and subject, not the token; an IAM role, not
 // its session); "" when there are none.
 func callerOf(parts ...string) string {
 	var b strings.Builder
@@ -65,33 +65,42 @@ func restCaller(rc events.APIGatewayProxyRequestContext) string {
 	claims, _ := rc.Authorizer["claims"].(map[string]any)
 	iss, _ := claims["iss"].(string)
 	sub, _ := claims["sub"].(string)
-	account := ""
-	if rc.Identity.UserArn != "" {
-		account = rc.Identity.AccountID
-	}
 	return callerOf("principal", principal, "iss", iss, "sub", sub, "cognito", rc.Identity.CognitoIdentityID,
-		"apiKey", rc.Identity.APIKeyID, "iam", account)
+		"apiKey", rc.Identity.APIKeyID, "iam", iamPrincipal(rc.Identity.UserArn))
+}
+
+// iamPrincipal is the IAM caller of an ARN as it stays across a caller's
+// retries: a role assumed, without its session name (new credentials
+// for the role may carry another), an IAM user or a root, as it is. Not
+// its account alone: two roles of one account are two callers.
+func iamPrincipal(arn string) string {
+	// arn:aws:sts::123456789012:assumed-role/RoleName/SessionName
+	if head, path, ok := strings.Cut(arn, ":assumed-role/"); ok {
+		role, _, _ := strings.Cut(path, "/")
+		return head + ":assumed-role/" + role
+	}
+	return arn
 }
 
 func httpAPICaller(a *events.APIGatewayV2HTTPRequestContextAuthorizerDescription) string {
 	if a == nil {
 		return ""
 	}
-	var iss, sub, account, cognito string
+	var iss, sub, principal, cognito string
 	if a.JWT != nil {
 		iss, sub = a.JWT.Claims["iss"], a.JWT.Claims["sub"]
 	}
 	if a.IAM != nil {
-		account, cognito = a.IAM.AccountID, a.IAM.CognitoIdentity.IdentityID
+		principal, cognito = iamPrincipal(a.IAM.UserARN), a.IAM.CognitoIdentity.IdentityID
 	}
-	return callerOf("iss", iss, "sub", sub, "cognito", cognito, "iam", account)
+	return callerOf("iss", iss, "sub", sub, "cognito", cognito, "iam", principal)
 }
 
 func functionURLCaller(a *events.LambdaFunctionURLRequestContextAuthorizerDescription) string {
 	if a == nil || a.IAM == nil {
 		return ""
 	}
-	return callerOf("iam", a.IAM.AccountID)
+	return callerOf("iam", iamPrincipal(a.IAM.UserARN))
 }
 
 // queryOf is a request's query from its multi-value parameters, else its
@@ -279,8 +288,10 @@ func statusOf(resp any) int {
 }
 
 // withHeader returns resp with header k set to v, in a copy of its
-// headers.
-func withHeader[Resp HTTPResponse](resp Resp, k, v string) Resp {
+// headers; in the multi-value form too when resp has one or multiValue
+// says that the request came in it (an ALB target group with
+// multi-value headers on reads only that form of the response).
+func withHeader[Resp HTTPResponse](resp Resp, k, v string, multiValue bool) Resp {
 	set := func(h map[string]string) map[string]string {
 		h = maps.Clone(h)
 		if h == nil {
@@ -306,8 +317,11 @@ func withHeader[Resp HTTPResponse](resp Resp, k, v string) Resp {
 		out = r
 	case events.ALBTargetGroupResponse:
 		r.Headers = set(r.Headers)
-		if r.MultiValueHeaders != nil {
+		if r.MultiValueHeaders != nil || multiValue {
 			r.MultiValueHeaders = maps.Clone(r.MultiValueHeaders)
+			if r.MultiValueHeaders == nil {
+				r.MultiValueHeaders = map[string][]string{}
+			}
 			r.MultiValueHeaders[k] = []string{v}
 		}
 		out = r

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/idempotency"
@@ -186,6 +187,155 @@ func TestAnswerByReferenceIsCached(t *testing.T) {
 		}
 		if n := store.calls.Load() - calls; n != 0 || answers.getCount() != 0 {
 			t.Errorf("duplicates made %d store calls and %d answer store reads, want none (the cache)", n, answers.getCount())
+		}
+	})
+}
+
+// faultyAnswers is an answer store in memory whose reads fail with getErr,
+// or whose reads or puts hang until their context ends, as an S3 bucket in
+// a brownout does.
+type faultyAnswers struct {
+	memAnswers
+	getErr  error
+	hangGet bool
+	hangPut bool
+}
+
+func (s *faultyAnswers) GetAnswer(ctx context.Context, ref string) ([]byte, error) {
+	switch {
+	case s.hangGet:
+		<-ctx.Done()
+		return nil, ctx.Err()
+	case s.getErr != nil:
+		return nil, s.getErr
+	}
+	return s.memAnswers.GetAnswer(ctx, ref)
+}
+
+func (s *faultyAnswers) PutAnswer(ctx context.Context, ref string, data []byte) error {
+	if s.hangPut {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return s.memAnswers.PutAnswer(ctx, ref, data)
+}
+
+// An answer store that fails a duplicate's read: the duplicate gets an
+// error matching lockmw.ErrNoAnswer that does not carry the answer
+// store's error text, as the holder's caller's does not when a put
+// fails; the handler does not run again.
+func TestAnswerStoreReadFailureCarriesNoStoreText(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		big := randomText(2 * lockcore.MaxAnswerBytes)
+		answers := &faultyAnswers{}
+		runs := 0
+		h, err := idempotency.New(idempotency.Handlers[order, string]{
+			Handle: func(context.Context, order) (string, error) { runs++; return big, nil },
+			Key:    orderKey,
+		}, lockcore.NewMemoryStore(), quiet(), idempotency.WithLockmwOptions(lockmw.WithAnswers(lockmw.Answers{Store: answers})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := h(t.Context(), order{Key: "k"}); err != nil || got != big {
+			t.Fatalf("holder = %d bytes, %v; want the answer", len(got), err)
+		}
+		answers.getErr = errors.New("AccessDenied: User arn:aws:sts::123456789012:assumed-role/secret-role is not authorized on secret-bucket")
+		got, err := h(t.Context(), order{Key: "k"})
+		if !errors.Is(err, lockmw.ErrNoAnswer) || got != "" {
+			t.Errorf("duplicate = %d bytes, %v; want no answer and lockmw.ErrNoAnswer", len(got), err)
+		}
+		if err != nil && (strings.Contains(err.Error(), "secret-bucket") || strings.Contains(err.Error(), "123456789012")) {
+			t.Errorf("duplicate's error %q carries the answer store's error", err)
+		}
+		if runs != 1 {
+			t.Errorf("handler runs = %d, want 1", runs)
+		}
+	})
+}
+
+// An answer store that hangs does not spend the invocation's deadline:
+// a duplicate's read of the answer, and the holder's put of it, end
+// with the lock's time (the deadline less lockmw's safety margin, of
+// which the release and the reply use part), so that the invocation
+// answers, with an error, before Lambda times it out: a timeout would
+// answer an HTTP client with the gateway's 5xx, and fail an SQS batch
+// whole instead of its record.
+func TestAnswerStoreThatHangsEndsBeforeTheDeadline(t *testing.T) {
+	const deadline = 20 * time.Second
+	tests := []struct {
+		name    string
+		answers *faultyAnswers
+		wantErr error // of the invocation that meets the hang
+	}{
+		{"a duplicate's read hangs", &faultyAnswers{hangGet: true}, lockmw.ErrNoAnswer},
+		{"the holder's put hangs", &faultyAnswers{hangPut: true}, lockcore.ErrMaxHoldReached},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				big := randomText(2 * lockcore.MaxAnswerBytes)
+				h, err := idempotency.New(idempotency.Handlers[order, string]{
+					Handle: func(context.Context, order) (string, error) { return big, nil },
+					Key:    orderKey,
+				}, lockcore.NewMemoryStore(), quiet(), idempotency.WithLockmwOptions(lockmw.WithAnswers(lockmw.Answers{Store: tt.answers})))
+				if err != nil {
+					t.Fatal(err)
+				}
+				call := func() (time.Duration, error) {
+					ctx, cancel := context.WithTimeout(t.Context(), deadline)
+					defer cancel()
+					start := time.Now()
+					_, err := h(ctx, order{Key: "k"})
+					return time.Since(start), err
+				}
+				if tt.answers.hangGet {
+					if _, err := call(); err != nil {
+						t.Fatalf("holder = %v, want the answer", err)
+					}
+				}
+				took, err := call()
+				if !errors.Is(err, tt.wantErr) {
+					t.Errorf("invocation = %v, want %v", err, tt.wantErr)
+				}
+				if latest := deadline - lockmw.DefaultSafetyMargin/4; took > latest {
+					t.Errorf("the invocation returned after %v, want by %v (its deadline %v less a quarter of the safety margin)", took, latest, deadline)
+				}
+			})
+		})
+	}
+}
+
+// An answer that compresses under the record's maximum but is larger,
+// decoded, than what a duplicate decompresses (32 MiB, lockmw's bound
+// against a hostile item) is not published: the holder's caller and the
+// duplicate both get an error matching lockmw.ErrNoAnswer, and the
+// holder's log line says why at Error level. Published, the holder's
+// caller would get the answer and every duplicate an error.
+func TestAnswerOverWhatADuplicateDecodesIsNotPublished(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		huge := strings.Repeat("a", 33<<20) // DEFLATE makes it about 33 KB
+		var logs logBuffer
+		runs := 0
+		h, err := idempotency.New(idempotency.Handlers[order, string]{
+			Handle: func(context.Context, order) (string, error) { runs++; return huge, nil },
+			Key:    orderKey,
+		}, lockcore.NewMemoryStore(), quiet(), idempotency.WithLockmwOptions(lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, ferr := h(t.Context(), order{Key: "k"})
+		dup, derr := h(t.Context(), order{Key: "k"})
+		if (ferr == nil) != (derr == nil) {
+			t.Errorf("holder's caller = %d bytes, %v; duplicate = %d bytes, %v; want the same outcome", len(first), ferr, len(dup), derr)
+		}
+		if !errors.Is(ferr, lockmw.ErrNoAnswer) || !errors.Is(derr, lockmw.ErrNoAnswer) {
+			t.Errorf("holder's caller = %v, duplicate = %v; want lockmw.ErrNoAnswer for both", ferr, derr)
+		}
+		if runs != 1 {
+			t.Errorf("handler runs = %d, want 1", runs)
+		}
+		if !strings.Contains(logs.String(), `"level":"ERROR"`) {
+			t.Errorf("log has no Error line:\n%.2000s", logs.String())
 		}
 	})
 }

@@ -3,6 +3,7 @@ package idempotency_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -186,5 +187,61 @@ func TestConfigErrors(t *testing.T) {
 	h := idempotency.Wrap(hs, lockcore.NewMemoryStore())
 	if _, err := h(context.Background(), order{Key: "k"}); !errors.Is(err, lockcore.ErrConfig) {
 		t.Errorf("Wrap()'s handler = %v, want ErrConfig", err)
+	}
+}
+
+// A prefix with white space around it is a configuration error: lockmw
+// trims a lock id, so the prefix " charge" would name the records of the
+// operation "charge" and replay its answers.
+func TestPrefixWithSurroundingWhiteSpace(t *testing.T) {
+	hs := idempotency.Handlers[order, receipt]{Handle: (&counter{}).handle, Key: orderKey}
+	tests := []struct {
+		name string
+		opt  idempotency.Option
+		want string
+	}{
+		{"prefix with a leading space", idempotency.WithKeys(idempotency.Keys{Prefix: " charge"}), "WithKeys"},
+		{"prefix with a trailing space", idempotency.WithKeys(idempotency.Keys{Prefix: "charge "}), "WithKeys"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := idempotency.New(hs, lockcore.NewMemoryStore(), quiet(), tt.opt)
+			if !errors.Is(err, lockcore.ErrConfig) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("New() = %v, want ErrConfig naming %s", err, tt.want)
+			}
+		})
+	}
+}
+
+// A handler from Wrap or WrapHTTP with a bad configuration writes its
+// one Error line where the invocations' lines go: the logger given with
+// lockmw.Telemetry's Logger, not the process's default logger.
+func TestConfigErrorIsLoggedToTheConfiguredLogger(t *testing.T) {
+	tests := []struct {
+		name string
+		call func(opts ...idempotency.Option) error
+	}{
+		{"Wrap", func(opts ...idempotency.Option) error {
+			_, err := idempotency.Wrap(idempotency.Handlers[order, receipt]{Handle: (&counter{}).handle, Key: orderKey},
+				lockcore.NewMemoryStore(), opts...)(context.Background(), order{Key: "k"})
+			return err
+		}},
+		{"WrapHTTP", func(opts ...idempotency.Option) error {
+			_, err := idempotency.WrapHTTP((&createOrder{}).handle, lockcore.NewMemoryStore(), opts...)(context.Background(), post("/orders", `"k"`, "{}"))
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs logBuffer
+			err := tt.call(idempotency.WithLockmwOptions(lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})),
+				idempotency.WithKeys(idempotency.Keys{Prefix: "a#b"}))
+			if !errors.Is(err, lockcore.ErrConfig) {
+				t.Fatalf("handler = %v, want ErrConfig", err)
+			}
+			if !strings.Contains(logs.String(), `"level":"ERROR"`) || !strings.Contains(logs.String(), "invalid configuration") {
+				t.Errorf("the configured logger has no Error line of the configuration error: %q", logs.String())
+			}
+		})
 	}
 }

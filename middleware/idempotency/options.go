@@ -48,7 +48,8 @@ type options struct {
 type Keys struct {
 	// Prefix is the operation's name, the prefix of the records' lock
 	// ids, "prefix#key", so that two operations on one store and lock
-	// group never answer each other's keys. It must not contain '#'.
+	// group never answer each other's keys. It must not contain '#' nor
+	// have white space around it.
 	// Default (""): "idempotency".
 	Prefix string
 
@@ -66,8 +67,9 @@ type Keys struct {
 func WithKeys(k Keys) Option {
 	return func(o *options) {
 		if k.Prefix != "" {
-			if strings.TrimSpace(k.Prefix) == "" || strings.Contains(k.Prefix, "#") {
-				o.errs = append(o.errs, fmt.Errorf("WithKeys: prefix %q is blank or contains '#'", k.Prefix))
+			// lockmw trims the lock id: " charge" would name the records of "charge".
+			if t := strings.TrimSpace(k.Prefix); t == "" || t != k.Prefix || strings.Contains(k.Prefix, "#") {
+				o.errs = append(o.errs, fmt.Errorf("WithKeys: prefix %q is blank, has white space around it or contains '#'", k.Prefix))
 			}
 			o.prefix = k.Prefix
 		}

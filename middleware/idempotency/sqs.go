@@ -23,11 +23,16 @@ import (
 // handle or receive count, which change with every delivery. Each record of sqsmw's group runs through the idempotent
 // operation: processed once per key and retention, a completed one
 // replayed (nothing done), one in progress elsewhere waited for; the
-// group's error joins its records' errors, and sqsmw reports the group's
+// group stops at its first failed record, whose error is the group's
+// (the records after it are not run), and sqsmw reports the group's
 // records failed. With sqsmw keyed by [MessageID], a group is one record,
 // so exactly the failed records are retried; the record's lock then
 // needs the time of sqsmw's key attempt less lockmw's safety margin, so
 // give sqsmw.BatchTime a MinKeyTime of at least that margin plus the handler's time.
+// A redelivery after the retention runs the handler again: give
+// [Retention].Answers more than the time a record can take to come back
+// (its visibility timeout, once per receive up to the queue's
+// maxReceiveCount).
 //
 // It returns the configuration error, matching lockcore.ErrConfig, like [New].
 // The returned handler is safe for concurrent use when h is.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/herdlock/herdlock/lockcore"
@@ -60,14 +61,27 @@ func Wrap[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opts ...O
 	if err == nil {
 		return f
 	}
+	log := configLogger(opts)
 	var once sync.Once
 	return func(ctx context.Context, _ TIn) (TOut, error) {
 		once.Do(func() {
-			slog.ErrorContext(ctx, "idempotency: invalid configuration; every invocation fails", slog.Any("error", err))
+			log.ErrorContext(ctx, "idempotency: invalid configuration; every invocation fails", slog.Any("error", err))
 		})
 		var zero TOut
 		return zero, err
 	}
+}
+
+// configLogger is where the invocations' lines of opts go, for the line
+// of a configuration error: the logger of the lockmw options in opts.
+func configLogger(opts []Option) *slog.Logger {
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	return lockmw.LoggerOf(o.lockmwOpts...)
 }
 
 // New is [Wrap], but returns the configuration error, which matches
@@ -178,6 +192,9 @@ func (w *wrapper[TIn, TOut]) invoke(ctx context.Context, in TIn) (TOut, error) {
 	if r.held.ran {
 		return w.completed(r, rec, err, note.Err())
 	}
+	if errors.Is(err, lockmw.ErrNoAnswer) {
+		return zero, noAnswer(r)
+	}
 	if err != nil {
 		return zero, lockError(err)
 	}
@@ -196,6 +213,9 @@ func (w *wrapper[TIn, TOut]) key(ctx context.Context, in TIn) (string, error) {
 		return "", nil
 	case strings.TrimSpace(key) == "":
 		return "", fmt.Errorf("%w: the event has none", errKey)
+	case strings.TrimRightFunc(key, unicode.IsSpace) != key:
+		// lockmw trims the lock id: "k " would name the record of "k".
+		return "", fmt.Errorf("%w: it ends with white space, which the record's id does not keep", errKey)
 	case len(key) > maxEventKeyBytes:
 		return "", fmt.Errorf("%w: %d bytes, at most %d", errKey, len(key), maxEventKeyBytes)
 	case !utf8.ValidString(key):
@@ -265,6 +285,16 @@ func (w *wrapper[TIn, TOut]) notStored(r request[TIn]) (TOut, error) {
 	var zero TOut
 	return zero, fmt.Errorf("idempotency: key %q: the handler ran but its answer was not stored with the record (an answer over %d bytes as stored needs lockmw.WithAnswers in WithLockmwOptions; the log line says why), so no invocation with the key gets it and none runs the handler again within the retention: %w",
 		r.key, lockcore.MaxAnswerBytes, lockmw.ErrNoAnswer)
+}
+
+// noAnswer is a duplicate's error when the record is completed but its
+// answer cannot be replayed: not stored, missing or altered in the answer
+// store, or the answer store failed the read. It carries none of the
+// answer store's error text, which can name the account, the role and
+// the bucket; lockmw's log line of the invocation has it.
+func noAnswer[TIn any](r request[TIn]) error {
+	return fmt.Errorf("idempotency: key %q: the record is completed but its answer cannot be replayed (not stored, missing or altered in the answer store, or the answer store failed; the log line says why): %w",
+		r.key, lockmw.ErrNoAnswer)
 }
 
 // replay returns a stored answer whose fingerprint matches.

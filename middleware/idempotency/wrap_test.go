@@ -74,6 +74,51 @@ func TestMissingKey(t *testing.T) {
 	}
 }
 
+// A key that ends with white space is refused with ErrKey, before any
+// record is read: lockmw trims a lock id, so "k " would name the record
+// of "k" and replay that key's answer to a payload of the same
+// fingerprint. White space inside the id (a leading space, after the
+// prefix) is kept, and such a key is a record of its own.
+func TestKeyEndingInWhiteSpace(t *testing.T) {
+	tests := []struct {
+		name    string
+		key     string
+		wantErr error
+	}{
+		{"trailing space", "k ", lockmw.ErrKey},
+		{"trailing newline", "k\n", lockmw.ErrKey},
+		{"trailing no-break space", "k\u00a0", lockmw.ErrKey},
+		{"leading space: a record of its own", " k", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := &counter{}
+				h, err := idempotency.New(idempotency.Handlers[order, receipt]{Handle: c.handle, Key: orderKey,
+					Payload: func(o order) any { return o.Amount }}, lockcore.NewMemoryStore(), quiet())
+				if err != nil {
+					t.Fatal(err)
+				}
+				first, err := invoke(t, h, time.Minute, order{Key: "k", Amount: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := invoke(t, h, time.Minute, order{Key: tt.key, Amount: 1})
+				if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) || (err == nil && got == first) {
+					t.Errorf("invoke(key %q) = %+v, %v; want %v and not key \"k\"'s answer %+v", tt.key, got, err, tt.wantErr, first)
+				}
+				wantRuns := int32(1)
+				if tt.wantErr == nil {
+					wantRuns = 2
+				}
+				if got := c.runs.Load(); got != wantRuns {
+					t.Errorf("handler runs = %d, want %d", got, wantRuns)
+				}
+			})
+		})
+	}
+}
+
 // Powertools, the draft and Stripe: a key reused with another payload is
 // an error (422), the handler does not run again; the fingerprint is of
 // canonical JSON, so the same payload with its keys in another order is
@@ -128,6 +173,14 @@ func TestPayloadFingerprint(t *testing.T) {
 		}
 		if runs != 1 {
 			t.Errorf("handler runs = %d, want 1", runs)
+		}
+		// A json.RawMessage of JSON syntax whose bytes are not UTF-8:
+		// decoded, both strings would be U+FFFD; they are two payloads.
+		if _, err := h(t.Context(), body{Key: "bytes", Body: json.RawMessage("\"\xff\"")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h(t.Context(), body{Key: "bytes", Body: json.RawMessage("\"\xfe\"")}); !errors.Is(err, idempotency.ErrPayloadMismatch) {
+			t.Errorf("invoke(another string of bytes that are not UTF-8) = %v, want ErrPayloadMismatch", err)
 		}
 	})
 }

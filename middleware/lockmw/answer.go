@@ -41,11 +41,17 @@ const (
 var errAnswerTooLarge = errors.New("lockmw: answer too large to publish")
 
 // encodeAnswer encodes v with codec and compresses it when that helps:
-// the answer as stored, inline or by reference.
+// the answer as stored, inline or by reference. An answer over what a
+// waiter decodes (maxDecodedAnswer) is errAnswerTooLarge.
 func encodeAnswer[T any](codec Codec[T], v T) ([]byte, error) {
 	raw, err := codec.Encode(v)
 	if err != nil {
 		return nil, fmt.Errorf("lockmw: encode answer: %w", err)
+	}
+	if len(raw) > maxDecodedAnswer {
+		// However small it compresses, no waiter would decode it: the
+		// holder alone would have the answer.
+		return nil, fmt.Errorf("%w: %d bytes encoded, over the %d a waiter decodes", errAnswerTooLarge, len(raw), maxDecodedAnswer)
 	}
 	stored := append([]byte{answerRaw}, raw...)
 	if len(raw) > compressAbove {

@@ -39,7 +39,9 @@ type Answers struct {
 	// holder puts the stored answer in it under a ref of its own before
 	// its release, and the lock item carries only the ref and the answer's
 	// SHA-256, which a waiter checks on what it reads back. Answers up to
-	// 32 MiB go by reference. Default: none.
+	// 32 MiB go by reference. A put ends with the hold, a read a quarter of
+	// the safety margin before the invocation's deadline: a store that
+	// hangs does not make the invocation time out. Default: none.
 	Store AnswerStore
 }
 
@@ -60,10 +62,10 @@ func WithAnswers(a Answers) Option {
 // errAnswerStore: the answer store refused a holder's answer.
 var errAnswerStore = errors.New("lockmw: answer store")
 
-// byReference puts the stored answer in the answer store and returns the
-// reference the lock item carries instead: the format byte, the answer's
-// SHA-256 and the ref.
-func (w *wrapper[TIn, TOut]) byReference(c *call, stored []byte) ([]byte, error) {
+// byReference puts the stored answer in the answer store, within ctx,
+// and returns the reference the lock item carries instead: the format
+// byte, the answer's SHA-256 and the ref.
+func (w *wrapper[TIn, TOut]) byReference(ctx context.Context, c *call, stored []byte) ([]byte, error) {
 	if w.answers == nil || len(stored) > maxDecodedAnswer {
 		limit := "no Answers.Store to carry it by reference"
 		if w.answers != nil {
@@ -73,7 +75,7 @@ func (w *wrapper[TIn, TOut]) byReference(c *call, stored []byte) ([]byte, error)
 	}
 	key := sha256.Sum256([]byte(c.info.Key.Group + "\x00" + c.info.Key.ID))
 	ref := "herdlock-answer/" + hex.EncodeToString(key[:16]) + "/" + strconv.FormatInt(c.info.Fence, 10) + "-" + c.info.Revision
-	if err := w.answers.PutAnswer(c.tctx, ref, stored); err != nil {
+	if err := w.answers.PutAnswer(ctx, ref, stored); err != nil {
 		return nil, fmt.Errorf("%w: put: %w", errAnswerStore, err)
 	}
 	sum := sha256.Sum256(stored)

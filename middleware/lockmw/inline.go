@@ -45,14 +45,15 @@ func checkCodec[TIn, TOut any](hs *Handlers[TIn, TOut]) error {
 
 // answerOption returns the release option that publishes out inline, or
 // none when the wrapper uses a read handler or out cannot be published
-// (then c.answerErr says why).
-func (w *wrapper[TIn, TOut]) answerOption(c *call, out TOut) []lockcore.ReleaseOption {
+// (then c.answerErr says why). ctx bounds the answer store's put: the
+// holder's context, which ends with the hold.
+func (w *wrapper[TIn, TOut]) answerOption(ctx context.Context, c *call, out TOut) []lockcore.ReleaseOption {
 	if w.codec == nil {
 		return nil
 	}
 	stored, err := encodeAnswer(w.codec, out)
 	if err == nil && len(stored) > w.maxAnswer {
-		stored, err = w.byReference(c, stored)
+		stored, err = w.byReference(ctx, c, stored)
 	}
 	if err != nil {
 		c.answerErr = err

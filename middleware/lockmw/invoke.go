@@ -163,7 +163,7 @@ func (w *wrapper[TIn, TOut]) hold(c *call, lock *lockcore.Lock, in TIn) (out TOu
 	if lctx.Err() != nil {
 		c.lost = context.Cause(lctx)
 	}
-	result, ref, opts := w.releaseFor(c, out, err)
+	result, ref, opts := w.releaseFor(c, lctx, out, err)
 	released = true
 	c.release(lock, result, ref, opts...)
 	return out, err
@@ -171,8 +171,9 @@ func (w *wrapper[TIn, TOut]) hold(c *call, lock *lockcore.Lock, in TIn) (out TOu
 
 // releaseFor is what the holder publishes for Fetch's result: success
 // with the result reference and the inline answer, or failure with the
-// error's retry hints.
-func (w *wrapper[TIn, TOut]) releaseFor(c *call, out TOut, err error) (lockcore.Result, string, []lockcore.ReleaseOption) {
+// error's retry hints. lctx is the holder's context: an answer store's
+// put ends with the hold.
+func (w *wrapper[TIn, TOut]) releaseFor(c *call, lctx context.Context, out TOut, err error) (lockcore.Result, string, []lockcore.ReleaseOption) {
 	if err != nil {
 		return lockcore.Failure, "", failureOptions(err, time.Now())
 	}
@@ -180,7 +181,7 @@ func (w *wrapper[TIn, TOut]) releaseFor(c *call, out TOut, err error) (lockcore.
 	if w.hs.ResultRef != nil {
 		ref = w.hs.ResultRef(out)
 	}
-	return lockcore.Success, ref, w.answerOption(c, out)
+	return lockcore.Success, ref, w.answerOption(lctx, c, out)
 }
 
 func (c *call) release(lock *lockcore.Lock, result lockcore.Result, ref string, opts ...lockcore.ReleaseOption) {
@@ -206,7 +207,16 @@ func (w *wrapper[TIn, TOut]) released(c *call, in TIn, res lockcore.WaitResult) 
 	if w.hs.OnReleased != nil {
 		return w.hs.OnReleased(hctx, in)
 	}
-	out, err := w.inlineAnswer(hctx, res)
+	// An answer store's read ends before the deadline, with a quarter of
+	// the margin left to reply: one that hangs must not make the
+	// invocation time out.
+	actx := hctx
+	if c.hasDL {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithDeadline(hctx, c.deadline.Add(-w.margin/4))
+		defer cancel()
+	}
+	out, err := w.inlineAnswer(actx, res)
 	if err != nil && w.hs.OnFailed != nil {
 		return w.hs.OnFailed(hctx, in, err)
 	}
