@@ -499,7 +499,10 @@ inline apply(op, rev, anow, alu, aexp, ahas, aobr, aobb, ares, akind, afail, anb
 #define OPERATOR_CAN (nopr < NOPREL && now <= TOPR && iex && (!irel || (ires == FAIL && irec && !iopr)))
 byte nopr;
 inline operator_release() {
-  nopr++; irel = 1; ires = FAIL; iresf = ifence; inb = 0; irec = 0; iopr = 1; oprev = irev; oprt = now;
+  nopr++; irel = 1; ires = FAIL; iresf = ifence; inb = 0; irec = 0; iopr = 1; oprev = irev;
+#if (CHECKS >> 12) & 1
+  oprt = now;                                       /* only for Property 12: it splits states by the tick */
+#endif
   episode_reset();
   printf("t=%d the operator releases rev=%d (fence %d)\n", now, irev, ifence)
 }
