@@ -330,8 +330,8 @@ hidden byte pw_;
    flagged at once, as without ENV. */
 byte gw = NEVER;
 #define WAITER(j) (ph[j] >= ACQ && ph[j] <= FREEOWN && ph[j] != HOLD && !paused[j])
-#define LOSTHELD (iex && !irel && LOST(irev))
-#define GHOSTX(i) (GHOST(i) && !LOST(irev))
+#define LOSTHELD (iex && !irel && LOST(irev) && irev != oprev)   /* guard D's ghost is never excused */
+#define GHOSTX(i) (GHOST(i) && !(LOST(irev) && irev != oprev))
 inline env_inv() {
   if
   :: LOSTHELD && (WAITER(0) || WAITER(1) || WAITER(2)) -> if :: gw == NEVER -> gw = now :: else fi
