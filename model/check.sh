@@ -32,6 +32,9 @@ run() {
   local name=$1 file=$2 expect=$3 sflags=$4 pflags=${5:-}
   local d=$work/$name opt=-O2
   case $expect in pass|ltl) ;; *) opt=-O0 ;; esac   # counterexamples are found fast: save the compile
+  # so are the small passing searches (about a million states or fewer): gcc -O2
+  # takes about 15 s, -O0 2 s, and their search takes a few seconds either way
+  case " ${small:-} " in *" $name "*) opt=-O0 ;; esac
   local gflags="$opt -DMEMLIM=$memlim -DVECTORSZ=4096 ${GCCFLAGS:-}"
   mkdir -p "$d"; cp "$here"/*.pml "$d"/
   (
@@ -89,6 +92,7 @@ nof="-DNCRASH=0 -DNLOSS=0 -DNDUP=0 -DNPAUSE=0 -DNDELAY=0"   # no faults (later f
 if [ "$mode" = ci ]; then
   # the protocol as lockcore has it: safety (Properties 1-4, 6-11), one fault family per run
   base="-DPROFILES -DSJ=0"
+  small="max-check env-late pred-herd pred-failing operator failing-upstream newcomer-failure newcomer-success"
   # (longest runs first: two run at a time)
   queue liveness           $H ltl  "$base -DTMAX=20 -DTCRASH=3 -DLIVENESS -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=0"
   queue pause+loss         $H pass "$base -DTMAX=8 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=1 -DNDELAY=0"
@@ -136,7 +140,17 @@ if [ "$mode" = ci ]; then
   # Finding 2 with the operator: a late copy of a refused attempt lands on the
   # operator's release (another revision: guard D does not apply)
   queue finding-late-ghost $H p6   "$base $nof -DTMAX=8 -DTOPR=4 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1"
-  queue finding-opr-overwrite $H p9 "$base $nof -DTMAX=10 -DTOPR=6 -DNPAUSE=1 -DNOPREL=1 -DCHECKS=512"
+  queue finding-opr-overwrite $H p9 "$base $nof -DTMAX=10 -DTOPR=6 -DNPAUSE=1 -DNOPREL=1 -DCHECKS=512 -DMUT_REL=1"
+  # the check at the hard maximum: holds that reach it early (a lease of 6
+  # ticks, the maximum 10, work 8) and the operator's release in their last
+  # stretch; Property 12 (the holder learns of it at its next turn)
+  queue max-check          $H pass "$base $nof -DTMAX=10 -DTOPR=6 -DNOPREL=1 -DLEASE=24 -DMARGIN=6 -DMAXD=40 -DWLONG=8 -DCHECKS=8190"
+  # the environment's memory of given-up acquires: a waiter whose deadline
+  # passed (fast clock) returns, the late copy of its first acquire lands
+  # after the failure's not-before, and a waiter of the same environment
+  # frees it; without the memory (ENV=0) the copy is a ghost (Property 6)
+  queue env-late           $H pass "$base $nof -DTMAX=7 -DUPFAIL=2 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DFIX_SELF=1 -DENV=1"
+  queue finding-late-returned $H p6 "$base $nof -DTMAX=7 -DUPFAIL=2 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DFIX_SELF=1"
   # mutants (must fail): each removes one guard, or a timing assumption
   queue mutant-held-rel-only $H p7 "$base $nof -DTMAX=12 -DUPFAIL=1 -DLATESTART=9 -DMUT_HELD=1"
   queue mutant-no-held     $H p7   "$base $nof -DTMAX=12 -DUPFAIL=1 -DLATESTART=9 -DMUT_HELD=2"
@@ -145,7 +159,10 @@ if [ "$mode" = ci ]; then
   queue mutant-renew-shortens $H p3 "$base -DTMAX=16 -DLATEDUP -DMUT_RENEW=1 -DCHECKS=8 -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=1"
   queue mutant-no-free     $H p6   "$base $nof -DTMAX=9 -DNLOSS=2 -DUPFAIL=1 -DMUT_FREE=1"
   queue mutant-free-erases $H p7   "$base $nof -DTMAX=9 -DNLOSS=2 -DUPFAIL=1 -DMUT_FREE=2"
-  queue mutant-opr-retry   $H p9   "$base $nof -DTMAX=12 -DTOPR=6 -DNOPREL=1 -DMUT_OPR=1"
+  queue mutant-opr-retry   $H p12  "$base $nof -DTMAX=12 -DTOPR=6 -DNOPREL=1 -DMUT_OPR=1 -DCHECKS=8190"
+  queue mutant-no-max-check $H p12 "$base $nof -DTMAX=10 -DTOPR=6 -DNOPREL=1 -DLEASE=24 -DMARGIN=6 -DMAXD=40 -DWLONG=8 -DCHECKS=8190 -DMUT_MAXCHK=1"
+  queue mutant-env-held    $H p3   "$base $nof -DTMAX=6 -DENV=1 -DMUT_ENV=1"
+  queue mutant-env-no-free $H p6   "$base $nof -DTMAX=7 -DUPFAIL=2 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DFIX_SELF=1 -DENV=1 -DMUT_ENV=2"
   queue mutant-no-guard-d  $H p6   "$base $nof -DTMAX=8 -DTOPR=4 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DNOPREL=1 -DFIX_OPREL=1 -DFIX_SELF=1 -DMUT_GUARDD=1"
   queue mutant-ann-any     $H p10  "$base $nof -DTMAX=12 -DANN=1 -DNTHROT=1 -DMUT_ANN=1"
   # Finding 4: a waiter whose first acquire was throttled takes the earlier
@@ -190,7 +207,9 @@ else
   queue pred-failing       $H pass "$base $nof -DTMAX=16 -DUPFAIL=2 -DNPAUSE=1 -DPRED=1 -DWDL=32"
   queue rfirst-faults      $H pass "$base -DTMAX=16 -DRFIRST=1 -DNCRASH=1 -DNLOSS=1 -DNDUP=1 -DNPAUSE=1 -DNDELAY=1"
   queue rfirst-stale       $H pass "$base -DTMAX=14 -DRFIRST=1 -DANN=1 -DNTHROT=1 -DNCRASH=0 -DNLOSS=1 -DNDUP=0 -DNPAUSE=0 -DNDELAY=1"
-  queue finding-opr-overwrite $H p9 "$base $nof -DTMAX=14 -DNPAUSE=1 -DNOPREL=1 -DCHECKS=512"
+  queue finding-opr-overwrite $H p9 "$base $nof -DTMAX=14 -DNPAUSE=1 -DNOPREL=1 -DCHECKS=512 -DMUT_REL=1"
+  queue max-check          $H pass "$base $nof -DTMAX=14 -DNOPREL=1 -DLEASE=24 -DMARGIN=6 -DMAXD=40 -DWLONG=8 -DCHECKS=8190"
+  queue env-late           $H pass "$base -DTMAX=10 -DUPFAIL=2 -DLATEDUP -DNLOSS=1 -DNDUP=1 -DFIX_SELF=1 -DENV=1 -DNCRASH=0 -DNPAUSE=0 -DNDELAY=0"
   queue mutant-held-rel-only $H p7 "$base $nof -DTMAX=16 -DUPFAIL=2 -DLATESTART=9 -DMUT_HELD=1"
   queue mutant-no-held     $H p7   "$base $nof -DTMAX=16 -DUPFAIL=2 -DLATESTART=9 -DMUT_HELD=2"
   queue mutant-fresh-rel-only $H p8 "$base $nof -DTMAX=16 -DLATESTART=9 -DMUT_FRESH=1"
@@ -198,7 +217,9 @@ else
   queue mutant-renew-shortens $H p3 "$base -DLATEDUP -DMUT_RENEW=1 -DCHECKS=8 -DNCRASH=0 -DNLOSS=1 -DNDUP=1 -DNPAUSE=0 -DNDELAY=1"
   queue mutant-no-free     $H p6   "$base $nof -DTMAX=14 -DNLOSS=2 -DUPFAIL=1 -DMUT_FREE=1"
   queue mutant-free-erases $H p7   "$base $nof -DTMAX=14 -DNLOSS=2 -DUPFAIL=1 -DMUT_FREE=2"
-  queue mutant-opr-retry   $H p9   "$base $nof -DTMAX=16 -DNOPREL=1 -DMUT_OPR=1"
+  queue mutant-opr-retry   $H p12  "$base $nof -DTMAX=16 -DNOPREL=1 -DMUT_OPR=1 -DCHECKS=8190"
+  queue mutant-no-max-check $H p12 "$base $nof -DTMAX=14 -DNOPREL=1 -DLEASE=24 -DMARGIN=6 -DMAXD=40 -DWLONG=8 -DCHECKS=8190 -DMUT_MAXCHK=1"
+  queue mutant-env-held    $H p3   "$base $nof -DTMAX=10 -DENV=1 -DMUT_ENV=1"
   queue mutant-ann-any     $H p10  "$base $nof -DTMAX=16 -DANN=1 -DNTHROT=1 -DMUT_ANN=1"
   queue mutant-stale-item  $H p10  "$base $nof -DTMAX=12 -DANN=1 -DNTHROT=3 -DMUT_STALE=1"
   queue mutant-allow-2x    $H p10  "$base $nof -DTMAX=12 -DANN=1 -DNTHROT=3 -DOLDREL=-20 -DMUT_ALLOW=1"

@@ -95,7 +95,7 @@
 #ifndef CHECKS
 #define CHECKS 4094      /* bits 1-11 */
 #endif
-hidden byte p1, p2, p3, p4, p6, p7, p8, p9, p10, p11;
+hidden byte p1, p2, p3, p4, p6, p7, p8, p9, p10, p11, p12;
 #define ASSERTN(n, v, e) if :: ((CHECKS >> n) & 1) -> v = (e); assert(v) :: else fi
 mtype = { Acquire, Renew, Release, Get, GetAnnouncement };
 #define OPNAME(op) (op == OP_ACQ -> Acquire : (op == OP_REN -> Renew : (op == OP_REL -> Release : (op == OP_GET -> Get : GetAnnouncement))))

@@ -26,6 +26,17 @@
  * acquiredAt + PCAP on its wall clock, cut at its deadline); WDL: the
  * wait's deadline, monotonic units after the call began (0: beyond the
  * horizon), with Property 11 (no waiter asleep past its deadline).
+ * MAXCHECK (default 1, lockcore since 0dacace: validity is also capped at
+ * the hold's monotonic deadline, acquire's send + MAXD*(1-rho), and once it
+ * has reached it the keeper's turn is a consistent read, which ends the
+ * hold when the item is no longer ours; 0: renewals to the end, the cap on
+ * the lease only, as the model had it before). ENV (default 0: every call
+ * in its own environment; 1: the three calls share one environment's
+ * memory, HotKeys, and a wait that reads the item held by an acquire that
+ * another call of it gave up as it returned frees it and races,
+ * lockcore/lostattempt.go). The release condition is lockcore's since
+ * f5d7268: #rev = :rev AND #rel = :false, a refused retry of an applied
+ * release answered as applied (releasedAlready).
  *
  * Mutants (each removes one guard of lockcore; each must give a
  * counterexample, see check.sh): MUT_HELD (1: the failure guard on the
@@ -39,7 +50,12 @@
  * fence or time check), MUT_STALE (1: a waiter takes any success it reads
  * on the lock item, as lockcore did before 6a722f2: Finding 4), MUT_ALLOW
  * (1: rule (d) of OURS with twice the clock allowance), MUT_PRED (1: a
- * predicted sleep is not cut at the wait's deadline). OLDREL (ANN) moves
+ * predicted sleep is not cut at the wait's deadline), MUT_REL (1: the
+ * release condition before f5d7268, #rev = :rev AND (#rel = :false OR
+ * #result = :result), with FIX_OPREL's clause when FIX_OPREL), MUT_MAXCHK
+ * (1: no turn once validity reached the hard maximum, lockcore before
+ * 0dacace), MUT_ENV (1: the environment's memory also frees the revision
+ * a returned call holds; 2: the waiters do not consult it). OLDREL (ANN) moves
  * the earlier episode's release time. EPS, TAKE and MARGIN can be overridden to check mutants
  * too.
  */
@@ -84,6 +100,50 @@
 #ifndef MUT_GUARDD
 #define MUT_GUARDD 0
 #endif
+#ifndef MUT_REL
+#define MUT_REL 0
+#endif
+#ifndef MAXCHECK
+#define MAXCHECK 1
+#endif
+#ifndef ENV
+#define ENV 0
+#endif
+#ifndef MUT_ENV
+#define MUT_ENV 0
+#endif
+#ifndef GHOSTT
+#define GHOSTT 3                         /* ENV: ticks a waiter of the environment may take to free a ghost */
+#endif
+/* ENV: the revision r is one a call of the environment gave up as it
+   returned (HotKeys, lostattempt.go): its owner returned (RELEASED,
+   FAILED, or ACQUIRED with another revision) and r is not the one it
+   holds; MUT_ENV=1: any revision of a call that returned, the held one
+   too (the memory not checked against the revision it holds); MUT_ENV=2:
+   the waiters do not consult the memory (Property 6 still allows its
+   ghosts GHOSTT ticks: the mutant shows that bound is a property) */
+#define RETURNED(o) (ph[o] == D_REL || ph[o] == D_FAIL || ph[o] == HOLD || ph[o] == D_ACQ)
+#define LOST(r) (ENV && (r) != 0 && RETURNED(OWNER(r)) && \
+                 (MUT_ENV == 1 || !((ph[OWNER(r)] == HOLD || ph[OWNER(r)] == D_ACQ) && (r) == hrev[OWNER(r)])))
+/* the item in i's response is held by a revision another call of i's
+   environment gave up */
+#define ENVLOST(i) (ENV && MUT_ENV != 2 && sex[i] && !srel[i] && OWNER(srev[i]) != i && LOST(srev[i]))
+#ifndef MUT_MAXCHK
+#define MUT_MAXCHK 0
+#endif
+#if MAXCHECK
+/* the holder's monotonic deadline, lockcore's hold.deadline: the send
+   time of the acquire + maxHold*(1-rho) */
+#define HDL(rv) (amono[rv] + MAXD - MAXD*(RMAX-U)/U)
+/* validity has reached the hard maximum: a renewal would extend nothing,
+   so the turn is a check (a consistent read) */
+#define ATMAX(i) (vu[i] >= hdl[i])
+#else
+#define ATMAX(i) false
+#endif
+/* the keeper takes turns (MUT_MAXCHK: none once validity reached the
+   maximum, lockcore before 0dacace) */
+#define TURNS(i) (!(MUT_MAXCHK && ATMAX(i)))
 #ifndef ANN
 #define ANN 0
 #endif
@@ -168,6 +228,7 @@ bool iopr;               /* failReason = operator_release */
 byte maxissued;          /* ghost: highest fence ever issued (Property 1) */
 int succmask;            /* ghost: bit f set when success was published for fence f */
 byte oprev;              /* ghost: the revision the operator released, 0: none */
+byte oprt;               /* ghost: the tick it did (Property 12) */
 /* ghost: the failure episode as the upstream saw it (Property 7) */
 byte efail;              /* failures without a not-before published in the episode */
 bool elastnb;            /* the episode's last failure carried a not-before */
@@ -184,6 +245,9 @@ short t0[NP];
 /* holder state */
 byte hrev[NP], hfence[NP], hst[NP], hres[NP], relatt[NP], wdue[NP], rdue[NP];
 short vu[NP], hexp[NP], rnmono[NP], rnlease[NP];
+#if MAXCHECK
+short hdl[NP];           /* the monotonic deadline of the hold (hold.deadline) */
+#endif
 byte hfail[NP];          /* the episode's failures in the acquired item */
 bool hrec[NP];           /* ... and whether its failure was recent */
 short hnb[NP];           /* the not-before of this holder's failure, 0: none */
@@ -243,14 +307,48 @@ hidden byte pw_;
 #if WDL > 0
 #define LATE(i) (ph[i] == WAIT && due[i] > now && MONO(i) >= DL(i))
 #define INV11 ; ASSERTN(11, p11, !LATE(0) && !LATE(1) && !LATE(2))
-#define CLOCK_INV ASSERTN(11, p11, !LATE(0) && !LATE(1) && !LATE(2))   /* also at every tick */
+#define CLOCK11 ASSERTN(11, p11, !LATE(0) && !LATE(1) && !LATE(2)); /* also at every tick */
 #else
 #define INV11
+#define CLOCK11
 #endif
-#if CHECK_P6
-#define INV ASSERTN(6, p6, !GHOST(0) && !GHOST(1) && !GHOST(2)) INV11
+/* Property 12 (not in the default CHECKS: it needs runs without pauses,
+   losses or delays): a holder whose lock the operator released learns it
+   at its next turn, a renewal or, at the hard maximum, a check. It is not
+   inside its validity (INSIDE without the operator's exception) once its
+   monotonic clock reads a renewal interval and a tick (the turn's
+   rounding to a tick) past the operator's release. */
+#define BLIND(j) (ph[j] == HOLD && hst[j] != H_RELEASING && MONO(j) < vu[j] && oprev != 0 && \
+                  hrev[j] == oprev && MONO(j) >= rate[j]*oprt + RENEWI + rate[j])
+#define INV12 ; ASSERTN(12, p12, !BLIND(0) && !BLIND(1) && !BLIND(2))
+#if ENV
+/* Property 6 with an environment's memory (ENV): the item held by a
+   revision the environment gave up (a late copy that landed after its call
+   returned) is a ghost that the environment's waiters free: it is not
+   flagged at once, but it must not last GHOSTT ticks while a call of the
+   environment waits (gw: since when it has). Any other ghost is
+   flagged at once, as without ENV. */
+byte gw = NEVER;
+#define WAITER(j) (ph[j] >= ACQ && ph[j] <= FREEOWN && ph[j] != HOLD && !paused[j])
+#define LOSTHELD (iex && !irel && LOST(irev) && irev != oprev)   /* guard D's ghost is never excused */
+#define GHOSTX(i) (GHOST(i) && !(LOST(irev) && irev != oprev))
+inline env_inv() {
+  if
+  :: LOSTHELD && (WAITER(0) || WAITER(1) || WAITER(2)) -> if :: gw == NEVER -> gw = now :: else fi
+  :: else -> gw = NEVER
+  fi;
+  ASSERTN(6, p6, gw == NEVER || now < gw + GHOSTT)
+}
+#define ENV_INV env_inv();
 #else
-#define INV skip INV11
+#define GHOSTX(i) GHOST(i)
+#define ENV_INV
+#endif
+#define CLOCK_INV CLOCK11 ENV_INV ASSERTN(12, p12, !BLIND(0) && !BLIND(1) && !BLIND(2))
+#if CHECK_P6
+#define INV ENV_INV ASSERTN(6, p6, !GHOSTX(0) && !GHOSTX(1) && !GHOSTX(2)) INV11 INV12
+#else
+#define INV skip INV11 INV12
 #endif
 
 /* Property 5 */
@@ -324,10 +422,18 @@ inline apply(op, rev, anow, alu, aexp, ahas, aobr, aobb, ares, akind, afail, anb
      :: else
      fi
   :: op == OP_REL ->
-     /* #rev = :rev AND (#rel = :false OR #result = :result) */
+#if MUT_REL
+     /* mutant, lockcore before f5d7268: #rev = :rev AND (#rel = :false OR
+        #result = :result): a retry rewrites its own release, and a
+        failure release lands on any failure of its revision */
      ok = (iex && irev == rev && (!irel || ires == ares));
 #if FIX_OPREL
      ok = ok && !(irel && iopr);                     /* never over an operator's release */
+#endif
+#else
+     /* releaseCond: #rev = :rev AND #rel = :false (a holder's release and
+        a free alike; the operator's is operator_release below) */
+     ok = (iex && irev == rev && !irel);
 #endif
      if
      :: ok && akind == 1 ->                          /* freeing a possible ghost hold */
@@ -357,7 +463,16 @@ inline apply(op, rev, anow, alu, aexp, ahas, aobr, aobb, ares, akind, afail, anb
         :: else -> ifail = afail; inb = anb; irec = 1
         fi
      :: else
-     fi
+     fi;
+#if !MUT_REL
+     /* releasedAlready: refused on its own revision released with its
+        result, not a failure over an operator's release (overOperator):
+        an earlier attempt was applied; answered as applied, the item
+        unchanged (its releasedAtMs stands) */
+     ok = ok || (iex && irev == rev && irel && ires == ares && !(ares == FAIL && iopr))
+#else
+     skip
+#endif
   :: op == OP_GET -> ok = 1
 #if ANN
   :: op == OP_AGET -> ok = 1;                       /* GetAnnouncement of shard akind */
@@ -381,10 +496,13 @@ inline apply(op, rev, anow, alu, aexp, ahas, aobr, aobb, ares, akind, afail, anb
    conditioned on the revision the operator read, with no hold-back
    (failRecentUntilMs 0, reason operator_release), the failures kept; on a
    held item, or on a recent failure (to clear it). */
-#define OPERATOR_CAN (nopr < NOPREL && now <= TOPR && iex && (!irel || (ires == FAIL && irec)))
+#define OPERATOR_CAN (nopr < NOPREL && now <= TOPR && iex && (!irel || (ires == FAIL && irec && !iopr)))
 byte nopr;
 inline operator_release() {
   nopr++; irel = 1; ires = FAIL; iresf = ifence; inb = 0; irec = 0; iopr = 1; oprev = irev;
+#if (CHECKS >> 12) & 1
+  oprt = now;                                       /* only for Property 12: it splits states by the tick */
+#endif
   episode_reset();
   printf("t=%d the operator releases rev=%d (fence %d)\n", now, irev, ifence)
 }
@@ -578,6 +696,9 @@ inline grant(i, rv) {
   ph[i] = HOLD; hrev[i] = rv; hfence[i] = sfence[i]; hexp[i] = sexp[i]; hst[i] = H_WORK; relatt[i] = 0;
   hfail[i] = sfail[i]; hrec[i] = srec[i]; hnb[i] = 0;
   vu[i] = amono[rv] + LEASE - MARGIN;               /* validity from the first send */
+#if MAXCHECK
+  hdl[i] = HDL(rv); vu[i] = MIN(vu[i], hdl[i]);     /* never past the deadline (lockcore's begin) */
+#endif
   rdue[i] = TICK_AT(i, amono[rv] + RENEWI);
   if
   :: wdue[i] = now + 1
@@ -616,7 +737,8 @@ inline on_poll(i) {
 #else
            ASSERTN(6, p6, false)                    /* P6: waiting on its own revision */
 #endif
-        :: else ->
+        :: ENVLOST(i) -> env_free(i)                 /* a late copy of an attempt the environment gave up */
+        :: OWNER(srev[i]) != i && !ENVLOST(i) ->
            if
            :: !hasobs[i] || srev[i] != obsrev[i] || sbeat[i] != obsbeat[i] -> observe(i); pred_wait(i)
            :: else ->
@@ -646,6 +768,16 @@ inline own_late(i) {
   fi
 }
 
+/* a late copy of an acquire that another call of the environment gave
+   up holds the item (ENV, waiter.own with HotKeys.gaveUp): the call that
+   sent it has returned, so nobody holds it: free it (a failure release
+   conditioned on that revision, keeping the episode) and race for the
+   lock */
+inline env_free(i) {
+  printf("t=%d P%d frees rev=%d, an acquire its environment gave up\n", now, i, srev[i]);
+  rqrev[i] = srev[i]; rqres[i] = FAIL; rqkind[i] = 1; rqnow[i] = WALL(i); send(i, OP_REL); ph[i] = FREEOWN
+}
+
 /* a conditional acquire was refused over the item in the response: a
    first acquire that meets a fresh success returns RELEASED; a failure
    holds back as heldBack says; otherwise wait for the next poll */
@@ -653,6 +785,7 @@ inline refused(i) {
   saw(i);
   if
   :: FIX_SELF && sex[i] && !srel[i] && OWNER(srev[i]) == i && srev[i] != myrev[i] -> own_late(i)
+  :: ENVLOST(i) -> env_free(i)
   :: sex[i] && srel[i] && sres[i] == SUCC && initial[i] -> released(i, sresf[i], 0)
   :: sex[i] && srel[i] && sres[i] != SUCC -> held_back(i, 0)
   :: else ->
@@ -736,6 +869,9 @@ inline on_resp(i) {
         if
         :: got && st_ == R_OK ->
            nv_ = rnmono[i] + rnlease[i] - MARGIN;  /* validity from the send time */
+#if MAXCHECK
+           nv_ = MIN(nv_, hdl[i]);                 /* capped at the deadline (extend) */
+#endif
            if :: nv_ > vu[i] -> vu[i] = nv_; printf("t=%d P%d renewed: valid until mono %d\n", now, i, nv_); check_p3(i) :: else fi
         :: got && st_ == R_CF && sex[i] && srev[i] == hrev[i] && srel[i] ->
            /* our revision, released: the operator force-released it */
@@ -747,6 +883,14 @@ inline on_resp(i) {
         :: got && st_ == R_CF && !(sex[i] && srev[i] == hrev[i]) ->
            ph[i] = D_ACQ                          /* lease lost */
         :: else                                   /* not extended, or lost: retried */
+        fi
+     :: op_ == OP_GET ->                          /* the check at the hard maximum (hold.go, check) */
+        if
+        :: got && sex[i] && srev[i] == hrev[i] && !srel[i] -> skip   /* still ours */
+        :: got && !(sex[i] && srev[i] == hrev[i] && !srel[i]) ->
+           /* released at our revision (the operator), another revision, or gone: lost, writes nothing more */
+           ph[i] = D_ACQ; printf("t=%d P%d check: the item is no longer ours, lease lost\n", now, i)
+        :: !got                                   /* failed: again at the renewal pace */
         fi
      :: op_ == OP_REL ->
         if
@@ -810,10 +954,17 @@ inline on_timer(i) {
               printf("t=%d P%d: the upstream fails, retry after %d\n", now, i, hnb[i])
            fi
         :: else ->                                 /* renewal due */
-           rqrev[i] = hrev[i]; rqnow[i] = WALL(i); rqlu[i] = MIN(rqnow[i] + LEASE, hexp[i]);
-           rnmono[i] = MONO(i); rnlease[i] = rqlu[i] - rqnow[i];
-           rdue[i] = TICK_AT(i, MONO(i) + RENEWI);
-           send(i, OP_REN)
+           if
+           :: ATMAX(i) && MUT_MAXCHK -> skip        /* mutant: no turn at the maximum */
+           :: ATMAX(i) && !MUT_MAXCHK ->           /* at the maximum: a check (renew's l.check) */
+              rqrev[i] = 0; rdue[i] = TICK_AT(i, MONO(i) + RENEWI);
+              send(i, OP_GET)
+           :: else ->
+              rqrev[i] = hrev[i]; rqnow[i] = WALL(i); rqlu[i] = MIN(rqnow[i] + LEASE, hexp[i]);
+              rnmono[i] = MONO(i); rnlease[i] = rqlu[i] - rqnow[i];
+              rdue[i] = TICK_AT(i, MONO(i) + RENEWI);
+              send(i, OP_REN)
+           fi
         fi
      fi
   fi
@@ -827,7 +978,7 @@ inline recompute_due(i) {
      if :: hst[i] == H_WORK -> nv_ = MIN(nv_, wdue[i]) :: else fi;
      if
      :: rqop[i] == 0 && hst[i] == H_RELEASING -> nv_ = now
-     :: rqop[i] == 0 && hst[i] != H_RELEASING -> nv_ = MIN(nv_, rdue[i])
+     :: rqop[i] == 0 && hst[i] != H_RELEASING && TURNS(i) -> nv_ = MIN(nv_, rdue[i])
      :: else
      fi;
      due[i] = (nv_ < now -> now : nv_)
