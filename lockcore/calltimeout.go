@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Call timeouts follow the store's latency, as TCP's retransmission timer
@@ -117,7 +119,7 @@ type latencyKept interface {
 }
 
 // latencyOf returns store's estimate, or a new one when it keeps none.
-func latencyOf(store Store) *latency {
+func latencyOf(store storeapi.Store) *latency {
 	if lk, ok := store.(latencyKept); ok {
 		if e := lk.latency(); e != nil {
 			return e
@@ -167,7 +169,7 @@ func (l *Lock) timedCallAllowing(parent context.Context, by time.Time, allowed t
 // allowed and own is true (its end was the call timeout's, not the
 // caller's); nothing otherwise.
 func (l *Lock) learn(sent time.Time, allowed time.Duration, own bool, err error) {
-	var ce *ConditionError
+	var ce *storeapi.ConditionError
 	switch {
 	case err == nil || errors.As(err, &ce):
 		l.rtt.answered(time.Since(sent))

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // A *DynamoStore from a NewDynamoStore whose error was ignored is nil, but
@@ -17,7 +18,7 @@ func TestNewRefusesTypedNilStore(t *testing.T) {
 	var nilMem *lockcore.MemoryStore
 	for _, tt := range []struct {
 		name  string
-		store lockcore.Store
+		store storeapi.Store
 	}{{"nil", nil}, {"nil *DynamoStore", typedNil}, {"nil *MemoryStore", nilMem}} {
 		l, err := lockcore.New(tt.store, lockcore.Params{LockID: "a", LockGroup: "b", OwnerName: "c", AccountID: 1, AppID: 1})
 		if l != nil || !errors.Is(err, lockcore.ErrConfig) || !strings.Contains(err.Error(), "store") {

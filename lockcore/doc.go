@@ -34,7 +34,7 @@
 // encodes both rules, so a newcomer that never saw the failure is held back
 // too.
 //
-// The lock talks to storage through [Store]. [DynamoStore] uses DynamoDB;
+// The lock talks to storage through [storeapi.Store]. [DynamoStore] uses DynamoDB;
 // [MemoryStore] keeps the same semantics in process for tests and local
 // runs. Package storetest checks any Store against the contract.
 //

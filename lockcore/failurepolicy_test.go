@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // upstreamLog records the times of the upstream calls of a herd.
@@ -319,12 +320,12 @@ func TestFreedGhostKeepsTheEpisode(t *testing.T) {
 		before, _, _ := mem.Get(context.Background(), first.Key())
 
 		lost := &hookStore{Store: mem}
-		lost.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+		lost.acquire = func(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 			_, _ = mem.Acquire(ctx, req) // applied, its answer lost
-			return lockcore.Item{}, errInjected
+			return storeapi.Item{}, errInjected
 		}
-		lost.get = func(context.Context, lockcore.Key) (lockcore.Item, bool, error) {
-			return lockcore.Item{}, false, errInjected
+		lost.get = func(context.Context, lockcore.Key) (storeapi.Item, bool, error) {
+			return storeapi.Item{}, false, errInjected
 		}
 		ghost := newLock(t, lost, "ghost")
 		res, err := ghost.TryAcquireElseWaitForRelease(context.Background())

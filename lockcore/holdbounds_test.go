@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // TestHolderNeverOutlivesTheStoredItem (#11 defect 2): whatever Cancel* was
@@ -183,14 +184,14 @@ func TestGhostAcquireAtTheWaitDeadlineIsFreed(t *testing.T) {
 		defer reap()
 		store := &hookStore{Store: mem}
 		var ghost string
-		store.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+		store.acquire = func(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 			it, err := mem.Acquire(ctx, req)
 			if err != nil {
 				return it, err
 			}
 			ghost = req.Revision
 			<-ctx.Done() // applied; the answer never comes
-			return lockcore.Item{}, ctx.Err()
+			return storeapi.Item{}, ctx.Err()
 		}
 		w := newLock(t, store, "w", lockcore.WithLease(time.Second), lockcore.WithMaxWait(3*time.Second))
 		res, err := w.TryAcquireElseWaitForRelease(context.Background())

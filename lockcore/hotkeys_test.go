@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // countingMem is a MemoryStore that counts its requests. It embeds the
@@ -29,12 +30,12 @@ type memOp struct {
 
 func newCountingMem() *countingMem { return &countingMem{MemoryStore: lockcore.NewMemoryStore()} }
 
-func (s *countingMem) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *countingMem) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	s.log(memOp{op: "acquire"})
 	return s.MemoryStore.Acquire(ctx, req)
 }
 
-func (s *countingMem) Get(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+func (s *countingMem) Get(ctx context.Context, k lockcore.Key) (storeapi.Item, bool, error) {
 	it, found, err := s.MemoryStore.Get(ctx, k)
 	s.log(memOp{op: "get", acquirable: err == nil && (!found || it.Released)})
 	return it, found, err
@@ -237,11 +238,11 @@ func TestWaitWritesOnlyAfterAcquirableRead(t *testing.T) {
 		mustAcquire(t, holder)
 		s.take()
 		throttled := true
-		store := &hookStore{Store: s, acquire: func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+		store := &hookStore{Store: s, acquire: func(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 			if throttled {
 				throttled = false
 				s.log(memOp{op: "acquire"})
-				return lockcore.Item{}, errThrottle
+				return storeapi.Item{}, errThrottle
 			}
 			return s.Acquire(ctx, req)
 		}}
@@ -315,7 +316,7 @@ func TestWarmEnvironmentsReadFirstOverAHolder(t *testing.T) {
 			}
 			mustRelease(t, other, lockcore.Success, "")
 		}
-		holder := newLock(t, lockcore.Store(s.MemoryStore), "holder", fresh, lockcore.WithHotKeys(nil))
+		holder := newLock(t, storeapi.Store(s.MemoryStore), "holder", fresh, lockcore.WithHotKeys(nil))
 		mustAcquire(t, holder)
 		s.take()
 		done := make(chan lockcore.WaitResult, n)
@@ -355,7 +356,7 @@ func TestNewEnvironmentsReadFirstOverAHolder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newCountingMem()
 		fresh := lockcore.WithFreshSuccess(10 * time.Second)
-		holder := newLock(t, lockcore.Store(s.MemoryStore), "holder", fresh, lockcore.WithHotKeys(nil))
+		holder := newLock(t, storeapi.Store(s.MemoryStore), "holder", fresh, lockcore.WithHotKeys(nil))
 		mustAcquire(t, holder)
 		const n = 5
 		done := make(chan lockcore.WaitResult, n)
@@ -386,7 +387,7 @@ func TestNewEnvironmentsReadFirstOverAHolder(t *testing.T) {
 		}
 
 		// No memory: the first request is the write, refused over the holder.
-		holder2 := newLock(t, lockcore.Store(s.MemoryStore), "holder", lockcore.WithFreshSuccess(0), lockcore.WithHotKeys(nil))
+		holder2 := newLock(t, storeapi.Store(s.MemoryStore), "holder", lockcore.WithFreshSuccess(0), lockcore.WithHotKeys(nil))
 		mustAcquire(t, holder2)
 		go func() {
 			time.Sleep(300 * time.Millisecond)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Params names a lock and the invocation that uses it. LockID, LockGroup and
@@ -31,19 +33,19 @@ type Params struct {
 	RemainingTime func() time.Duration
 }
 
-// Lock is a lease lock on one DynamoDB item (or any [Store]). One Lock is
+// Lock is a lease lock on one DynamoDB item (or any [storeapi.Store]). One Lock is
 // meant for one invocation: it holds at most one lease at a time. Its methods
 // are safe for concurrent use.
 type Lock struct {
-	store         Store
+	store         storeapi.Store
 	key           Key
 	owner         string
 	recordAccount string
 	remaining     func() time.Duration
 	o             options
-	hot           *HotKeys  // nil: no memory of hot keys
-	ann           Announcer // nil: no announcements
-	rtt           *latency  // the store's round trips (see calltimeout.go)
+	hot           *HotKeys           // nil: no memory of hot keys
+	ann           storeapi.Announcer // nil: no announcements
+	rtt           *latency           // the store's round trips (see calltimeout.go)
 
 	mu   sync.Mutex // guards hold and last
 	hold *hold      // the current hold, nil when the lock is not held
@@ -55,7 +57,7 @@ type Lock struct {
 // app id, a nil store (also a typed nil, see [CheckStore]), or an invalid
 // option. A lease below the minimum lease is raised to
 // it with a warning.
-func New(store Store, p Params, opts ...Option) (*Lock, error) {
+func New(store storeapi.Store, p Params, opts ...Option) (*Lock, error) {
 	var blank []string
 	if strings.TrimSpace(p.LockID) == "" {
 		blank = append(blank, "LockID")

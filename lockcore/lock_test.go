@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 func TestNewRejectsBadInput(t *testing.T) {
 	store := lockcore.NewMemoryStore()
 	tests := []struct {
 		name   string
-		store  lockcore.Store
+		store  storeapi.Store
 		params lockcore.Params
 		opts   []lockcore.Option
 		want   []string // substrings of the error
@@ -128,9 +129,9 @@ func TestAcquireWhenHeldChecksForStaleLock(t *testing.T) {
 
 		// Another holder takes the key over, as after a lapsed lease.
 		it, _, _ := store.Get(context.Background(), a.Key())
-		_, err := store.Acquire(context.Background(), lockcore.AcquireRequest{
+		_, err := store.Acquire(context.Background(), storeapi.AcquireRequest{
 			Key: a.Key(), Owner: "b", Revision: "rev-b", Lease: time.Second, ExpiresAtMs: 1,
-			Observed: &lockcore.Observation{Revision: it.Revision, Beat: it.Beat},
+			Observed: &storeapi.Observation{Revision: it.Revision, Beat: it.Beat},
 		})
 		if err != nil {
 			t.Fatalf("take-over Acquire() error = %v", err)
@@ -160,8 +161,8 @@ func TestCheckForStaleLock(t *testing.T) {
 		if stale, err := l.CheckForStaleLock(context.Background()); stale || err != nil {
 			t.Errorf("CheckForStaleLock() while held = %v, %v, want false, nil", stale, err)
 		}
-		hs := &hookStore{Store: store, get: func(context.Context, lockcore.Key) (lockcore.Item, bool, error) {
-			return lockcore.Item{}, false, errInjected
+		hs := &hookStore{Store: store, get: func(context.Context, lockcore.Key) (storeapi.Item, bool, error) {
+			return storeapi.Item{}, false, errInjected
 		}}
 		l2 := newLock(t, hs, "b")
 		if _, err := l2.CheckForStaleLock(context.Background()); err != nil {

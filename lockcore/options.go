@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Defaults for the options of [New]. A Lambda middleware normally overrides
@@ -226,12 +228,12 @@ func WithFreshSuccess(d time.Duration) Option { return func(o *options) { o.fres
 // Acquire ignores it.
 func WithReadFirst() Option { return func(o *options) { o.readFirst = true } }
 
-// WithAnnouncements sets how many announcement items (see [Announcer]) a
+// WithAnnouncements sets how many announcement items (see [storeapi.Announcer]) a
 // key's throttled waiters spread their reads over: n = 0 turns
-// announcements off; at most [MaxAnnounceShards]. Only waiters that the
+// announcements off; at most [storeapi.MaxAnnounceShards]. Only waiters that the
 // lock item throttled use them, so they cost an uncontended lock nothing.
-// Default [DefaultAnnounceShards], when the store implements [Announcer].
-// The items share the lock's table (see [AnnouncementKey]); IAM needs
+// Default [DefaultAnnounceShards], when the store implements [storeapi.Announcer].
+// The items share the lock's table (see [storeapi.AnnouncementKey]); IAM needs
 // dynamodb:PutItem on it besides GetItem and UpdateItem.
 func WithAnnouncements(n int) Option { return func(o *options) { o.announceShards = n } }
 
@@ -305,8 +307,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("lockcore: maximum hold-back must be positive")
 	case o.releaseTimeout == 0:
 		return fmt.Errorf("lockcore: release timeout must be positive")
-	case o.announceShards < 0 || o.announceShards > MaxAnnounceShards:
-		return fmt.Errorf("lockcore: announcements must be in [0, %d], got %d", MaxAnnounceShards, o.announceShards)
+	case o.announceShards < 0 || o.announceShards > storeapi.MaxAnnounceShards:
+		return fmt.Errorf("lockcore: announcements must be in [0, %d], got %d", storeapi.MaxAnnounceShards, o.announceShards)
 	case o.releaseAttempts < 1:
 		return fmt.Errorf("lockcore: release attempts must be at least 1, got %d", o.releaseAttempts)
 	case o.metrics == nil:

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Whatever a held item's history says, a waiter's next read after any
@@ -34,7 +36,7 @@ func TestPredictedScheduleKeepsThePace(t *testing.T) {
 			ratio := tt.minDev + rng.Float64()*(tt.maxDev-tt.minDev)
 			// acquired between two means ago and now
 			ago := time.Duration(rng.Float64() * 2 * float64(mean))
-			it := Item{Revision: fmt.Sprint(i), AcquiredAtMs: l.nowMs() - ago.Milliseconds(),
+			it := storeapi.Item{Revision: fmt.Sprint(i), AcquiredAtMs: l.nowMs() - ago.Milliseconds(),
 				HoldMeanMs: mean.Milliseconds(), HoldDevMs: int64(ratio * float64(mean.Milliseconds()))}
 			w := &waiter{l: l}
 			w.observe(&it)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // longestPoll is the fixed pace's longest interval between two reads: the
@@ -30,14 +31,14 @@ type paceStore struct {
 	reads []time.Time // guarded by mu
 }
 
-func (s *paceStore) hide(it lockcore.Item) lockcore.Item {
+func (s *paceStore) hide(it storeapi.Item) storeapi.Item {
 	if s.blind {
 		it.HoldMeanMs, it.HoldDevMs = 0, 0
 	}
 	return it
 }
 
-func (s *paceStore) Get(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+func (s *paceStore) Get(ctx context.Context, k lockcore.Key) (storeapi.Item, bool, error) {
 	s.mu.Lock()
 	s.reads = append(s.reads, time.Now())
 	s.mu.Unlock()
@@ -45,17 +46,17 @@ func (s *paceStore) Get(ctx context.Context, k lockcore.Key) (lockcore.Item, boo
 	return s.hide(it), found, err
 }
 
-func (s *paceStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *paceStore) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	it, err := s.MemoryStore.Acquire(ctx, req)
 	return s.hide(it), err
 }
 
-func (s *paceStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+func (s *paceStore) Renew(ctx context.Context, req storeapi.RenewRequest) (storeapi.Item, error) {
 	it, err := s.MemoryStore.Renew(ctx, req)
 	return s.hide(it), err
 }
 
-func (s *paceStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s *paceStore) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	it, err := s.MemoryStore.Release(ctx, req)
 	return s.hide(it), err
 }
@@ -403,12 +404,12 @@ type throttlingStore struct {
 	from, until time.Time
 }
 
-func (s *throttlingStore) Get(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+func (s *throttlingStore) Get(ctx context.Context, k lockcore.Key) (storeapi.Item, bool, error) {
 	if now := time.Now(); !now.Before(s.from) && now.Before(s.until) {
 		s.mu.Lock()
 		s.reads = append(s.reads, now)
 		s.mu.Unlock()
-		return lockcore.Item{}, false, errThrottle
+		return storeapi.Item{}, false, errThrottle
 	}
 	return s.paceStore.Get(ctx, k)
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // A refusal is a store error that proves the request was not applied and
@@ -15,10 +17,10 @@ import (
 // 5xx, a lost answer, a timeout) is settled and retried.
 
 // isRefusal reports whether err is a refusal: one matching
-// [ErrStoreRefused], or [ErrItemTooLarge] (DynamoDB's ValidationException
+// [ErrStoreRefused], or [storeapi.ErrItemTooLarge] (DynamoDB's ValidationException
 // for an item over its size limit).
 func isRefusal(err error) bool {
-	return errors.Is(err, ErrStoreRefused) || errors.Is(err, ErrItemTooLarge)
+	return errors.Is(err, ErrStoreRefused) || errors.Is(err, storeapi.ErrItemTooLarge)
 }
 
 // refused ends TryAcquireElseWaitForRelease's first step with a refusal.

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Release stops renewal, then publishes result and ref on the item and frees
@@ -123,7 +125,7 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 			l.drop(h, ErrReleased)
 			return nil
 		}
-		var ce *ConditionError
+		var ce *storeapi.ConditionError
 		if errors.As(err, &ce) {
 			return l.releaseRefused(h, ce, err)
 		}
@@ -152,13 +154,13 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 // releaseRefused handles a release whose condition failed: another holder
 // has the lock, an operator force-released it, or an earlier call published
 // another result.
-func (l *Lock) releaseRefused(h *hold, ce *ConditionError, err error) error {
+func (l *Lock) releaseRefused(h *hold, ce *storeapi.ConditionError, err error) error {
 	if ce.Current == nil || ce.Current.Revision != h.revision {
 		l.count(MetricLeaseLost, 1)
 		l.drop(h, ErrLeaseLost)
 		return fmt.Errorf("lockcore: release: %w: %w", ErrLeaseLost, err)
 	}
-	if ce.Current.Released && ce.Current.FailReason == OperatorReleaseReason {
+	if ce.Current.Released && ce.Current.FailReason == storeapi.OperatorReleaseReason {
 		// Our revision, force-released by an operator: that release
 		// stands, and nothing of ours is published.
 		l.count(MetricLeaseLost, 1)

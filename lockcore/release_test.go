@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 func TestReleasePublishesTheResult(t *testing.T) {
@@ -38,10 +39,10 @@ func TestReleaseRetriesWithBackoff(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		fails := 2
 		store := &hookStore{Store: mem}
-		store.release = func(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+		store.release = func(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 			if fails > 0 {
 				fails--
-				return lockcore.Item{}, errInjected
+				return storeapi.Item{}, errInjected
 			}
 			return mem.Release(ctx, req)
 		}
@@ -130,8 +131,8 @@ func TestReleaseAfterTakeOverPublishesNothing(t *testing.T) {
 		mustAcquire(t, l)
 		l.CancelAutoRenewal()
 		it, _, _ := store.Get(context.Background(), l.Key())
-		if _, err := store.Acquire(context.Background(), lockcore.AcquireRequest{Key: l.Key(), Revision: "next",
-			Lease: time.Second, Observed: &lockcore.Observation{Revision: it.Revision, Beat: it.Beat}}); err != nil {
+		if _, err := store.Acquire(context.Background(), storeapi.AcquireRequest{Key: l.Key(), Revision: "next",
+			Lease: time.Second, Observed: &storeapi.Observation{Revision: it.Revision, Beat: it.Beat}}); err != nil {
 			t.Fatal(err)
 		}
 		err := l.Release(context.Background(), lockcore.Success, "mine")
@@ -151,11 +152,11 @@ func TestReleaseRetryAfterLostResponse(t *testing.T) {
 		first := true
 		store := &hookStore{Store: mem}
 		// The first release is applied but its response is lost.
-		store.release = func(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+		store.release = func(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 			it, err := mem.Release(ctx, req)
 			if first {
 				first = false
-				return lockcore.Item{}, errInjected
+				return storeapi.Item{}, errInjected
 			}
 			return it, err
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // lostReleaseAnswers is a MemoryStore whose server applies every release
@@ -17,16 +18,16 @@ type lostReleaseAnswers struct {
 	lostUntil time.Time
 }
 
-func (s *lostReleaseAnswers) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s *lostReleaseAnswers) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	it, err := s.MemoryStore.Release(ctx, req)
 	if err != nil || !time.Now().Before(s.lostUntil) {
 		return it, err
 	}
 	select {
 	case <-ctx.Done():
-		return lockcore.Item{}, ctx.Err()
+		return storeapi.Item{}, ctx.Err()
 	case <-time.After(100 * time.Millisecond):
-		return lockcore.Item{}, clientTimeout{}
+		return storeapi.Item{}, clientTimeout{}
 	}
 }
 

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // failingHerd runs n invocations of the herd pattern on store, each
 // starting after its delay. A holder calls upstream(attempt); a nil error
 // releases Success, an error releases Failure with opts(err). It returns
 // the results and errors, in invocation order.
-func failingHerd(t *testing.T, store lockcore.Store, delays []time.Duration, upstream func(attempt int) error,
+func failingHerd(t *testing.T, store storeapi.Store, delays []time.Duration, upstream func(attempt int) error,
 	opts func(err error) []lockcore.ReleaseOption, lockOpts ...lockcore.Option) ([]lockcore.WaitResult, []error) {
 	t.Helper()
 	results := make([]lockcore.WaitResult, len(delays))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // firstWritesThrottled is a MemoryStore whose first n acquires are
@@ -19,9 +20,9 @@ type firstWritesThrottled struct {
 	acquires atomic.Int64
 }
 
-func (s *firstWritesThrottled) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *firstWritesThrottled) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	if s.acquires.Add(1) <= s.n {
-		return lockcore.Item{}, fmt.Errorf("test: lock item over its write capacity: %w", lockcore.ErrThrottled)
+		return storeapi.Item{}, fmt.Errorf("test: lock item over its write capacity: %w", lockcore.ErrThrottled)
 	}
 	return s.MemoryStore.Acquire(ctx, req)
 }

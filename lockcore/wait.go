@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Outcome is the result of [Lock.TryAcquireElseWaitForRelease].
@@ -55,7 +57,7 @@ type WaitResult struct {
 	// Released by the release that published this success; nil otherwise.
 	Answer []byte
 	// Announced is true when Released learned the success from a release
-	// announcement (see [Announcer]) rather than from the lock item.
+	// announcement (see [storeapi.Announcer]) rather than from the lock item.
 	Announced bool
 	// ReleasedAt is when the holder published the success, by its host's
 	// wall clock (milliseconds), when Released; the zero time otherwise, or
@@ -146,8 +148,8 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		}
 		return WaitResult{Outcome: Acquired, Fence: h.fence, TookOver: h.tookOver, AfterFailure: h.afterFailure}, nil
 	}
-	step, cur, err := stepAcquire, (*Item)(nil), error(nil)
-	var looked *Item // the item as the first read showed it, if any
+	step, cur, err := stepAcquire, (*storeapi.Item)(nil), error(nil)
+	var looked *storeapi.Item // the item as the first read showed it, if any
 	if l.readsFirst() {
 		step, cur, err = l.readFirst(ctx, limit)
 		looked = cur
@@ -244,8 +246,8 @@ type waiter struct {
 
 	tried tries // this wait's attempts that did not acquire (one may land late), and the last write it freed
 
-	obs      *Observation // what we last saw; nil when the item was absent or released
-	obsAt    time.Time    // monotonic: when obs was first seen
+	obs      *storeapi.Observation // what we last saw; nil when the item was absent or released
+	obsAt    time.Time             // monotonic: when obs was first seen
 	obsLease time.Duration
 	lastErr  error
 
@@ -280,7 +282,7 @@ type waiter struct {
 	annPace   int   // throttled shard reads in a row (pace is the lock item's)
 }
 
-func (w *waiter) run(cur *Item) (WaitResult, error) {
+func (w *waiter) run(cur *storeapi.Item) (WaitResult, error) {
 	l := w.l
 	w.observe(cur)
 	wake, res, err, done := w.afterRefusal(cur)
@@ -375,13 +377,13 @@ type verdict struct {
 	done     bool // the wait ends with res, err
 	res      WaitResult
 	err      error
-	take     bool         // race one conditional write for the lock
-	observed *Observation // with take: the clock-free observation it rests on
-	wake     time.Time    // when not zero: read again then, not sooner
+	take     bool                  // race one conditional write for the lock
+	observed *storeapi.Observation // with take: the clock-free observation it rests on
+	wake     time.Time             // when not zero: read again then, not sooner
 }
 
 // judge decides what to do about it (found: it exists).
-func (w *waiter) judge(it Item, found bool) verdict {
+func (w *waiter) judge(it storeapi.Item, found bool) verdict {
 	v := w.decide(it, found)
 	if found {
 		w.saw(&it)
@@ -392,7 +394,7 @@ func (w *waiter) judge(it Item, found bool) verdict {
 }
 
 // saw notes that the wait had the item it back from the store (nil: none).
-func (w *waiter) saw(it *Item) {
+func (w *waiter) saw(it *storeapi.Item) {
 	if it != nil {
 		w.seen, w.seenFence = true, max(w.seenFence, it.Fence)
 	}
@@ -414,14 +416,14 @@ func (w *waiter) ours(fence, releasedAtMs int64) bool {
 		return fence >= w.minFence
 	case w.seen && fence > w.seenFence:
 		return true
-	case w.l.freshSuccess(Item{ReleasedAtMs: releasedAtMs}):
+	case w.l.freshSuccess(storeapi.Item{ReleasedAtMs: releasedAtMs}):
 		return true
 	}
 	return releasedAtMs >= w.startMs-w.l.o.clockAllowance.Milliseconds()
 }
 
 // decide is judge's verdict on one read, before the wait notes what it saw.
-func (w *waiter) decide(it Item, found bool) verdict {
+func (w *waiter) decide(it storeapi.Item, found bool) verdict {
 	l := w.l
 	switch {
 	case !found:
@@ -459,7 +461,7 @@ func (w *waiter) decide(it Item, found bool) verdict {
 // refused over cur: at the failure's not-before time when a recent failure
 // holds us back, else after a poll interval; or it ends the wait when the
 // failure is final for us.
-func (w *waiter) afterRefusal(cur *Item) (wake time.Time, res WaitResult, err error, done bool) {
+func (w *waiter) afterRefusal(cur *storeapi.Item) (wake time.Time, res WaitResult, err error, done bool) {
 	wake = w.next(time.Now())
 	if cur == nil || !cur.Released || cur.Result != Failure {
 		return wake, res, nil, false
@@ -484,7 +486,7 @@ func (w *waiter) afterRefusal(cur *Item) (wake time.Time, res WaitResult, err er
 // waiters do not all write at once). The not-before is the one time the
 // failing holder wrote for the next attempt, the upstream's pacing or an
 // exhausted episode's hold-back (see [WithMaxAttempts]).
-func (w *waiter) heldBack(it Item) (until time.Time, err error, held bool) {
+func (w *waiter) heldBack(it storeapi.Item) (until time.Time, err error, held bool) {
 	l := w.l
 	nowMs := l.nowMs()
 	if it.FailRecentUntilMs <= nowMs || it.NotBeforeMs <= nowMs {
@@ -510,7 +512,7 @@ func (w *waiter) timedOut(now time.Time) (WaitResult, error) {
 
 // observe starts watching item (nil: absent) if its revision or beat
 // differs from what we watch.
-func (w *waiter) observe(it *Item) {
+func (w *waiter) observe(it *storeapi.Item) {
 	if it == nil || it.Released {
 		w.obs = nil
 		w.predRev = ""
@@ -526,7 +528,7 @@ func (w *waiter) observe(it *Item) {
 	if w.obs != nil && w.obs.Revision == it.Revision && w.obs.Beat == it.Beat {
 		return
 	}
-	w.obs = &Observation{Revision: it.Revision, Beat: it.Beat}
+	w.obs = &storeapi.Observation{Revision: it.Revision, Beat: it.Beat}
 	w.obsAt = time.Now()
 	w.obsLease = it.Lease
 }
@@ -541,7 +543,7 @@ func (w *waiter) staleAfter() time.Duration {
 	return time.Duration(float64(lease)*(1+w.l.o.drift)) + w.l.o.pollInterval
 }
 
-func (w *waiter) lapsedByWallClock(it Item) bool { return w.l.lapsed(it) }
+func (w *waiter) lapsedByWallClock(it storeapi.Item) bool { return w.l.lapsed(it) }
 
 // next returns when to read next, after a read at now: at the ordinary
 // pace, or sooner on the schedule predicted for the holder (see
@@ -580,7 +582,7 @@ func (w *waiter) intervalAt(pace int) time.Duration {
 
 // releasedResult is the result of a wait that saw it released with Success. The
 // answer counts only when the release that published this success wrote it.
-func releasedResult(it Item) WaitResult {
+func releasedResult(it storeapi.Item) WaitResult {
 	res := WaitResult{Outcome: Released, Fence: it.ResultFence, ResultRef: it.ResultRef, ReleasedAt: msTime(it.ReleasedAtMs)}
 	if it.ResultFence == it.Fence && len(it.Answer) > 0 {
 		res.Answer = it.Answer
@@ -594,10 +596,10 @@ func releasedResult(it Item) WaitResult {
 // next) ends the added reads for this holder instead: the herd has no room
 // for them, and the pace's own reads go on, on the lock item, as at the
 // fixed pace.
-func (w *waiter) poll() (Item, bool, error) {
+func (w *waiter) poll() (storeapi.Item, bool, error) {
 	added := w.added
 	w.reading = added
-	var it Item
+	var it storeapi.Item
 	var found bool
 	err := w.l.timedCall(w.callCtx, time.Time{}, func(ctx context.Context) (err error) {
 		it, found, err = w.l.store.Get(ctx, w.l.key)

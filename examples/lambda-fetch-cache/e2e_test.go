@@ -17,6 +17,7 @@ import (
 	"github.com/herdlock/herdlock/internal/dynalite"
 	"github.com/herdlock/herdlock/internal/sandbox"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // burstSize is N, the concurrent invocations of one burst.
@@ -178,8 +179,8 @@ func TestEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k := out.Table.KeySchema; len(k) != 1 || *k[0].AttributeName != lockcore.AttrLockKey {
-			t.Errorf("lock table key schema = %v, want %s", k, lockcore.AttrLockKey)
+		if k := out.Table.KeySchema; len(k) != 1 || *k[0].AttributeName != storeapi.AttrLockKey {
+			t.Errorf("lock table key schema = %v, want %s", k, storeapi.AttrLockKey)
 		}
 	})
 }

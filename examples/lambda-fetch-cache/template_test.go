@@ -15,6 +15,7 @@ import (
 	"github.com/awslabs/goformation/v7/intrinsics"
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"gopkg.in/yaml.v3"
 )
 
@@ -249,7 +250,7 @@ func TestTemplateTables(t *testing.T) {
 		key      string
 		ttl      string
 	}{
-		{"lock table matches lockcore.DynamoStore", "LockTable", lockcore.AttrLockKey, lockcore.AttrTTL},
+		{"lock table matches lockcore.DynamoStore", "LockTable", storeapi.AttrLockKey, storeapi.AttrTTL},
 		{"cache table matches fetchcache.Cache", "CacheTable", fetchcache.CacheAttrID, fetchcache.CacheAttrTTL},
 	}
 	for _, tt := range tests {

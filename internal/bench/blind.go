@@ -6,7 +6,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/herdlock/herdlock/lockcore"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // blindAPI hides the key's hold history (lockcore.AttrHoldMeanMs) from every
@@ -21,7 +22,7 @@ type blindAPI struct{ StoreAPI }
 func Blind(api StoreAPI) StoreAPI { return blindAPI{api} }
 
 func hideHistory(item map[string]types.AttributeValue) {
-	delete(item, lockcore.AttrHoldMeanMs)
+	delete(item, storeapi.AttrHoldMeanMs)
 }
 
 func hideHistoryErr(err error) {

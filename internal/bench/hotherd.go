@@ -12,6 +12,7 @@ import (
 
 	"github.com/herdlock/herdlock/internal/capacity"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -204,7 +205,7 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 	}
 	key := keyName(fmt.Sprintf("hot-%s-%s-%d", mode.Name, temp, n))
 	lk := lockcore.Key{Group: "bench", ID: key}
-	itemKey := capacity.ItemKey(LockTable, lockcore.AttrLockKey, lockcore.PartitionKey(lk))
+	itemKey := capacity.ItemKey(LockTable, storeapi.AttrLockKey, storeapi.PartitionKey(lk))
 	pool := &envPool{env: env, reuse: mode.Reuse || mode.NewEnvs > 0 || mode.WarmFleet, blind: mode.Blind, newEnvs: mode.NewEnvs, oldestFirst: mode.WarmFleet}
 	var warmErr error
 	if sc.Warm > 0 {
@@ -359,11 +360,11 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 }
 
 // announcementStats returns the counts of every announcement item of k
-// (all [lockcore.MaxAnnounceShards] shards), summed.
+// (all [storeapi.MaxAnnounceShards] shards), summed.
 func announcementStats(p *capacity.Proxy, k lockcore.Key) capacity.ItemStats {
 	var sum capacity.ItemStats
-	for shard := range lockcore.MaxAnnounceShards {
-		s := p.Item(capacity.ItemKey(LockTable, lockcore.AttrLockKey, lockcore.AnnouncementKey(k, shard)))
+	for shard := range storeapi.MaxAnnounceShards {
+		s := p.Item(capacity.ItemKey(LockTable, storeapi.AttrLockKey, storeapi.AnnouncementKey(k, shard)))
 		sum = addStats(sum, s, 1)
 	}
 	return sum

@@ -9,6 +9,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // lstate is the model's lock item (check 5): the attributes the store's
@@ -80,7 +81,7 @@ func apply(st lstate, in Intent) (bool, lstate) {
 		again := false
 		switch in.Op {
 		case "op-release":
-			again = st.Result == in.Result && st.Reason != lockcore.OperatorReleaseReason
+			again = st.Result == in.Result && st.Reason != storeapi.OperatorReleaseReason
 		case "release-unguarded":
 			again = st.Result == in.Result
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/herdlock/herdlock/internal/seedlock"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // WorkerEnv is the environment variable that turns a process into a
@@ -94,7 +95,7 @@ type worker struct {
 	rng    *rand.Rand
 	clock  *skewClock
 	client *dynamodb.Client
-	store  lockcore.Store
+	store  storeapi.Store
 	http   *http.Client
 	log    *slog.Logger
 
@@ -284,7 +285,7 @@ type holder interface {
 type coreHolder struct {
 	*lockcore.Lock
 	rev      string
-	store    lockcore.Store
+	store    storeapi.Store
 	stubborn bool // VariantStubborn: publish a failure again after every release
 }
 
@@ -318,7 +319,7 @@ func (h seedHolder) release(ctx context.Context, _ outcome) error {
 // storeKey is the partition key of lock id in the harness's lock group:
 // what the store history, the events and the resource all use as the key.
 func storeKey(id string) string {
-	return lockcore.PartitionKey(lockcore.Key{Group: lockGroup, ID: id})
+	return storeapi.PartitionKey(lockcore.Key{Group: lockGroup, ID: id})
 }
 
 // lockGroup is the lock group of every harness lock.

@@ -4,7 +4,8 @@ import (
 	"context"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/herdlock/herdlock/lockcore"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // WrapFunctionURL returns h wrapped in a lock on store, for a Lambda
@@ -14,7 +15,7 @@ import (
 //
 // It is [WrapREST] for the function URL's event shape, which has no path
 // parameters: take the key from the query, a header or the body.
-func WrapFunctionURL[T any](h func(context.Context, events.LambdaFunctionURLRequest) (Response[T], error), store lockcore.Store,
+func WrapFunctionURL[T any](h func(context.Context, events.LambdaFunctionURLRequest) (Response[T], error), store storeapi.Store,
 	key func(context.Context, events.LambdaFunctionURLRequest) (string, error), opts ...Option,
 ) func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
 	c := newCore(h, store, key, false, opts)

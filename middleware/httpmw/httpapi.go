@@ -4,7 +4,8 @@ import (
 	"context"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/herdlock/herdlock/lockcore"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // WrapHTTPAPI returns h wrapped in a lock on store, for an API Gateway
@@ -13,7 +14,7 @@ import (
 //	lambda.Start(httpmw.WrapHTTPAPI(getRate, store, httpmw.PathParam[events.APIGatewayV2HTTPRequest]("pair")))
 //
 // It is [WrapREST] for the HTTP API's event shape.
-func WrapHTTPAPI[T any](h func(context.Context, events.APIGatewayV2HTTPRequest) (Response[T], error), store lockcore.Store,
+func WrapHTTPAPI[T any](h func(context.Context, events.APIGatewayV2HTTPRequest) (Response[T], error), store storeapi.Store,
 	key func(context.Context, events.APIGatewayV2HTTPRequest) (string, error), opts ...Option,
 ) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	c := newCore(h, store, key, true, opts)

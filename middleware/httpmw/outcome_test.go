@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/httpmw"
 )
 
@@ -95,7 +96,7 @@ func TestOutcomesMapToStatusOnEveryShape(t *testing.T) {
 		{name: "wait ran out", h: nil, opts: []httpmw.Option{quiet(lockcore.WithMaxWait(time.Second))},
 			run: waitRunsOut, status: 503, code: "wait_timeout", retryAfter: 1, calls: 1},
 		{name: "missing key", h: okHandler, run: once(""), status: 400, code: httpmw.CodeBadRequest},
-		{name: "key over the partition-key limit", h: okHandler, run: once(strings.Repeat("k", lockcore.MaxPartitionKeyBytes+1)),
+		{name: "key over the partition-key limit", h: okHandler, run: once(strings.Repeat("k", storeapi.MaxPartitionKeyBytes+1)),
 			status: 400, code: httpmw.CodeKeyTooLong},
 		{name: "handler error", h: failing(errors.New("dial tcp rates.example: s3cr3t")), run: once(samplePair),
 			status: 502, code: "error", calls: 1},
@@ -116,7 +117,7 @@ func TestOutcomesMapToStatusOnEveryShape(t *testing.T) {
 }
 
 func checkOutcome(t *testing.T, s shape, tc outcomeCase) {
-	var store lockcore.Store = lockcore.NewMemoryStore()
+	var store storeapi.Store = lockcore.NewMemoryStore()
 	if tc.nilStore {
 		store = nil
 	}

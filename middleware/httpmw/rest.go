@@ -4,7 +4,8 @@ import (
 	"context"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/herdlock/herdlock/lockcore"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // WrapREST returns h wrapped in a lock on store, for an API Gateway REST
@@ -18,7 +19,7 @@ import (
 // returned handler never returns an error and is safe for concurrent use.
 // A bad configuration (nil h, key or store, bad lockmw options) is
 // answered 500 on every request and logged once.
-func WrapREST[T any](h func(context.Context, events.APIGatewayProxyRequest) (Response[T], error), store lockcore.Store,
+func WrapREST[T any](h func(context.Context, events.APIGatewayProxyRequest) (Response[T], error), store storeapi.Store,
 	key func(context.Context, events.APIGatewayProxyRequest) (string, error), opts ...Option,
 ) func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
 	c := newCore(h, store, key, true, opts)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/idempotency"
 )
 
@@ -87,16 +88,16 @@ func TestLateHolderCannotCompleteOrDelete(t *testing.T) {
 // delivers the first later, when the test says, as a network may deliver
 // a request long after its sender gave up on it.
 type lateCopyStore struct {
-	lockcore.Store
+	storeapi.Store
 	mu        sync.Mutex // guards the fields below
 	stallNext bool
 	stalled   string
-	held      *lockcore.ReleaseRequest
+	held      *storeapi.ReleaseRequest
 	deliver   chan struct{}
 	lateErr   chan error
 }
 
-func (s *lateCopyStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *lateCopyStore) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	it, err := s.Store.Acquire(ctx, req)
 	s.mu.Lock()
 	if err == nil && s.stallNext {
@@ -106,7 +107,7 @@ func (s *lateCopyStore) Acquire(ctx context.Context, req lockcore.AcquireRequest
 	return it, err
 }
 
-func (s *lateCopyStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s *lateCopyStore) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	s.mu.Lock()
 	stalled := req.Revision == s.stalled
 	first := stalled && s.held == nil
@@ -123,7 +124,7 @@ func (s *lateCopyStore) Release(ctx context.Context, req lockcore.ReleaseRequest
 	}
 	if stalled {
 		<-ctx.Done() // lost: the sender hears nothing
-		return lockcore.Item{}, ctx.Err()
+		return storeapi.Item{}, ctx.Err()
 	}
 	return s.Store.Release(ctx, req)
 }
@@ -147,7 +148,7 @@ func TestLateReleaseCopyIsRefusedByTheStore(t *testing.T) {
 			t.Fatalf("successor = %+v, %v, %d runs; want a run with a higher fence than %d", succ, err, second.runs.Load(), got.Fence)
 		}
 		close(store.deliver)
-		var ce *lockcore.ConditionError
+		var ce *storeapi.ConditionError
 		if err := <-store.lateErr; !errors.As(err, &ce) {
 			t.Errorf("the late copy's release = %v, want a *lockcore.ConditionError", err)
 		}

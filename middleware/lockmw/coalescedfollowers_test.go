@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -99,7 +100,7 @@ func TestCoalescedFollowersAfterLeaseLost(t *testing.T) {
 			defer close(other)
 			time.Sleep(time.Second)
 			it := item(t, mem, key)
-			if _, err := mem.Release(context.Background(), lockcore.ReleaseRequest{Key: key, Revision: it.Revision,
+			if _, err := mem.Release(context.Background(), storeapi.ReleaseRequest{Key: key, Revision: it.Revision,
 				NowMs: time.Now().UnixMilli(), Result: lockcore.Failure, Failures: it.Failures, FailReason: "operator_release"}); err != nil {
 				t.Errorf("operator's release: %v", err)
 				return

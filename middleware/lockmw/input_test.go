@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -21,7 +22,7 @@ func TestConfigErrors(t *testing.T) {
 	tests := []struct {
 		name  string
 		h     func(context.Context, event) (string, error)
-		store lockcore.Store
+		store storeapi.Store
 		key   func(context.Context, event) (string, error)
 		opts  []lockmw.Option
 		want  string

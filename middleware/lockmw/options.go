@@ -11,6 +11,7 @@ import (
 
 	"github.com/herdlock/herdlock/emf"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // DefaultSafetyMargin is the time [Wrap] keeps back from the invocation's
@@ -176,7 +177,7 @@ func WithMaxAnswerBytes(n int) Option {
 // WithTableCheck makes [New], [NewHandlers], [Wrap] and [WrapHandlers]
 // check the store's table once, when they are called (at initialisation,
 // outside the handler): it exists, has the lock's key schema, and its TTL
-// deletes by lockcore.AttrTTL (see lockcore.DynamoStore.CheckTable). A
+// deletes by storeapi.AttrTTL (see lockcore.DynamoStore.CheckTable). A
 // failed check is a configuration error naming what is wrong, so a
 // function deployed against a missing or wrong table fails at once with
 // it (New returns it; Wrap's handler returns it on every invocation)
@@ -203,7 +204,7 @@ type tableChecker interface {
 // is an error: a table found unfit (lockcore.ErrConfig) or a refused
 // request (lockcore.ErrStoreRefused); any other error of the check is
 // logged on log and ignored.
-func checkTable(store lockcore.Store, log *slog.Logger) error {
+func checkTable(store storeapi.Store, log *slog.Logger) error {
 	tc, ok := store.(tableChecker)
 	if !ok {
 		return fmt.Errorf("WithTableCheck: the store (%T) has no CheckTable method", store)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -26,13 +27,13 @@ func options(extra ...lockmw.Option) []lockmw.Option {
 }
 
 // mustNew wraps h on store with the key function keyOf.
-func mustNew(t *testing.T, h func(context.Context, event) (string, error), store lockcore.Store, opts ...lockmw.Option) func(context.Context, event) (string, error) {
+func mustNew(t *testing.T, h func(context.Context, event) (string, error), store storeapi.Store, opts ...lockmw.Option) func(context.Context, event) (string, error) {
 	t.Helper()
 	return mustNewHandlers(t, lockmw.Handlers[event, string]{Fetch: h}, store, opts...)
 }
 
 // mustNewHandlers wraps hs on store with the key function keyOf.
-func mustNewHandlers(t *testing.T, hs lockmw.Handlers[event, string], store lockcore.Store, opts ...lockmw.Option) func(context.Context, event) (string, error) {
+func mustNewHandlers(t *testing.T, hs lockmw.Handlers[event, string], store storeapi.Store, opts ...lockmw.Option) func(context.Context, event) (string, error) {
 	t.Helper()
 	f, err := lockmw.NewHandlers(hs, store, keyOf, opts...)
 	if err != nil {
@@ -42,7 +43,7 @@ func mustNewHandlers(t *testing.T, hs lockmw.Handlers[event, string], store lock
 }
 
 // holdElsewhere acquires key with another Lock, as another invocation would.
-func holdElsewhere(t *testing.T, ctx context.Context, store lockcore.Store, id string) *lockcore.Lock {
+func holdElsewhere(t *testing.T, ctx context.Context, store storeapi.Store, id string) *lockcore.Lock {
 	t.Helper()
 	l, err := lockcore.New(store, lockcore.Params{LockID: id, LockGroup: group, OwnerName: "other", AccountID: 1, AppID: 1},
 		lockcore.WithLogger(discardLogger()))

@@ -12,13 +12,14 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/herdlock/herdlock/emf"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // wrapper is one wrapped handler: its configuration, read-only after
 // newWrapper.
 type wrapper[TIn, TOut any] struct {
 	hs        Handlers[TIn, TOut]
-	store     lockcore.Store
+	store     storeapi.Store
 	key       func(context.Context, TIn) (string, error)
 	codec     Codec[TOut] // nil: a read handler, no inline answers
 	maxAnswer int
@@ -43,7 +44,7 @@ type wrapper[TIn, TOut any] struct {
 }
 
 // newWrapper checks the configuration and fills in the defaults.
-func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store,
+func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store storeapi.Store,
 	key func(context.Context, TIn) (string, error), opts []Option) (*wrapper[TIn, TOut], error) {
 	o, errs := collect(opts)
 	errs = append(errs, checkRequired(&hs, store, key)...)
@@ -87,7 +88,7 @@ func collect(opts []Option) (options, []error) {
 }
 
 // checkRequired reports the missing required things.
-func checkRequired[TIn, TOut any](hs *Handlers[TIn, TOut], store lockcore.Store,
+func checkRequired[TIn, TOut any](hs *Handlers[TIn, TOut], store storeapi.Store,
 	key func(context.Context, TIn) (string, error)) []error {
 	var errs []error
 	if err := hs.check(); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/internal/answer"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
@@ -47,7 +48,7 @@ type group struct {
 // record in the response) and is safe for concurrent use. A bad
 // configuration fails every record: a nil key function, or a nil h or
 // store or bad lockmw options, which lockmw logs once.
-func Wrap(h Handler, store lockcore.Store, key func(ctx context.Context, record events.SQSMessage) (string, error),
+func Wrap(h Handler, store storeapi.Store, key func(ctx context.Context, record events.SQSMessage) (string, error),
 	opts ...Option) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	o := buildOptions(opts)
 	var fetch func(context.Context, group) (answer.Answer, error)
@@ -130,8 +131,8 @@ func (b *batcher) recordKey(ctx context.Context, r events.SQSMessage) (string, e
 	switch {
 	case id == "":
 		return "", fmt.Errorf("%w: blank key", ErrBadRecord)
-	case len(id) > lockcore.MaxPartitionKeyBytes:
-		return "", fmt.Errorf("%w: %d bytes, at most %d", ErrKeyTooLong, len(id), lockcore.MaxPartitionKeyBytes)
+	case len(id) > storeapi.MaxPartitionKeyBytes:
+		return "", fmt.Errorf("%w: %d bytes, at most %d", ErrKeyTooLong, len(id), storeapi.MaxPartitionKeyBytes)
 	}
 	return id, nil
 }
