@@ -29,7 +29,7 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 		if !stale {
 			return true, nil
 		}
-		l.count(MetricStaleLock, 1)
+		l.count(metricStaleLock, 1)
 		h.stopKeeper()
 		l.drop(h, ErrLeaseLost)
 		return false, &AcquireError{Reason: ReasonStaleLock, Revision: h.revision, Cause: ErrLeaseLost}
@@ -184,7 +184,7 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *storeapi.Item, er
 			// A throttled request was refused before it was applied:
 			// nothing to settle, and no read or write to add to the
 			// herd's load.
-			l.count(MetricLockThrottled, 1)
+			l.count(metricLockThrottled, 1)
 			return false, nil, &AcquireError{Reason: ReasonThrottled, Cause: fmt.Errorf("lock %s/%s: %w", l.key.Group, l.key.ID, err)}
 		}
 		got, freed, err := l.settle(ctx, req, sent, until, err)
@@ -227,14 +227,14 @@ func kind(it storeapi.Item, takeover bool, freed *storeapi.Item) (tookOver, afte
 func (l *Lock) startHold(ctx context.Context, it storeapi.Item, sent time.Time, maxHold time.Duration, takeover bool, freed *storeapi.Item, start time.Time) *hold {
 	took, after := kind(it, takeover, freed)
 	h := l.begin(ctx, it, sent, maxHold, took, after)
-	l.millis(MetricLockAcquisitionDuration, time.Since(start))
-	l.count(MetricEpisodeAttempts, float64(h.attempt))
+	l.millis(metricLockAcquisitionDuration, time.Since(start))
+	l.count(metricEpisodeAttempts, float64(h.attempt))
 	switch {
 	case h.tookOver:
-		l.count(MetricTakeover, 1)
+		l.count(metricTakeover, 1)
 		l.logAt(slog.LevelInfo, "took over an abandoned lease", slog.Int64("fence", it.Fence))
 	case after:
-		l.count(MetricRetryAfterFailure, 1)
+		l.count(metricRetryAfterFailure, 1)
 		l.logAt(slog.LevelInfo, "lock acquired after a published failure", slog.Int64("fence", it.Fence),
 			slog.String("reason", it.FailReason), slog.Int64("attempt", h.attempt))
 	default:

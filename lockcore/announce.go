@@ -181,7 +181,7 @@ func (w *waiter) pollAnnouncement() (res WaitResult, done bool) {
 		if isThrottled(err) {
 			w.throttles++
 			w.annPace++
-			l.count(MetricLockThrottled, 1)
+			l.count(metricLockThrottled, 1)
 		}
 		w.note(err)
 		return res, false
@@ -202,8 +202,8 @@ func (w *waiter) pollAnnouncement() (res WaitResult, done bool) {
 		w.needItem = true // the answer is on the lock item only
 		return res, false
 	}
-	l.count(MetricLockNotReleased, 0)
-	l.count(MetricAnnouncementRead, 1)
+	l.count(metricLockNotReleased, 0)
+	l.count(metricAnnouncementRead, 1)
 	return WaitResult{Outcome: Released, Fence: a.Fence, ResultRef: a.ResultRef, Answer: a.Answer, Announced: true,
 		ReleasedAt: msTime(a.ReleasedAtMs)}, true
 }
@@ -252,5 +252,5 @@ func (w *waiter) relay(it storeapi.Item) {
 		})
 	}
 	wg.Wait()
-	l.count(MetricAnnouncementWrite, float64(written.Load()))
+	l.count(metricAnnouncementWrite, float64(written.Load()))
 }

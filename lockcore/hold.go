@@ -217,12 +217,12 @@ func (l *Lock) keep(h *hold) {
 // earlier because no renewal succeeded in time.
 func (l *Lock) expire(h *hold, now time.Time) {
 	if !now.Before(h.deadline) {
-		l.count(MetricLockTimeout, 1)
+		l.count(metricLockTimeout, 1)
 		l.logAt(slog.LevelWarn, "lock maximum hold reached", slog.Int64("fence", h.fence))
 		l.abandon(h, ErrMaxHoldReached)
 		return
 	}
-	l.count(MetricLeaseLost, 1)
+	l.count(metricLeaseLost, 1)
 	l.logAt(slog.LevelWarn, "lock lease ran out before a renewal succeeded", slog.Int64("fence", h.fence))
 	l.abandon(h, ErrLeaseLost)
 }
@@ -234,7 +234,7 @@ func (l *Lock) renewTurn(h *hold, validUntil time.Time, interval time.Duration, 
 	sent := time.Now()
 	err := l.renew(h, validUntil)
 	if took := time.Since(sent); took > interval {
-		l.count(MetricLongRenewalCall, 1)
+		l.count(metricLongRenewalCall, 1)
 		l.logAt(slog.LevelWarn, "lock renewal took longer than the renewal interval",
 			slog.Duration("took", took), slog.Duration("interval", interval))
 	}
@@ -258,7 +258,7 @@ func (l *Lock) renewTurn(h *hold, validUntil time.Time, interval time.Duration, 
 		if isThrottled(err) {
 			// Our own herd fills the item's write capacity: a renewal
 			// gets through as soon as a unit is free.
-			l.count(MetricLockThrottled, 1)
+			l.count(metricLockThrottled, 1)
 			l.logAt(slog.LevelDebug, "lock renewal throttled, retrying", slog.Int("attempt", *failures))
 		} else {
 			l.logAt(slog.LevelWarn, "lock renewal failed, retrying", slog.Any("error", err))
@@ -376,13 +376,13 @@ func (l *Lock) lost(h *hold, cur *storeapi.Item, err error) error {
 		// Released at our revision by somebody else (an operator's
 		// force-release): the lock is no longer ours, and the holder
 		// writes nothing more, least of all a release over theirs.
-		l.count(MetricLeaseLost, 1)
+		l.count(metricLeaseLost, 1)
 		l.logAt(slog.LevelWarn, "lock force-released by somebody else; the holder stops", slog.Int64("fence", h.fence))
 		h.end(ErrLeaseLost)
 		l.drop(h, ErrLeaseLost)
 		return fmt.Errorf("lockcore: renew: %w: released by somebody else: %w", ErrLeaseLost, err)
 	}
-	l.count(MetricLeaseLost, 1)
+	l.count(metricLeaseLost, 1)
 	l.logAt(slog.LevelWarn, "lock taken by another holder", slog.Int64("fence", h.fence))
 	h.end(ErrLeaseLost)
 	l.drop(h, ErrLeaseLost)

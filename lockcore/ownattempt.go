@@ -112,7 +112,7 @@ func (w *waiter) own(it storeapi.Item) (v verdict, ok bool) {
 		return verdict{}, false
 	case mine && !l.late(w.ctx, w.deadline) && time.Now().Before(a.sent.Add(l.o.lease-l.validityMargin())):
 		l.logAt(slog.LevelInfo, "a late copy of this wait's own acquire holds the lock", slog.Int64("fence", it.Fence))
-		l.count(MetricLateCopy, 1)
+		l.count(metricLateCopy, 1)
 		h := l.startHold(w.ctx, it, a.sent, a.maxHold, a.takeover, w.tried.freed, a.sent) // it may replace a copy the wait freed (see kind)
 		return verdict{done: true, res: WaitResult{Outcome: Acquired, Fence: it.Fence, TookOver: h.tookOver, AfterFailure: h.afterFailure}}, true
 	}
@@ -125,7 +125,7 @@ func (w *waiter) own(it storeapi.Item) (v verdict, ok bool) {
 		return verdict{}, true // the store failed: the next read tries again
 	}
 	w.tried.free(&it)
-	l.count(MetricLateCopy, 1)
+	l.count(metricLateCopy, 1)
 	if lost {
 		l.logAt(slog.LevelInfo, "freed a late copy of an acquire a call gave up on", slog.Int64("fence", it.Fence))
 		return verdict{take: true}, true

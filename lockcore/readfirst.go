@@ -36,7 +36,7 @@ func (l *Lock) readFirst(ctx context.Context, until time.Time) (firstStep, *stor
 	})
 	switch {
 	case err != nil && isThrottled(err):
-		l.count(MetricLockThrottled, 1)
+		l.count(metricLockThrottled, 1)
 		return stepWait, nil, err
 	case err != nil && isRefusal(err):
 		return stepAcquire, nil, err

@@ -25,9 +25,9 @@ func isRefusal(err error) bool {
 
 // refused ends TryAcquireElseWaitForRelease's first step with a refusal.
 func (l *Lock) refused(err error) (WaitResult, error) {
-	l.count(MetricLockAcquisitionSuccess, 0)
-	l.count(MetricLockAcquisitionError, 1)
-	l.count(MetricLockAcquisitionFailed, 1)
+	l.count(metricLockAcquisitionSuccess, 0)
+	l.count(metricLockAcquisitionError, 1)
+	l.count(metricLockAcquisitionFailed, 1)
 	var ae *AcquireError
 	if !errors.As(err, &ae) {
 		err = &AcquireError{Reason: ReasonStore, Cause: err}

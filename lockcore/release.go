@@ -82,8 +82,8 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 		h.mu.Lock()
 		renewals := h.renewals
 		h.mu.Unlock()
-		l.count(MetricLockRenewal, float64(renewals))
-		l.millis(MetricLockReleaseDuration, time.Since(start))
+		l.count(metricLockRenewal, float64(renewals))
+		l.millis(metricLockReleaseDuration, time.Since(start))
 	}()
 
 	req := l.releaseRequest(h, result, ref, o, l.nowMs())
@@ -120,7 +120,7 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 			return err
 		})
 		if err == nil {
-			l.millis(MetricLockHoldDuration, time.Since(h.start))
+			l.millis(metricLockHoldDuration, time.Since(h.start))
 			l.logAt(slog.LevelDebug, "lock released", slog.Int64("fence", h.fence), slog.String("result", string(result)))
 			l.drop(h, ErrReleased)
 			return nil
@@ -138,7 +138,7 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 				throttledSince = time.Now()
 			}
 			throttles++
-			l.count(MetricLockThrottled, 1)
+			l.count(metricLockThrottled, 1)
 		case isTimeout(err) && ctx.Err() == nil:
 			slow++
 		}
@@ -156,14 +156,14 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 // another result.
 func (l *Lock) releaseRefused(h *hold, ce *storeapi.ConditionError, err error) error {
 	if ce.Current == nil || ce.Current.Revision != h.revision {
-		l.count(MetricLeaseLost, 1)
+		l.count(metricLeaseLost, 1)
 		l.drop(h, ErrLeaseLost)
 		return fmt.Errorf("lockcore: release: %w: %w", ErrLeaseLost, err)
 	}
 	if ce.Current.Released && ce.Current.FailReason == storeapi.OperatorReleaseReason {
 		// Our revision, force-released by an operator: that release
 		// stands, and nothing of ours is published.
-		l.count(MetricLeaseLost, 1)
+		l.count(metricLeaseLost, 1)
 		l.drop(h, ErrLeaseLost)
 		return fmt.Errorf("lockcore: release: released by an operator: %w: %w", ErrLeaseLost, err)
 	}

@@ -33,7 +33,7 @@ func (l *Lock) settleRead(ctx context.Context, until time.Time) (storeapi.Item, 
 	}
 	for n := 0; err != nil; n++ {
 		if isThrottled(err) {
-			l.count(MetricLockThrottled, 1)
+			l.count(metricLockThrottled, 1)
 		}
 		shift := min(n, maxPaceShift)
 		wait := time.Duration(float64(l.o.pollInterval<<shift) * (0.8 + 0.4*rand.Float64()))
@@ -70,7 +70,7 @@ func (l *Lock) free(ctx context.Context, req storeapi.ReleaseRequest) bool {
 			return true
 		}
 		if isThrottled(err) {
-			l.count(MetricLockThrottled, 1)
+			l.count(metricLockThrottled, 1)
 		}
 		if isRefusal(err) || sleepCtx(rctx, l.releaseBackoff(n)) != nil {
 			return false

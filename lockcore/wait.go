@@ -169,16 +169,16 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 			return l.refused(err)
 		case err != nil && !isThrottled(err):
 			l.giveUp(&tried) // a copy of it may land yet (see lostattempt.go)
-			l.count(MetricLockAcquisitionError, 1)
-			l.count(MetricLockAcquisitionFailed, 1)
+			l.count(metricLockAcquisitionError, 1)
+			l.count(metricLockAcquisitionFailed, 1)
 			return WaitResult{Outcome: Failed}, err
 		case acquired:
 			if !acquiredAfterFailure(*cur) {
 				l.markCold()
 			}
-			l.count(MetricLockAcquisitionFailed, 0)
-			l.count(MetricLockAcquisitionSuccess, 1)
-			l.count(MetricLockAcquisitionError, 0)
+			l.count(metricLockAcquisitionFailed, 0)
+			l.count(metricLockAcquisitionSuccess, 1)
+			l.count(metricLockAcquisitionError, 0)
 			return WaitResult{Outcome: Acquired, Fence: cur.Fence, AfterFailure: acquiredAfterFailure(*cur)}, nil
 		case cur != nil && cur.Released && cur.Result == Success && l.freshSuccess(*cur): // see WithFreshSuccess
 			step = stepReleased
@@ -195,14 +195,14 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 			l.markHot()
 		}
 	}
-	l.count(MetricLockAcquisitionSuccess, 0)
+	l.count(metricLockAcquisitionSuccess, 0)
 	if step == stepReleased {
 		l.giveUp(&tried) // refused over the success: a copy of it may land yet
-		l.count(MetricLockAcquisitionFailed, 0)
-		l.count(MetricLockAcquisitionError, 0)
-		l.count(MetricLockAcquisitionWaitTimeout, 0)
-		l.count(MetricWaitForLock, 0)
-		l.count(MetricSharedFailure, 0)
+		l.count(metricLockAcquisitionFailed, 0)
+		l.count(metricLockAcquisitionError, 0)
+		l.count(metricLockAcquisitionWaitTimeout, 0)
+		l.count(metricWaitForLock, 0)
+		l.count(metricSharedFailure, 0)
 		return releasedResult(*cur), nil
 	}
 
@@ -223,14 +223,14 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 	defer func() {
 		w.giveUpTries() // a copy of one may land yet (see lostattempt.go)
 		res.Polls, res.Waited = w.polls, time.Since(w.start)
-		l.count(MetricWaitForLock, 1)
-		l.millis(MetricLockAcquisitionWaitDuration, res.Waited)
-		l.count(MetricLockPollCount, float64(w.polls))
-		l.count(MetricLockAcquisitionFailed, boolMetric(res.Outcome == Failed))
-		l.count(MetricLockAcquisitionWaitTimeout, boolMetric(errors.Is(err, ErrWaitTimeout)))
+		l.count(metricWaitForLock, 1)
+		l.millis(metricLockAcquisitionWaitDuration, res.Waited)
+		l.count(metricLockPollCount, float64(w.polls))
+		l.count(metricLockAcquisitionFailed, boolMetric(res.Outcome == Failed))
+		l.count(metricLockAcquisitionWaitTimeout, boolMetric(errors.Is(err, ErrWaitTimeout)))
 		var ae *AcquireError
-		l.count(MetricLockAcquisitionError, boolMetric(errors.As(err, &ae)))
-		l.count(MetricSharedFailure, boolMetric(errors.Is(err, ErrHolderFailed)))
+		l.count(metricLockAcquisitionError, boolMetric(errors.As(err, &ae)))
+		l.count(metricSharedFailure, boolMetric(errors.Is(err, ErrHolderFailed)))
 	}()
 	return w.run(cur)
 }
@@ -330,7 +330,7 @@ func (w *waiter) run(cur *storeapi.Item) (WaitResult, error) {
 		case !v.take:
 			continue
 		}
-		l.count(MetricLockNotReleased, 1)
+		l.count(metricLockNotReleased, 1)
 		acquired, cur, err := l.acquire(w.ctx, attempt{until: w.deadline, observed: v.observed, takeover: true, herd: true, tried: &w.tried})
 		var ae *AcquireError
 		switch {
@@ -431,7 +431,7 @@ func (w *waiter) decide(it storeapi.Item, found bool) verdict {
 	case it.Released && it.Result == Success && !w.ours(it.ResultFence, it.ReleasedAtMs):
 		return verdict{take: true} // old news: the lock is free
 	case it.Released && it.Result == Success:
-		l.count(MetricLockNotReleased, 0)
+		l.count(metricLockNotReleased, 0)
 		w.relay(it)
 		return verdict{done: true, res: releasedResult(it)}
 	case it.Released:
@@ -617,7 +617,7 @@ func (w *waiter) poll() (storeapi.Item, bool, error) {
 		} else {
 			w.pace++
 		}
-		w.l.count(MetricLockThrottled, 1)
+		w.l.count(metricLockThrottled, 1)
 	}
 	if err != nil {
 		w.note(err)

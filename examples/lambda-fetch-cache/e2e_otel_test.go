@@ -109,7 +109,7 @@ func TestEndToEndOpenTelemetry(t *testing.T) {
 	if want := int(acquired(resps, false)); fetched != want {
 		t.Errorf("%d traces of an ACQUIRED invocation, want %d", fetched, want)
 	}
-	checkEMF(t, r.Pool.Lines(), map[string]float64{lockcore.MetricLockAcquisitionSuccess: acquired(resps, false)})
+	checkEMF(t, r.Pool.Lines(), map[string]float64{"LockAcquisitionSuccess": acquired(resps, false)})
 }
 
 // checkTree checks that the spans of one trace form one tree under one

@@ -75,8 +75,8 @@ func TestReleasedFromAnnouncementIsTold(t *testing.T) {
 		if released != n-1 || announced == 0 {
 			t.Fatalf("RELEASED invocation lines %d (%d announced), want %d with some announced", released, announced, n-1)
 		}
-		if got := sumMetric(t, metrics.String(), lockcore.MetricAnnouncementRead); got != float64(announced) {
-			t.Errorf("sum of %s = %v, want %d (the announced lines)", lockcore.MetricAnnouncementRead, got, announced)
+		if got := sumMetric(t, metrics.String(), "LockAnnouncementRead"); got != float64(announced) {
+			t.Errorf("sum of %s = %v, want %d (the announced lines)", "LockAnnouncementRead", got, announced)
 		}
 	})
 }

@@ -165,11 +165,11 @@ func TestCoalescedFreshBurstCountsNoWait(t *testing.T) {
 						t.Fatalf("invocation %d: %+v, %v; want RELEASED", i, got, hd.errs[i])
 					}
 					d := hd.doc(t, i)
-					if d[lockcore.MetricWaitForLock] != 0.0 {
-						t.Errorf("invocation %d: %s = %v, want 0: it waited for no holder", i, lockcore.MetricWaitForLock, d[lockcore.MetricWaitForLock])
+					if d["WaitForLock"] != 0.0 {
+						t.Errorf("invocation %d: %s = %v, want 0: it waited for no holder", i, "WaitForLock", d["WaitForLock"])
 					}
-					if v, ok := d[lockcore.MetricLockAcquisitionWaitDuration]; ok {
-						t.Errorf("invocation %d: %s = %v, want none", i, lockcore.MetricLockAcquisitionWaitDuration, v)
+					if v, ok := d["LockAcquisitionWaitDuration"]; ok {
+						t.Errorf("invocation %d: %s = %v, want none", i, "LockAcquisitionWaitDuration", v)
 					}
 				}
 			})

@@ -161,7 +161,7 @@ func TestMetricsOnePerInvocation(t *testing.T) {
 			if d["lockId"] != fmt.Sprint("pair-", i) || d["requestId"] != fmt.Sprint("req-", i) || d["lockOutcome"] != "ACQUIRED" {
 				t.Errorf("document %d properties = %v; want lockId pair-%d, requestId req-%d, ACQUIRED", i, d, i, i)
 			}
-			if d[lockcore.MetricLockAcquisitionSuccess] != 1.0 || d[lockcore.MetricLockHoldDuration] == nil {
+			if d["LockAcquisitionSuccess"] != 1.0 || d["LockHoldDuration"] == nil {
 				t.Errorf("document %d lacks the lock metrics: %v", i, d)
 			}
 			cw := d["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)

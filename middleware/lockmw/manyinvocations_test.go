@@ -249,8 +249,8 @@ func TestCoalescedHerd(t *testing.T) {
 		if got := hd.sum(t, lockmw.MetricLockCoalesced); got != float64(hd.n-1) {
 			t.Errorf("sum of %s = %v, want %d", lockmw.MetricLockCoalesced, got, hd.n-1)
 		}
-		if got := hd.sum(t, lockcore.MetricLockAcquisitionSuccess); got != 1 {
-			t.Errorf("sum of %s = %v, want 1", lockcore.MetricLockAcquisitionSuccess, got)
+		if got := hd.sum(t, "LockAcquisitionSuccess"); got != 1 {
+			t.Errorf("sum of %s = %v, want 1", "LockAcquisitionSuccess", got)
 		}
 	})
 }

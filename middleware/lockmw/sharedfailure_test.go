@@ -78,12 +78,12 @@ func TestFailingUpstreamIsCalledAtMostMaxAttemptsPerBurst(t *testing.T) {
 				if own != tt.want || shared != n-tt.want {
 					t.Errorf("own upstream errors %d, shared failures %d; want %d and %d", own, shared, tt.want, n-tt.want)
 				}
-				if got := sumMetric(t, metrics.String(), lockcore.MetricSharedFailure); got != float64(n-tt.want) {
-					t.Errorf("sum of %s = %v, want %d", lockcore.MetricSharedFailure, got, n-tt.want)
+				if got := sumMetric(t, metrics.String(), "LockSharedFailure"); got != float64(n-tt.want) {
+					t.Errorf("sum of %s = %v, want %d", "LockSharedFailure", got, n-tt.want)
 				}
 				// Each holder reports its attempt number: 1 + 2 + ... + want.
-				if got, want := sumMetric(t, metrics.String(), lockcore.MetricEpisodeAttempts), float64(tt.want*(tt.want+1)/2); got != want {
-					t.Errorf("sum of %s = %v, want %v", lockcore.MetricEpisodeAttempts, got, want)
+				if got, want := sumMetric(t, metrics.String(), "LockEpisodeAttempts"), float64(tt.want*(tt.want+1)/2); got != want {
+					t.Errorf("sum of %s = %v, want %v", "LockEpisodeAttempts", got, want)
 				}
 			})
 		})
