@@ -93,8 +93,8 @@ func TestEndToEndFailingUpstream(t *testing.T) {
 			}
 		}
 		checkEMF(t, r.Pool.Lines()[linesBefore:], map[string]float64{
-			"LockSharedFailure":         burstSize - 1,
-			"LockEpisodeAttempts":       1,
+			"LockSharedFailure":     burstSize - 1,
+			"LockEpisodeAttempts":   1,
 			"LockAcquisitionFailed": burstSize - 1,
 		})
 
