@@ -115,7 +115,7 @@ func failRelease(context.Context, storeapi.ReleaseRequest) (storeapi.Item, error
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func params(owner string) lockcore.Params {
-	return lockcore.Params{LockID: "EUR-USD", LockGroup: "fx", OwnerName: owner, AccountID: 7, AppID: 9}
+	return lockcore.Params{LockID: "EUR-USD", LockGroup: "fx", HolderName: owner, AccountID: 7, AppID: 9}
 }
 
 // newLock builds a Lock or fails the test.

@@ -172,14 +172,14 @@ func TestMaximumHold(t *testing.T) {
 	}
 }
 
-func TestCancelAllLetsTheLeaseLapse(t *testing.T) {
+func TestCancelAutoRenewalLetsTheLeaseLapse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := lockcore.NewMemoryStore()
 		l := newLock(t, store, "a", lockcore.WithLease(2*time.Second))
 		mustAcquire(t, l)
-		l.CancelAll()
+		l.CancelAutoRenewal()
 		if l.HasRenewal() {
-			t.Error("HasRenewal() after CancelAll = true")
+			t.Error("HasRenewal() after CancelAutoRenewal = true")
 		}
 		start := time.Now()
 		<-l.Context().Done()

@@ -15,7 +15,7 @@ import (
 	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
-// TestHolderNeverOutlivesTheStoredItem (#11 defect 2): whatever Cancel* was
+// TestHolderNeverOutlivesTheStoredItem (#11 defect 2): whatever CancelAutoRenewal or nothing was
 // called, at the first moment another acquirer (wall clock on) succeeds,
 // the old holder's context is already cancelled.
 func TestHolderNeverOutlivesTheStoredItem(t *testing.T) {
@@ -24,8 +24,6 @@ func TestHolderNeverOutlivesTheStoredItem(t *testing.T) {
 		cancel func(*lockcore.Lock)
 	}{
 		{"nothing cancelled", func(*lockcore.Lock) {}},
-		{"CancelTimeout", (*lockcore.Lock).CancelTimeout},
-		{"CancelAll", (*lockcore.Lock).CancelAll},
 		{"CancelAutoRenewal", (*lockcore.Lock).CancelAutoRenewal},
 	}
 	for _, tt := range tests {

@@ -24,10 +24,10 @@ func TestNewRejectsBadInput(t *testing.T) {
 		want   []string // substrings of the error
 	}{
 		{"all blank", store, lockcore.Params{LockID: " ", AccountID: 1, AppID: 1}, nil,
-			[]string{"LockID, LockGroup, OwnerName"}},
-		{"zero account", store, lockcore.Params{LockID: "a", LockGroup: "b", OwnerName: "c", AppID: 1}, nil,
+			[]string{"LockID, LockGroup, HolderName"}},
+		{"zero account", store, lockcore.Params{LockID: "a", LockGroup: "b", HolderName: "c", AppID: 1}, nil,
 			[]string{"AccountID must be positive"}},
-		{"negative app", store, lockcore.Params{LockID: "a", LockGroup: "b", OwnerName: "c", AccountID: 1, AppID: -2}, nil,
+		{"negative app", store, lockcore.Params{LockID: "a", LockGroup: "b", HolderName: "c", AccountID: 1, AppID: -2}, nil,
 			[]string{"AppID must be positive"}},
 		{"nil store", nil, params("o"), nil, []string{"store is required"}},
 		{"negative lease", store, params("o"), []lockcore.Option{lockcore.WithLease(-time.Second)},
@@ -39,7 +39,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 		{"no release attempts", store, params("o"), []lockcore.Option{lockcore.WithReleaseRetries(0, time.Second)},
 			[]string{"release attempts"}},
 		{"everything at once", nil, lockcore.Params{}, nil,
-			[]string{"LockID, LockGroup, OwnerName", "AccountID", "AppID", "store is required"}},
+			[]string{"LockID, LockGroup, HolderName", "AccountID", "AppID", "store is required"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,8 +76,8 @@ func TestGettersAndRecordAccount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := lockcore.NewMemoryStore()
 		l := newLock(t, store, "owner-1")
-		if l.LockID() != "EUR-USD" || l.LockGroup() != "fx" || l.OwnerName() != "owner-1" {
-			t.Errorf("getters = %q %q %q", l.LockID(), l.LockGroup(), l.OwnerName())
+		if l.LockID() != "EUR-USD" || l.LockGroup() != "fx" || l.HolderName() != "owner-1" {
+			t.Errorf("getters = %q %q %q", l.LockID(), l.LockGroup(), l.HolderName())
 		}
 		if l.HasLock() || l.HasRenewal() || l.Revision() != "" || l.Fence() != 0 {
 			t.Errorf("before Acquire: HasLock %v HasRenewal %v Revision %q Fence %d, want zero values",

@@ -15,7 +15,7 @@ import (
 // intervals: a prediction only adds reads between them, at most
 // denseReads+1, and none for an erratic history.
 func TestPredictedScheduleKeepsThePace(t *testing.T) {
-	l, err := New(NewMemoryStore(), Params{LockID: "EUR-USD", LockGroup: "fx", OwnerName: "w", AccountID: 7, AppID: 9})
+	l, err := New(NewMemoryStore(), Params{LockID: "EUR-USD", LockGroup: "fx", HolderName: "w", AccountID: 7, AppID: 9})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,7 +145,7 @@ func TestRefusedTakeoverOverPublishedSuccessIsReleased(t *testing.T) {
 		mustAcquire(t, holder)
 		store := &raceToSuccess{MemoryStore: mem, t: t}
 		waiter := newLock(t, store, "waiter", fresh)
-		store.owner = waiter.OwnerName()
+		store.owner = waiter.HolderName()
 		done := make(chan struct{})
 		var res lockcore.WaitResult
 		var err error

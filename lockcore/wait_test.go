@@ -20,7 +20,7 @@ func crashHolder(t *testing.T, s storeapi.Store, lease time.Duration) (reap func
 	t.Helper()
 	dead := newLock(t, &hookStore{Store: s, renew: failRenew, release: failRelease}, "dead", lockcore.WithLease(lease))
 	mustAcquire(t, dead)
-	dead.CancelAll()
+	dead.CancelAutoRenewal()
 	return func() { _ = dead.Release(context.Background(), lockcore.Failure, "") }
 }
 

@@ -170,7 +170,7 @@ func warmUp(ctx context.Context, pool *envPool, key string, n int, hold time.Dur
 		return err
 	}
 	for i := range n {
-		l, err := lockcore.New(store, lockcore.Params{LockID: key, LockGroup: "bench", OwnerName: fmt.Sprintf("warm-%d", i), AccountID: 1, AppID: 1},
+		l, err := lockcore.New(store, lockcore.Params{LockID: key, LockGroup: "bench", HolderName: fmt.Sprintf("warm-%d", i), AccountID: 1, AppID: 1},
 			lockcore.WithLogger(discard))
 		if err != nil {
 			return err
@@ -252,7 +252,7 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 			ictx, cancel := context.WithDeadline(ctx, start.Add(HotDeadline))
 			defer cancel()
 			l, err := lockcore.New(store, lockcore.Params{
-				LockID: key, LockGroup: "bench", OwnerName: fmt.Sprintf("invocation-%d", i), AccountID: 1, AppID: 1,
+				LockID: key, LockGroup: "bench", HolderName: fmt.Sprintf("invocation-%d", i), AccountID: 1, AppID: 1,
 				RemainingTime: func() time.Duration { return time.Until(start.Add(HotDeadline - HotMargin)) },
 			}, append([]lockcore.Option{lockcore.WithLogger(discard)}, mode.Opts...)...)
 			if err != nil {
@@ -412,7 +412,7 @@ func warmFleet(ctx context.Context, pool *envPool, key string, n int, opts []loc
 				return
 			}
 			other := fmt.Sprintf("%s-other-%d", key, i)
-			l, err := lockcore.New(stores[i], lockcore.Params{LockID: other, LockGroup: "bench", OwnerName: fmt.Sprintf("fleet-%d", i), AccountID: 1, AppID: 1},
+			l, err := lockcore.New(stores[i], lockcore.Params{LockID: other, LockGroup: "bench", HolderName: fmt.Sprintf("fleet-%d", i), AccountID: 1, AppID: 1},
 				append([]lockcore.Option{lockcore.WithLogger(discard)}, opts...)...)
 			if err != nil {
 				errs[i] = err

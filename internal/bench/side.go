@@ -46,11 +46,11 @@ var discard = slog.New(slog.DiscardHandler)
 // newLock returns invocation i's lockcore.Lock on key.
 func newLock(store storeapi.Store, key string, i int, opts ...lockcore.Option) (*lockcore.Lock, error) {
 	return lockcore.New(store, lockcore.Params{
-		LockID:    key,
-		LockGroup: "bench",
-		OwnerName: fmt.Sprintf("invocation-%d", i),
-		AccountID: 1,
-		AppID:     1,
+		LockID:     key,
+		LockGroup:  "bench",
+		HolderName: fmt.Sprintf("invocation-%d", i),
+		AccountID:  1,
+		AppID:      1,
 	}, append([]lockcore.Option{lockcore.WithLogger(discard)}, opts...)...)
 }
 

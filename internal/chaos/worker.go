@@ -339,7 +339,7 @@ func (w *worker) cycle(key string, kind cycleKind, back int64) int64 {
 	var h holder
 	switch s.Variant {
 	case VariantSeed:
-		lk, err := seedlock.New(w.client, s.Table, seedlock.Params{LockID: key, LockGroup: lockGroup, OwnerName: "w" + strconv.Itoa(s.Slot), AccountID: 1, AppID: 1},
+		lk, err := seedlock.New(w.client, s.Table, seedlock.Params{LockID: key, LockGroup: lockGroup, HolderName: "w" + strconv.Itoa(s.Slot), AccountID: 1, AppID: 1},
 			seedlock.WithLease(s.Lease), seedlock.WithPollInterval(s.Poll), seedlock.WithMaxWait(s.MaxWait), seedlock.WithMaxHold(s.MaxHold),
 			seedlock.WithClock(w.clock))
 		if err != nil {
@@ -362,7 +362,7 @@ func (w *worker) cycle(key string, kind cycleKind, back int64) int64 {
 		if kind == cycleStorm && s.FreshSuccess > 0 {
 			opts = append(opts, lockcore.WithFreshSuccess(s.FreshSuccess))
 		}
-		lk, err := lockcore.New(w.store, lockcore.Params{LockID: key, LockGroup: lockGroup, OwnerName: "w" + strconv.Itoa(s.Slot), AccountID: 1, AppID: 1},
+		lk, err := lockcore.New(w.store, lockcore.Params{LockID: key, LockGroup: lockGroup, HolderName: "w" + strconv.Itoa(s.Slot), AccountID: 1, AppID: 1},
 			opts...)
 		if err != nil {
 			panic(err)

@@ -131,7 +131,7 @@ var ErrAborted = errors.New("seedlock: lock aborted")
 // constructor does.
 func New(api API, table string, p Params, opts ...Option) (*Lock, error) {
 	var blank []string
-	for _, f := range []struct{ name, v string }{{"lockId", p.LockID}, {"lockGroup", p.LockGroup}, {"ownerName", p.OwnerName}} {
+	for _, f := range []struct{ name, v string }{{"lockId", p.LockID}, {"lockGroup", p.LockGroup}, {"ownerName", p.HolderName}} {
 		if strings.TrimSpace(f.v) == "" {
 			blank = append(blank, f.name)
 		}
@@ -154,7 +154,7 @@ func New(api API, table string, p Params, opts ...Option) (*Lock, error) {
 	o.lease = max(o.lease, o.minLease)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(ErrAborted)
-	return &Lock{api: api, table: table, key: lockcore.Key{Group: p.LockGroup, ID: p.LockID}, owner: p.OwnerName,
+	return &Lock{api: api, table: table, key: lockcore.Key{Group: p.LockGroup, ID: p.LockID}, owner: p.HolderName,
 		recordAccount: fmt.Sprintf("act:%d/app:%d", p.AccountID, p.AppID), remaining: p.RemainingTime, o: o,
 		ctx: ctx, cancel: cancel}, nil
 }

@@ -45,7 +45,7 @@ func mustNewHandlers(t *testing.T, hs lockmw.Handlers[event, string], store stor
 // holdElsewhere acquires key with another Lock, as another invocation would.
 func holdElsewhere(t *testing.T, ctx context.Context, store storeapi.Store, id string) *lockcore.Lock {
 	t.Helper()
-	l, err := lockcore.New(store, lockcore.Params{LockID: id, LockGroup: group, OwnerName: "other", AccountID: 1, AppID: 1},
+	l, err := lockcore.New(store, lockcore.Params{LockID: id, LockGroup: group, HolderName: "other", AccountID: 1, AppID: 1},
 		lockcore.WithLogger(discardLogger()))
 	if err != nil {
 		t.Fatalf("lockcore.New() = %v", err)

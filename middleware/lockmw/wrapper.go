@@ -108,7 +108,7 @@ func checkRequired[TIn, TOut any](hs *Handlers[TIn, TOut], store storeapi.Store,
 func checkLockOptions(opts []lockcore.Option) error {
 	probe := append(append([]lockcore.Option(nil), opts...), lockcore.WithLogger(slog.New(slog.DiscardHandler)))
 	if _, err := lockcore.New(lockcore.NewMemoryStore(), lockcore.Params{
-		LockID: "probe", LockGroup: "probe", OwnerName: "probe", AccountID: 1, AppID: 1,
+		LockID: "probe", LockGroup: "probe", HolderName: "probe", AccountID: 1, AppID: 1,
 	}, probe...); err != nil {
 		return fmt.Errorf("WithLockOptions: %w", err)
 	}

@@ -72,7 +72,7 @@ func ok(context.Context, string) (string, error) { return "ok", nil }
 // holdElsewhere acquires id with another lock, as another invocation would.
 func holdElsewhere(t *testing.T, ctx context.Context, store storeapi.Store, id string) *lockcore.Lock {
 	t.Helper()
-	l, err := lockcore.New(store, lockcore.Params{LockID: id, LockGroup: group, OwnerName: "other", AccountID: 1, AppID: 1},
+	l, err := lockcore.New(store, lockcore.Params{LockID: id, LockGroup: group, HolderName: "other", AccountID: 1, AppID: 1},
 		lockcore.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatalf("lockcore.New() = %v", err)
