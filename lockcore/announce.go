@@ -35,10 +35,10 @@ import (
 // release).
 
 const (
-	// DefaultAnnounceShards is how many announcement items a lock key has
+	// defaultAnnounceShards is how many announcement items a lock key has
 	// by default: eight partitions' read capacity, about 24,000 strongly
 	// consistent reads a second, for a herd that outgrows the lock item.
-	DefaultAnnounceShards = 8
+	defaultAnnounceShards = 8
 )
 
 // announcing is implemented by a store that can keep announcements only

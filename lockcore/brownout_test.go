@@ -140,7 +140,7 @@ func TestBrownoutHerdEndsWithOneHolder(t *testing.T) {
 				defer cancel()
 				// A lease longer than the second brownout: the holder's
 				// lease must not lapse while its release is retried.
-				l := newLock(t, store, "herd", lockcore.WithReadFirst(), lockcore.WithLease(20*time.Second))
+				l := newLock(t, store, "herd", lockcore.WithHerd(lockcore.Herd{ReadFirst: true}), lockcore.WithLease(20*time.Second))
 				res, err := l.TryAcquireElseWaitForRelease(ctx)
 				outcomes[i], errs[i] = res.Outcome, err
 				if res.Outcome != lockcore.Acquired {

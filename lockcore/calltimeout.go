@@ -19,7 +19,7 @@ import (
 // where SRTT and RTTVAR are the smoothed round trip and its mean deviation
 // over the answers the store gave (gains 1/8 and 1/4). The bounds:
 //
-//   - never below the attempt timeout ([WithAttemptTimeout]), so a fast
+//   - never below the attempt timeout ([StoreCalls].AttemptTimeout), so a fast
 //     store sees today's timeouts, and a store nobody measured yet too;
 //   - a holder's renewal (or its check at the hard maximum) never above
 //     the renewal interval, max(renewal floor, lease/3): a renewal sent on

@@ -70,7 +70,7 @@ func NewDynamoStore(client DynamoAPI, table string) (*DynamoStore, error) {
 	if len(problems) > 0 {
 		return nil, &configError{fmt.Errorf("lockcore: dynamodb store: %s", strings.Join(problems, ", "))}
 	}
-	return &DynamoStore{api: client, table: table, retry: newRetryers(), hot: NewHotKeys(DefaultHotKeys)}, nil
+	return &DynamoStore{api: client, table: table, retry: newRetryers(), hot: NewHotKeys(defaultHotKeys)}, nil
 }
 
 func (s *DynamoStore) hotKeys() *HotKeys { return s.hot }

@@ -73,7 +73,7 @@ func (e *configError) Is(target error) bool { return target == ErrConfig }
 // (Outcome Failed) when the item shows a recent failure whose not-before
 // time is later than the caller can wait: the upstream's pacing
 // ([WithNotBefore]) or the hold-back of an episode that used up its
-// attempts ([WithMaxAttempts]). It carries what the failing holder
+// attempts ([FailureEpisode]). It carries what the failing holder
 // published, never raw error text.
 type HolderFailedError struct {
 	Reason string // the failing holder's reason code (see [WithFailureReason])

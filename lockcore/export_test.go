@@ -29,3 +29,19 @@ const (
 	MetricAnnouncementWrite           = metricAnnouncementWrite
 	MetricLateCopy                    = metricLateCopy
 )
+
+// The defaults kept unexported.
+const (
+	DefaultMinLease          = defaultMinLease
+	DefaultRenewFloor        = defaultRenewFloor
+	DefaultClockAllowance    = defaultClockAllowance
+	DefaultDrift             = defaultDrift
+	DefaultMaxHoldBack       = defaultMaxHoldBack
+	DefaultReleaseAttempts   = defaultReleaseAttempts
+	DefaultReleaseMaxBackoff = defaultReleaseMaxBackoff
+	DefaultReleaseTimeout    = defaultReleaseTimeout
+	DefaultAttemptTimeout    = defaultAttemptTimeout
+	DefaultTTL               = defaultTTL
+	DefaultHotKeys           = defaultHotKeys
+	DefaultAnnounceShards    = defaultAnnounceShards
+)

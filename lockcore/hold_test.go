@@ -241,7 +241,7 @@ func TestRenewalTimeIsMeasuredFromSend(t *testing.T) {
 			return mem.Renew(ctx, req)
 		}}
 		// The attempt timeout must let a 1.2s answer in.
-		l := newLock(t, store, "a", lockcore.WithLease(3*time.Second), lockcore.WithMetrics(m), lockcore.WithAttemptTimeout(1500*time.Millisecond))
+		l := newLock(t, store, "a", lockcore.WithLease(3*time.Second), lockcore.WithMetrics(m), lockcore.WithStoreCalls(lockcore.StoreCalls{AttemptTimeout: 1500 * time.Millisecond}))
 		mustAcquire(t, l)
 		time.Sleep(10 * time.Second)
 		if !l.HasLock() {

@@ -103,7 +103,7 @@ func TestRenewalsStopAtTheHardMaximum(t *testing.T) {
 		store := &hookStore{Store: mem}
 		logs := &lineCounter{}
 		l, err := lockcore.New(store, params("a"), lockcore.WithLease(time.Second), lockcore.WithMaxHold(5*time.Second),
-			lockcore.WithClock(slowClock{base: time.Now(), rate: 0.99}),
+			lockcore.WithClocks(lockcore.Clocks{Wall: slowClock{base: time.Now(), rate: 0.99}}),
 			lockcore.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 		if err != nil {
 			t.Fatal(err)
@@ -153,9 +153,9 @@ func TestClockStepBackKeepsAHealthyHolder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		clock := steppedClock{at: time.Now().Add(3 * time.Second), step: 5 * time.Second}
-		holder := newLock(t, mem, "h", lockcore.WithLease(2*time.Second), lockcore.WithClock(clock))
+		holder := newLock(t, mem, "h", lockcore.WithLease(2*time.Second), lockcore.WithClocks(lockcore.Clocks{Wall: clock}))
 		mustAcquire(t, holder)
-		w := newLock(t, mem, "w", lockcore.WithLease(2*time.Second), lockcore.WithoutWallClock(), lockcore.WithMaxWait(15*time.Second))
+		w := newLock(t, mem, "w", lockcore.WithLease(2*time.Second), lockcore.WithClocks(lockcore.Clocks{NoWallClockPath: true}), lockcore.WithMaxWait(15*time.Second))
 		res, err := w.TryAcquireElseWaitForRelease(context.Background())
 		if res.Outcome != lockcore.Failed || !errors.Is(err, lockcore.ErrWaitTimeout) {
 			t.Errorf("clock-free waiter = %+v, %v, want FAILED (timed out): the holder is alive", res, err)

@@ -28,7 +28,7 @@ type Params struct {
 	// wait. When set, the maximum hold is min(RemainingTime(), the maximum
 	// hold option), and waiting never outlasts it. Nil means no invocation
 	// limit. Release is bounded by its context's deadline and by
-	// [WithReleaseTimeout], so a Lambda middleware passes the time to the
+	// [StoreCalls].ReleaseTimeout, so a Lambda middleware passes the time to the
 	// deadline minus its safety margin here.
 	RemainingTime func() time.Duration
 }

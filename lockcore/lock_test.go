@@ -36,8 +36,20 @@ func TestNewRejectsBadInput(t *testing.T) {
 			[]string{"maximum wait must not be negative"}},
 		{"zero poll", store, params("o"), []lockcore.Option{lockcore.WithPollInterval(0)},
 			[]string{"poll interval must be positive"}},
-		{"no release attempts", store, params("o"), []lockcore.Option{lockcore.WithReleaseRetries(0, time.Second)},
-			[]string{"release attempts"}},
+		{"no release attempts", store, params("o"), []lockcore.Option{lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseAttempts: -1, ReleaseMaxBackoff: time.Second})},
+			[]string{"release attempts must be at least 1"}},
+		{"negative attempt timeout", store, params("o"), []lockcore.Option{lockcore.WithStoreCalls(lockcore.StoreCalls{AttemptTimeout: -time.Second})},
+			[]string{"attempt timeout must not be negative"}},
+		{"no attempts per episode", store, params("o"), []lockcore.Option{lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: -1})},
+			[]string{"maximum attempts must be at least 1"}},
+		{"negative hold-back", store, params("o"), []lockcore.Option{lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxHoldBack: -time.Minute})},
+			[]string{"maximum hold-back must not be negative"}},
+		{"drift of one", store, params("o"), []lockcore.Option{lockcore.WithClocks(lockcore.Clocks{Drift: 1})},
+			[]string{"drift must be in [0, 1)"}},
+		{"negative clock allowance", store, params("o"), []lockcore.Option{lockcore.WithClocks(lockcore.Clocks{Allowance: -time.Second})},
+			[]string{"clock allowance must not be negative"}},
+		{"too many announcements", store, params("o"), []lockcore.Option{lockcore.WithHerd(lockcore.Herd{Announcements: storeapi.MaxAnnounceShards + 1})},
+			[]string{"announcements must be in [0, 64]"}},
 		{"everything at once", nil, lockcore.Params{}, nil,
 			[]string{"LockID, LockGroup, HolderName", "AccountID", "AppID", "store is required"}},
 	}
@@ -60,7 +72,7 @@ func TestNewRaisesShortLeaseWithWarning(t *testing.T) {
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, nil))
 	l, err := lockcore.New(lockcore.NewMemoryStore(), params("o"),
-		lockcore.WithLease(100*time.Millisecond), lockcore.WithMinLease(2*time.Second), lockcore.WithLogger(logger))
+		lockcore.WithLease(100*time.Millisecond), lockcore.WithStoreCalls(lockcore.StoreCalls{MinLease: 2 * time.Second}), lockcore.WithLogger(logger))
 	if err != nil {
 		t.Fatalf("New() error = %v", err)
 	}

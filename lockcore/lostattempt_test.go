@@ -84,7 +84,7 @@ func TestNextCallFreesTheLateCopyOfAFailedAcquire(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				mem := lockcore.NewMemoryStore()
 				store := newLostFirst(mem)
-				env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys)) // the environment's memory, as its store's
+				env := lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)}) // the environment's memory, as its store's
 				tt.fail(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), env))
 				if tt.between != nil {
 					tt.between(t, store, env)
@@ -142,12 +142,12 @@ func TestALateCopyIsFreedOnlyByItsOwnEnvironment(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		store := newLostFirst(mem)
-		failWait(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))))
+		failWait(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)})))
 		store.land(t)
 
 		elsewhere := &hookStore{Store: mem}
 		other, err := lockcore.New(elsewhere, params("elsewhere"), lockcore.WithLogger(quiet), lockcore.WithLease(6*time.Second),
-			lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys)))
+			lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +169,7 @@ func TestNextCallFreesTheLateCopyOfAFailedAcquireOnEveryStore(t *testing.T) {
 	for _, st := range everyStore() {
 		t.Run(st.name, func(t *testing.T) {
 			store := newLostFirst(st.new(t))
-			env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
+			env := lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)})
 			failWait(t, newLock(t, store, "failed", env))
 			landed := store.land(t)
 
@@ -227,7 +227,7 @@ func TestNextCallFreesTheLateCopyOfAWaitThatReturned(t *testing.T) {
 // lockcore.HotKeys), so its next call on it writes first.
 func startedEnvironment(t *testing.T, s storeapi.Store) lockcore.Option {
 	t.Helper()
-	env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
+	env := lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)})
 	l, err := lockcore.New(s, params("started"), lockcore.WithLogger(quiet), env)
 	if err != nil {
 		t.Fatal(err)
@@ -444,7 +444,7 @@ func TestNextCallFreesASecondLateCopyOfAFailedAcquire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		store := newLostFirst(mem)
-		env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
+		env := lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)})
 		failWait(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), env))
 		store.land(t)
 		for _, owner := range []string{"next", "then"} { // the first copy freed by the next call; one more holder after it
@@ -480,7 +480,7 @@ func TestFreeingALateCopyEndsWithTheWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		store := newLostFirst(mem)
-		env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
+		env := lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)})
 		failWait(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), env))
 		landed := store.land(t)
 
@@ -508,7 +508,7 @@ func TestNextCallFreesASecondLateCopyOfAFailedAcquireOnEveryStore(t *testing.T) 
 		t.Run(st.name, func(t *testing.T) {
 			inner := st.new(t)
 			store := newLostFirst(inner)
-			env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
+			env := lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)})
 			failWait(t, newLock(t, store, "failed", env))
 			store.land(t)
 			for _, owner := range []string{"next", "then"} {
@@ -579,7 +579,7 @@ func TestHoldingALateCopyOverAFreedCopyIsNoTakeover(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		store := newLostFirst(mem)
-		env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
+		env := lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)})
 		failWait(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), env))
 		copied := store.land(t)
 

@@ -38,7 +38,7 @@ var (
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{items: make(map[string]*storeapi.Item), hot: NewHotKeys(DefaultHotKeys)}
+	return &MemoryStore{items: make(map[string]*storeapi.Item), hot: NewHotKeys(defaultHotKeys)}
 }
 
 func (s *MemoryStore) hotKeys() *HotKeys { return s.hot }

@@ -441,7 +441,7 @@ func TestPredictiveWaitThrottledAddedReadsKeepThePace(t *testing.T) {
 					from: acquired.Add(300 * time.Millisecond), until: acquired.Add(500 * time.Millisecond)}
 				wg.Go(func() {
 					time.Sleep(10 * time.Millisecond)
-					l := newLock(t, s, "waiter", lockcore.WithAnnouncements(0))
+					l := newLock(t, s, "waiter", lockcore.WithHerd(lockcore.Herd{NoAnnouncements: true}))
 					res, err := l.TryAcquireElseWaitForRelease(context.Background())
 					if err != nil || res.Outcome != lockcore.Released {
 						t.Errorf("waiter %d: TryAcquireElseWaitForRelease() = %+v, %v, want Released", w, res, err)
@@ -542,7 +542,7 @@ func TestPredictiveWaitThrottledReadAtNotBeforeStretchesThePace(t *testing.T) {
 					}
 				}()
 				time.Sleep(10 * time.Millisecond)
-				l := newLock(t, s, "waiter", lockcore.WithAnnouncements(0))
+				l := newLock(t, s, "waiter", lockcore.WithHerd(lockcore.Herd{NoAnnouncements: true}))
 				res, err := l.TryAcquireElseWaitForRelease(context.Background())
 				if err != nil || res.Outcome != lockcore.Acquired || !res.AfterFailure {
 					t.Fatalf("TryAcquireElseWaitForRelease() = %+v, %v, want Acquired after the failure", res, err)
@@ -594,7 +594,7 @@ func TestPredictiveWaitThroughHandoffsKeepsPace(t *testing.T) {
 					}
 				}()
 				for i := range 40 {
-					h := newLock(t, holderStore, "holder", lockcore.WithClock(offsetClock(tt.offset)))
+					h := newLock(t, holderStore, "holder", lockcore.WithClocks(lockcore.Clocks{Wall: offsetClock(tt.offset)}))
 					mustAcquire(t, h)
 					time.Sleep(time.Duration(230+(i*37)%40) * time.Millisecond)
 					mustRelease(t, h, lockcore.Success, "ref")

@@ -17,7 +17,7 @@ const (
 	stepReleased                  // read the fresh success
 )
 
-// readFirst is the first request of [WithReadFirst]: one strongly
+// readFirst is the first request of [Herd].ReadFirst: one strongly
 // consistent read, ending by until (when not zero) and within one call
 // timeout (see calltimeout.go). A lock held by a live holder is waited for
 // without a write, a fresh success is returned, and a read that was

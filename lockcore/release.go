@@ -14,14 +14,14 @@ import (
 // Release stops renewal, then publishes result and ref on the item and frees
 // the lock, retrying with capped exponential backoff and jitter within the
 // time the invocation has left, each attempt bounded by the call timeout,
-// which follows the store's latency (never below [WithAttemptTimeout]);
+// which follows the store's latency (never below [StoreCalls].AttemptTimeout);
 // throttled attempts, and attempts that got no answer in time (a
 // brownout: the next attempt allows twice as long), are retried sooner and do not count against the release attempts (the
 // release timeout bounds them). Publish [Success] only after the data that
 // waiters will read is stored, or with that data itself ([WithAnswer]):
 // waiters that see it read it instead of fetching again. [Failure] lets one
 // waiter take over, not before the time given with [WithNotBefore], and
-// only while the failure episode has had fewer than [WithMaxAttempts]
+// only while the failure episode has had fewer than [FailureEpisode]
 // failed attempts; its reason code ([WithFailureReason]) is what waiters
 // that give up are told.
 //

@@ -46,7 +46,7 @@ func TestReleaseRetriesWithBackoff(t *testing.T) {
 			}
 			return mem.Release(ctx, req)
 		}
-		l := newLock(t, store, "a", lockcore.WithReleaseRetries(5, 2*time.Second))
+		l := newLock(t, store, "a", lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseAttempts: 5, ReleaseMaxBackoff: 2 * time.Second}))
 		mustAcquire(t, l)
 		start := time.Now()
 		mustRelease(t, l, lockcore.Success, "")
@@ -70,7 +70,7 @@ func TestReleaseGivesUpWithinItsBudget(t *testing.T) {
 	}{
 		{"all attempts", 0, nil, 5, 5200 * time.Millisecond}, // 0.4+0.8+1.6+2s, each +≤100ms
 		{"bounded by the context's deadline", 1500 * time.Millisecond, nil, 3, 1500 * time.Millisecond},
-		{"bounded by the release timeout", 0, []lockcore.Option{lockcore.WithReleaseTimeout(1500 * time.Millisecond)}, 3, 1500 * time.Millisecond},
+		{"bounded by the release timeout", 0, []lockcore.Option{lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseTimeout: 1500 * time.Millisecond})}, 3, 1500 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

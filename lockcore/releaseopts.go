@@ -32,9 +32,9 @@ func WithAnswer(b []byte) ReleaseOption { return func(o *releaseOptions) { o.ans
 // wait until then, or end Failed with an error matching [ErrHolderFailed]
 // when they cannot wait that long, and the first of them after t makes
 // the episode's next attempt. Such a paced failure does not count against
-// [WithMaxAttempts]. A t not after the release counts as none. It is
+// [FailureEpisode]. A t not after the release counts as none. It is
 // ignored with [Success]. Default: no not-before; the failure is unpaced
-// and the attempt bound of [WithMaxAttempts] applies.
+// and the attempt bound of [FailureEpisode] applies.
 func WithNotBefore(t time.Time) ReleaseOption { return func(o *releaseOptions) { o.notBefore = t } }
 
 // WithFailureReason sets the short reason code published with a [Failure]

@@ -170,7 +170,7 @@ func TestFreshSuccessHoldsOnEveryStore(t *testing.T) {
 			}
 			// 8s later by the newcomer's clock: the default lease (6s) plus
 			// the clock allowance (1s) has passed.
-			late := newLock(t, s, "late", lockcore.WithFreshSuccess(5*time.Minute), lockcore.WithClock(skewed(8*time.Second)))
+			late := newLock(t, s, "late", lockcore.WithFreshSuccess(5*time.Minute), lockcore.WithClocks(lockcore.Clocks{Wall: skewed(8 * time.Second)}))
 			res, err := late.TryAcquireElseWaitForRelease(context.Background())
 			if err != nil || res.Outcome != lockcore.Released || res.ResultRef != "data@1" || !bytes.Equal(res.Answer, []byte("1.08")) {
 				t.Errorf("TryAcquireElseWaitForRelease() = %+v, %v, want RELEASED data@1 with the answer", res, err)

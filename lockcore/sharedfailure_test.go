@@ -173,13 +173,13 @@ func TestSuccessAfterAFailureEndsTheEpisode(t *testing.T) {
 func TestCrashedRetryIsStillTakenOver(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
-		first := newLock(t, mem, "first", lockcore.WithMaxAttempts(3))
+		first := newLock(t, mem, "first", lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: 3}))
 		mustAcquire(t, first)
 		mustRelease(t, first, lockcore.Failure, "")
 		reap := crashHolder(t, mem, 2*time.Second) // attempt 2, crashed
 		defer reap()
 		m := &recMetrics{}
-		w := newLock(t, mem, "w", lockcore.WithLease(2*time.Second), lockcore.WithMaxAttempts(3), lockcore.WithMetrics(m))
+		w := newLock(t, mem, "w", lockcore.WithLease(2*time.Second), lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: 3}), lockcore.WithMetrics(m))
 		res, err := w.TryAcquireElseWaitForRelease(context.Background())
 		if err != nil || res.Outcome != lockcore.Acquired || !res.TookOver {
 			t.Fatalf("TryAcquireElseWaitForRelease() = %+v, %v, want a take-over of the crashed holder", res, err)

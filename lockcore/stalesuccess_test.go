@@ -40,8 +40,8 @@ func TestOldSuccessIsNotTheWaitsAnswer(t *testing.T) {
 	}{
 		{"write first", nil},
 		{"write first, fresh window", []lockcore.Option{lockcore.WithFreshSuccess(5 * time.Second)}},
-		{"read first", []lockcore.Option{lockcore.WithReadFirst()}},
-		{"read first, fresh window", []lockcore.Option{lockcore.WithReadFirst(), lockcore.WithFreshSuccess(5 * time.Second)}},
+		{"read first", []lockcore.Option{lockcore.WithHerd(lockcore.Herd{ReadFirst: true})}},
+		{"read first, fresh window", []lockcore.Option{lockcore.WithHerd(lockcore.Herd{ReadFirst: true}), lockcore.WithFreshSuccess(5 * time.Second)}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -54,7 +54,7 @@ func TestOldSuccessIsNotTheWaitsAnswer(t *testing.T) {
 
 				s.n = s.acquires.Load() + 1 // the waiter's first write is throttled
 				var m recMetrics
-				l := newLock(t, s, "waiter", append(c.opts, lockcore.WithMetrics(&m), lockcore.WithHotKeys(nil))...)
+				l := newLock(t, s, "waiter", append(c.opts, lockcore.WithMetrics(&m), lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}))...)
 				res, err := l.TryAcquireElseWaitForRelease(context.Background())
 				if err != nil || res.Outcome != lockcore.Acquired {
 					t.Fatalf("TryAcquireElseWaitForRelease() = %+v, %v; want Acquired, not the old success", res, err)
@@ -81,7 +81,7 @@ func TestSuccessOfTheBurstIsTheWaitsAnswer(t *testing.T) {
 		s.n = s.acquires.Load() + 1
 		done := make(chan lockcore.WaitResult, 1)
 		go func() {
-			l := newLock(t, s, "waiter", lockcore.WithHotKeys(nil))
+			l := newLock(t, s, "waiter", lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}))
 			res, err := l.TryAcquireElseWaitForRelease(context.Background())
 			if err != nil {
 				t.Errorf("TryAcquireElseWaitForRelease() error = %v", err)

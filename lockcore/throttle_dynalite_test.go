@@ -57,7 +57,7 @@ func TestThrottledHerdOnDynoxide(t *testing.T) {
 			// Without the memory of hot keys each waiter writes first
 			// (with it, those that start after a throttle read first), so
 			// that every first acquire meets the spent bucket once.
-			l := newLock(t, store, "waiter", lockcore.WithMaxWait(time.Minute), lockcore.WithHotKeys(nil))
+			l := newLock(t, store, "waiter", lockcore.WithMaxWait(time.Minute), lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}))
 			res, err := l.TryAcquireElseWaitForRelease(ctx)
 			results[i], errs[i] = res.Outcome, err
 		}()

@@ -158,7 +158,7 @@ func TestThrottledReleasePublishes(t *testing.T) {
 			}
 			return mem.Release(ctx, req)
 		}}
-		l := newLock(t, store, "holder", lockcore.WithReleaseRetries(2, time.Second), lockcore.WithReleaseTimeout(2*time.Second))
+		l := newLock(t, store, "holder", lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseAttempts: 2, ReleaseMaxBackoff: time.Second}), lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseTimeout: 2 * time.Second}))
 		mustAcquire(t, l)
 		start := time.Now()
 		if err := l.Release(context.Background(), lockcore.Success, "ref"); err != nil {
@@ -188,7 +188,7 @@ func TestReleaseAttemptTimeout(t *testing.T) {
 			}
 			return mem.Release(ctx, req)
 		}}
-		l := newLock(t, store, "holder", lockcore.WithAttemptTimeout(300*time.Millisecond), lockcore.WithReleaseTimeout(5*time.Second))
+		l := newLock(t, store, "holder", lockcore.WithStoreCalls(lockcore.StoreCalls{AttemptTimeout: 300 * time.Millisecond}), lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseTimeout: 5 * time.Second}))
 		mustAcquire(t, l)
 		start := time.Now()
 		if err := l.Release(context.Background(), lockcore.Success, ""); err != nil {
@@ -203,7 +203,7 @@ func TestReleaseAttemptTimeout(t *testing.T) {
 func TestReadFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
-		opts := []lockcore.Option{lockcore.WithReadFirst(), lockcore.WithFreshSuccess(time.Minute)}
+		opts := []lockcore.Option{lockcore.WithHerd(lockcore.Herd{ReadFirst: true}), lockcore.WithFreshSuccess(time.Minute)}
 
 		// Uncontended: one read, one write.
 		s1 := &hookStore{Store: mem}
@@ -264,7 +264,7 @@ func TestReadFirstThrottledWaits(t *testing.T) {
 			}
 			return mem.Get(ctx, k)
 		}}
-		w := newLock(t, store, "waiter", lockcore.WithReadFirst())
+		w := newLock(t, store, "waiter", lockcore.WithHerd(lockcore.Herd{ReadFirst: true}))
 		go func() {
 			time.Sleep(time.Second)
 			mustRelease(t, holder, lockcore.Success, "ref")

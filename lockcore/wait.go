@@ -45,7 +45,7 @@ type WaitResult struct {
 	TookOver bool
 	// AfterFailure is true when the lock was Acquired after its previous
 	// holder released it as a [Failure]: the attempt after a published
-	// failure that the protocol intends (see [WithMaxAttempts]), not a
+	// failure that the protocol intends (see [FailureEpisode]), not a
 	// take-over.
 	AfterFailure bool
 	// Fence is our fencing token when Acquired, and the fence of the holder
@@ -83,10 +83,10 @@ type WaitResult struct {
 //     this burst failed. err says which: it matches [ErrWaitTimeout],
 //     ctx's cause, is an *[AcquireError], or is a *[HolderFailedError].
 //
-// A recent failure (see [WithFailureWindow]) is shared: nobody takes over
+// A recent failure (see [FailureEpisode].Window) is shared: nobody takes over
 // before its not-before time, the upstream's pacing ([WithNotBefore]) or
 // the hold-back of an episode that used up its attempts
-// ([WithMaxAttempts]); a waiter whose deadline allows it sleeps until then,
+// ([FailureEpisode]); a waiter whose deadline allows it sleeps until then,
 // without reading, and then races the others for the lock. When the
 // not-before is later than the deadline, the wait ends at once with a
 // *[HolderFailedError] carrying the published reason, the attempt count
@@ -106,7 +106,7 @@ type WaitResult struct {
 // permission: see [ErrStoreRefused]) ends the call at once, Failed with an
 // *[AcquireError] of [ReasonStore]; nothing is settled or retried. A store
 // that answers slowly is waited on: every call allows the latency the
-// store shows (see [WithAttemptTimeout]), and a first read that gets no
+// store shows (see [StoreCalls].AttemptTimeout), and a first read that gets no
 // answer in time leads to waiting, as a throttled one does, not to a write.
 //
 // A throttled first acquire or poll is not a failure: the store throttles
@@ -122,7 +122,7 @@ type WaitResult struct {
 // other keys, spend a read, not a write, to learn that the lock is held or
 // that its success is published; it is the conditional write (one request
 // when uncontended) on a key this store acquired at once within the lease
-// or the fresh-success window (see [HotKeys]), unless [WithReadFirst].
+// or the fresh-success window (see [HotKeys]), unless [Herd].ReadFirst.
 //
 // An abandoned lock is never reported as Released: waiters race one
 // conditional write and exactly one of them acquires it. Waiters read with
@@ -485,7 +485,7 @@ func (w *waiter) afterRefusal(cur *storeapi.Item) (wake time.Time, res WaitResul
 // not-before, plus up to a fifth of a poll interval of jitter, so the
 // waiters do not all write at once). The not-before is the one time the
 // failing holder wrote for the next attempt, the upstream's pacing or an
-// exhausted episode's hold-back (see [WithMaxAttempts]).
+// exhausted episode's hold-back (see [FailureEpisode]).
 func (w *waiter) heldBack(it storeapi.Item) (until time.Time, err error, held bool) {
 	l := w.l
 	nowMs := l.nowMs()

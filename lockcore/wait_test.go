@@ -207,8 +207,8 @@ func TestTakeOverOfCrashedHolder(t *testing.T) {
 	}{
 		// Clock-free: unchanged (revision, beat) for lease*(1+ρ) + poll =
 		// 2.02s + 0.2s, seen at a poll of up to 240ms.
-		{"clock-free", []lockcore.Option{lockcore.WithoutWallClock()}, 0, 2220 * time.Millisecond, 2460 * time.Millisecond, true},
-		{"clock-free, arriving late", []lockcore.Option{lockcore.WithoutWallClock()}, 10 * time.Second, 2220 * time.Millisecond, 2460 * time.Millisecond, true},
+		{"clock-free", []lockcore.Option{lockcore.WithClocks(lockcore.Clocks{NoWallClockPath: true})}, 0, 2220 * time.Millisecond, 2460 * time.Millisecond, true},
+		{"clock-free, arriving late", []lockcore.Option{lockcore.WithClocks(lockcore.Clocks{NoWallClockPath: true})}, 10 * time.Second, 2220 * time.Millisecond, 2460 * time.Millisecond, true},
 		// Wall clock: leaseUntil + ε has long passed, so the first
 		// conditional write takes it, without waiting.
 		{"wall clock, arriving late", nil, 10 * time.Second, 0, 0, false},
@@ -535,8 +535,8 @@ func TestSkewedWaiterClockCannotStealWithoutWallClock(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		holder := newLock(t, mem, "h", lockcore.WithLease(2*time.Second))
 		mustAcquire(t, holder)
-		w := newLock(t, mem, "w", lockcore.WithLease(2*time.Second), lockcore.WithoutWallClock(),
-			lockcore.WithClock(skewed(time.Hour)), lockcore.WithMaxWait(10*time.Second))
+		w := newLock(t, mem, "w", lockcore.WithLease(2*time.Second), lockcore.WithClocks(lockcore.Clocks{NoWallClockPath: true}),
+			lockcore.WithClocks(lockcore.Clocks{Wall: skewed(time.Hour)}), lockcore.WithMaxWait(10*time.Second))
 		res, err := w.TryAcquireElseWaitForRelease(context.Background())
 		if res.Outcome != lockcore.Failed || !errors.Is(err, lockcore.ErrWaitTimeout) {
 			t.Errorf("TryAcquireElseWaitForRelease() = %+v, %v, want FAILED: the holder renews throughout", res, err)

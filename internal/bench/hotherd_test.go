@@ -50,7 +50,7 @@ func TestHotHerdCI(t *testing.T) {
 func TestHotHerdCIWritingFirst(t *testing.T) {
 	mode := HotModes()[0]
 	mode.Name = "writing-first"
-	mode.Opts = append(mode.Opts[:len(mode.Opts):len(mode.Opts)], lockcore.WithHotKeys(nil))
+	mode.Opts = append(mode.Opts[:len(mode.Opts):len(mode.Opts)], lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}))
 	r := ciHerd(t, mode, HotScenario{N: 100, Arrival: HotArrival, Work: HerdWork})
 	if r.WritesPerInvocation < 0.95 || r.ThrottledShare() < 0.1 || r.Throttles["UpdateItem"] == 0 {
 		t.Errorf("writing first: throttled %.1f%% of %d requests (%v), %.2f writes per invocation; want >= 10%% with UpdateItem among them, >= 0.95 writes",
@@ -259,7 +259,7 @@ func TestHotHerdCIPredictionNoSlower(t *testing.T) {
 		opts []lockcore.Option
 	}{
 		{"announcements", nil},
-		{"no announcements", []lockcore.Option{lockcore.WithAnnouncements(0)}},
+		{"no announcements", []lockcore.Option{lockcore.WithHerd(lockcore.Herd{NoAnnouncements: true})}},
 	}
 	c := capacity.Config{WriteUnits: 30, ReadUnits: 150}
 	sc := HotScenario{N: 100, Arrival: HotArrival / 10, Work: HerdWork, Warm: WarmHolds}

@@ -149,7 +149,7 @@ func runWorker(spec workerSpec) error {
 		clock: &skewClock{origin: spec.Origin, phases: spec.Phases, skews: spec.Skews},
 		http:  &http.Client{Timeout: 5 * time.Second},
 		log:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-		hot:   lockcore.NewHotKeys(lockcore.DefaultHotKeys),
+		hot:   lockcore.NewHotKeys(1024), // the size of a store's own
 	}
 	w.client = lockClient(spec.Proxy, spec.ClientTimeout, spec.Attempts, spec.MaxBackoff)
 	ds, err := lockcore.NewDynamoStore(w.client, spec.Table)
@@ -355,9 +355,9 @@ func (w *worker) cycle(key string, kind cycleKind, back int64) int64 {
 		}
 	default:
 		opts := []lockcore.Option{lockcore.WithLease(s.Lease), lockcore.WithPollInterval(s.Poll), lockcore.WithMaxWait(s.MaxWait),
-			lockcore.WithMaxHold(s.MaxHold), lockcore.WithClockAllowance(s.ClockAllowance), lockcore.WithDrift(s.Drift),
-			lockcore.WithMaxAttempts(s.MaxAttempts), lockcore.WithAttemptTimeout(s.AttemptTimeout),
-			lockcore.WithClock(w.clock), lockcore.WithLogger(w.log), lockcore.WithTTL(0), lockcore.WithHotKeys(w.hot),
+			lockcore.WithMaxHold(s.MaxHold), lockcore.WithClocks(lockcore.Clocks{Wall: w.clock, Allowance: s.ClockAllowance, Drift: s.Drift}),
+			lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: s.MaxAttempts}), lockcore.WithStoreCalls(lockcore.StoreCalls{AttemptTimeout: s.AttemptTimeout}),
+			lockcore.WithLogger(w.log), lockcore.WithTTL(0), lockcore.WithHerd(lockcore.Herd{HotKeys: w.hot}),
 			lockcore.WithMetrics(&w.metrics)}
 		if kind == cycleStorm && s.FreshSuccess > 0 {
 			opts = append(opts, lockcore.WithFreshSuccess(s.FreshSuccess))

@@ -8,7 +8,7 @@ import (
 
 // Announcer is a [Store] that can keep release announcements.
 // lockcore.DynamoStore and lockcore.MemoryStore implement it; the lock uses it when the
-// store implements it and lockcore.WithAnnouncements allows it.
+// store implements it and lockcore.Herd.Announcements allows it.
 type Announcer interface {
 	// Announce writes a at its shard of a.Key, on condition that the shard
 	// holds no announcement or one of a lower Fence. applied is false when
@@ -37,7 +37,7 @@ type Announcement struct {
 }
 
 const (
-	// MaxAnnounceShards is the most lockcore.WithAnnouncements accepts.
+	// MaxAnnounceShards is the most lockcore.Herd.Announcements accepts.
 	MaxAnnounceShards = 64
 	// MaxAnnouncedAnswerBytes is the largest inline answer an announcement
 	// copies (one read unit): a larger answer is read from the lock item.

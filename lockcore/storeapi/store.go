@@ -174,9 +174,9 @@ type Item struct {
 
 	// Failures counts the failed attempts in a row, each made while the
 	// failure before it was recent (across the exhausted episodes of one
-	// outage, see lockcore.WithMaxAttempts);
+	// outage, see lockcore.FailureEpisode.MaxAttempts);
 	// NotBeforeMs is the earliest time at which a new attempt may start,
-	// as the last failing holder wrote it (see lockcore.WithMaxAttempts);
+	// as the last failing holder wrote it (see lockcore.FailureEpisode.MaxAttempts);
 	// FailReason is its short reason code; FailRecentUntilMs is until when
 	// the failure counts as recent. A Success release sets them to zero;
 	// an acquisition keeps them.
@@ -251,7 +251,7 @@ type AcquireRequest struct {
 	// Failure from being acquired before its NotBeforeMs: guard (C) of
 	// [Store.Acquire]. The attempt bound itself is applied by the failing
 	// holder, which writes the hold-back of an exhausted episode as the
-	// not-before (see lockcore.WithMaxAttempts); the stores compare only times.
+	// not-before (see lockcore.FailureEpisode.MaxAttempts); the stores compare only times.
 	// Zero turns the guard off.
 	MaxAttempts int64
 }

@@ -129,7 +129,7 @@ func TestHandlers429IsNotShared(t *testing.T) {
 						}
 						return okHandler(ctx, pair)
 					}}
-					serve := s.wrap(c.handle, lockcore.NewMemoryStore(), quiet(lockcore.WithMaxAttempts(tt.attempts), lockcore.WithFailureWindow(time.Minute)),
+					serve := s.wrap(c.handle, lockcore.NewMemoryStore(), quiet(lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: tt.attempts}), lockcore.WithFailureEpisode(lockcore.FailureEpisode{Window: time.Minute})),
 						httpmw.WithFreshness(time.Minute))
 					var holder, waiter got
 					var wg sync.WaitGroup

@@ -83,7 +83,7 @@ func TestOutcomesMapToStatusOnEveryShape(t *testing.T) {
 		{name: "shared failure with not-before", h: failing(&hintedError{code: "upstream_unavailable", wait: 20 * time.Second}),
 			run: twice, status: 503, code: "upstream_unavailable", retryAfter: 20, calls: 1},
 		{name: "shared failure without not-before", h: failing(&hintedError{code: "upstream_bad_answer"}),
-			opts: []httpmw.Option{quiet(lockcore.WithMaxAttempts(1))},
+			opts: []httpmw.Option{quiet(lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: 1}))},
 			run: func(t *testing.T, s shape, serve serveFunc) got {
 				if g := request(t, serve, sample(t, s, samplePair), 10*time.Second); g.Status != 502 {
 					t.Errorf("holder status %d, want 502", g.Status)

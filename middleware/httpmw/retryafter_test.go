@@ -137,7 +137,7 @@ func TestRetryAfterIsNeverBeforeALongHoldBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := shapes[1]
 		serve := s.wrap(failing(&hintedError{code: "upstream_down"}), lockcore.NewMemoryStore(),
-			quiet(lockcore.WithFailureWindow(3*time.Hour), lockcore.WithMaxHoldBack(3*time.Hour)))
+			quiet(lockcore.WithFailureEpisode(lockcore.FailureEpisode{Window: 3 * time.Hour}), lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxHoldBack: 3 * time.Hour})))
 		for i := range lockcore.DefaultMaxAttempts { // the attempts of the episode, each its holder's own 502
 			if g := request(t, serve, sample(t, s, samplePair), 10*time.Second); g.Status != 502 {
 				t.Fatalf("attempt %d: status %d, want the holder's 502", i, g.Status)

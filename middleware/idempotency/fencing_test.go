@@ -141,7 +141,7 @@ func TestLateReleaseCopyIsRefusedByTheStore(t *testing.T) {
 		if err != nil {
 			t.Fatalf("first = %v", err)
 		}
-		time.Sleep(lockcore.DefaultLease + 2*lockcore.DefaultClockAllowance) // its lease lapses
+		time.Sleep(lockcore.DefaultLease + 2*time.Second) // its lease lapses (by twice lockcore's default clock allowance, 1s)
 		second := &counter{}
 		succ, err := invoke(t, wrap(t, second, store), time.Minute, order{Key: "k", Amount: 1})
 		if err != nil || second.runs.Load() != 1 || succ.Fence <= got.Fence {

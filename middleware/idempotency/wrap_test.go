@@ -174,10 +174,10 @@ func TestPayloadValidatedOnEveryPath(t *testing.T) {
 		setup setup
 	}{
 		{"record returned by the refused write", func(t *testing.T, s storeapi.Store) func(order) (receipt, error) {
-			return completed(t, s, idempotency.WithLockmw(lockmw.WithLockOptions(lockcore.WithHotKeys(nil))))
+			return completed(t, s, idempotency.WithLockmw(lockmw.WithLockOptions(lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}))))
 		}},
 		{"fresh success read first", func(t *testing.T, s storeapi.Store) func(order) (receipt, error) {
-			return completed(t, s, idempotency.WithLockmw(lockmw.WithLockOptions(lockcore.WithReadFirst())))
+			return completed(t, s, idempotency.WithLockmw(lockmw.WithLockOptions(lockcore.WithHerd(lockcore.Herd{ReadFirst: true}))))
 		}},
 		{"a waiter's read in another process", func(t *testing.T, s storeapi.Store) func(order) (receipt, error) {
 			return held(t, s, false)

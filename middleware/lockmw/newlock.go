@@ -98,7 +98,7 @@ func (w *wrapper[TIn, TOut]) lockOptions(c *call) []lockcore.Option {
 	// may use three quarters of the margin; the last quarter is the
 	// metrics flush's.
 	return append(opts, lockcore.WithLogger(c.lockLog), lockcore.WithMetrics(c.rec),
-		lockcore.WithReleaseTimeout(max(w.margin*3/4, time.Millisecond)))
+		lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseTimeout: max(w.margin*3/4, time.Millisecond)}))
 }
 
 // lockID takes the lock id from the event.

@@ -112,7 +112,7 @@ func WithSafetyMargin(d time.Duration) Option {
 // interval, maximum wait and so on. Default: lockcore's defaults, except a
 // fresh-success window of [DefaultFreshSuccess]. The
 // middleware adds its own lockcore.WithLogger, lockcore.WithMetrics and
-// lockcore.WithReleaseTimeout after them, so those three given here have
+// lockcore.StoreCalls.ReleaseTimeout after them, so those three given here have
 // no effect (use [WithLogger], [WithMetrics] and [WithSafetyMargin]); the
 // maximum hold and wait are further capped by the invocation's deadline.
 func WithLockOptions(opts ...lockcore.Option) Option {

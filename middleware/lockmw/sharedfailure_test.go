@@ -46,7 +46,7 @@ func TestFailingUpstreamIsCalledAtMostMaxAttemptsPerBurst(t *testing.T) {
 				up := &flakyUpstream{failures: n, err: errUpstream}
 				var lockOpts []lockcore.Option
 				if tt.maxAttempts > 0 {
-					lockOpts = append(lockOpts, lockcore.WithMaxAttempts(tt.maxAttempts))
+					lockOpts = append(lockOpts, lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: tt.maxAttempts}))
 				}
 				var metrics syncBuffer
 				h := lockmw.Wrap(up.fetch, lockcore.NewMemoryStore(), keyOf, lockmw.WithLockGroup(group),

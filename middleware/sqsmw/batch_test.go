@@ -70,7 +70,7 @@ func TestFailingKeyFailsExactlyItsRecords(t *testing.T) {
 func TestSharedFailureFailsTheNextBatchWithoutACall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{fail: map[string]error{"GBPUSD": errUpstream}}
-		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet(lockcore.WithMaxAttempts(1)))
+		h := sqsmw.Wrap(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet(lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: 1})))
 		// The first batch's failure exhausts the episode: it is held back
 		// for the failure window (the 6 s lease), longer than the later
 		// batches can wait, so they fail the key without calling.
