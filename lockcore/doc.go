@@ -28,15 +28,17 @@
 // WithFailureReason(code)) publishes when a new attempt may start and why
 // the last one failed, and the item counts the failed attempts of the
 // episode. Nobody takes over before the not-before time, and once the
-// episode has had [FailureEpisode] failed attempts, those who come to the
+// episode has had [FailureEpisode].MaxAttempts failed attempts, those who come to the
 // lock while the failure is recent end Failed with a *[HolderFailedError]
 // instead of calling the failing upstream again. The acquire condition
 // encodes both rules, so a newcomer that never saw the failure is held back
 // too.
 //
-// The lock talks to storage through [storeapi.Store]. [DynamoStore] uses DynamoDB;
-// [MemoryStore] keeps the same semantics in process for tests and local
-// runs. Package storetest checks any Store against the contract.
+// The lock talks to storage through [storeapi.Store]. [DynamoStore] uses
+// DynamoDB; [MemoryStore] keeps the same semantics in process for tests and
+// local runs. Only those who write a store of their own import package
+// storeapi (the interface, the item and its attribute names); package
+// storetest checks any store against its contract.
 //
 // # A hot key, and the DynamoDB client
 //
