@@ -139,7 +139,7 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *storeapi.Item, er
 	nowMs := now.UnixMilli()
 	req := storeapi.AcquireRequest{
 		Key:            l.key,
-		Owner:          l.owner,
+		Holder:         l.owner,
 		Revision:       newRevision(),
 		Lease:          l.o.lease,
 		NowMs:          nowMs,

@@ -49,7 +49,7 @@ func TestListPaginatesAndFilters(t *testing.T) {
 		}
 		key := lockcore.Key{Group: group, ID: fmt.Sprint("id-", i)}
 		if _, err := store.Acquire(ctx, storeapi.AcquireRequest{
-			Key: key, Owner: "test", Revision: fmt.Sprint("rev-", i), Lease: time.Second,
+			Key: key, Holder: "test", Revision: fmt.Sprint("rev-", i), Lease: time.Second,
 			NowMs: now, LeaseUntilMs: now + 1000, ExpiresAtMs: now + 5000, FenceBase: 1,
 		}); err != nil {
 			t.Fatalf("Acquire(%v) = %v", key, err)
@@ -119,7 +119,7 @@ func TestListStopsEarly(t *testing.T) {
 	now := time.Now().UnixMilli()
 	for i := range 4 {
 		if _, err := store.Acquire(ctx, storeapi.AcquireRequest{
-			Key: lockcore.Key{Group: "g", ID: fmt.Sprint(i)}, Owner: "test", Revision: fmt.Sprint("r", i),
+			Key: lockcore.Key{Group: "g", ID: fmt.Sprint(i)}, Holder: "test", Revision: fmt.Sprint("r", i),
 			Lease: time.Second, NowMs: now, LeaseUntilMs: now + 1000, ExpiresAtMs: now + 5000, FenceBase: 1,
 		}); err != nil {
 			t.Fatal(err)

@@ -148,7 +148,7 @@ const (
 // placeholders maps each name placeholder to its attribute.
 var placeholders = map[string]string{
 	"#lockKey": storeapi.AttrLockKey, "#group": storeapi.AttrLockGroup, "#id": storeapi.AttrLockID,
-	"#owner": storeapi.AttrOwnerName, "#rev": storeapi.AttrRevision, "#fence": storeapi.AttrFence, "#beat": storeapi.AttrBeat,
+	"#owner": storeapi.AttrHolderName, "#rev": storeapi.AttrRevision, "#fence": storeapi.AttrFence, "#beat": storeapi.AttrBeat,
 	"#leaseMs": storeapi.AttrLeaseMs, "#hb": storeapi.AttrHeartbeatAtMs, "#lu": storeapi.AttrLeaseUntilMs,
 	"#exp": storeapi.AttrExpiresAtMs, "#rel": storeapi.AttrIsReleased, "#result": storeapi.AttrResult,
 	"#resultRef": storeapi.AttrResultRef, "#resultFence": storeapi.AttrResultFence, "#relAt": storeapi.AttrReleasedAtMs,
@@ -200,7 +200,7 @@ func (s *DynamoStore) acquireInput(req storeapi.AcquireRequest) *dynamodb.Update
 		":empty":      str(""),
 		":group":      str(req.Key.Group),
 		":id":         str(req.Key.ID),
-		":owner":      str(req.Owner),
+		":owner":      str(req.Holder),
 		":newRev":     str(req.Revision),
 		":leaseMs":    num(req.Lease.Milliseconds()),
 		":now":        num(req.NowMs),
@@ -470,7 +470,7 @@ func decodeItem(av map[string]types.AttributeValue) (storeapi.Item, error) {
 	d := attrDecoder{av: av}
 	it := storeapi.Item{
 		Key:               Key{Group: d.str(storeapi.AttrLockGroup), ID: d.str(storeapi.AttrLockID)},
-		Owner:             d.str(storeapi.AttrOwnerName),
+		Holder:            d.str(storeapi.AttrHolderName),
 		Revision:          d.str(storeapi.AttrRevision),
 		Fence:             d.num(storeapi.AttrFence),
 		Beat:              d.num(storeapi.AttrBeat),

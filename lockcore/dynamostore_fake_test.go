@@ -69,7 +69,7 @@ func storedItem(rev string) map[string]types.AttributeValue {
 		storeapi.AttrLockKey:           avS("fx/EUR-USD"),
 		storeapi.AttrLockGroup:         avS("fx"),
 		storeapi.AttrLockID:            avS("EUR-USD"),
-		storeapi.AttrOwnerName:         avS("fn"),
+		storeapi.AttrHolderName:        avS("fn"),
 		storeapi.AttrRevision:          avS(rev),
 		storeapi.AttrFence:             avN("12"),
 		storeapi.AttrBeat:              avN("3"),
@@ -97,7 +97,7 @@ func storedItem(rev string) map[string]types.AttributeValue {
 // decoded is storedItem(rev) as an Item.
 func decoded(rev string) storeapi.Item {
 	return storeapi.Item{
-		Key: fakeKey, Owner: "fn", Revision: rev, Fence: 12, Beat: 3, Lease: 10 * time.Second,
+		Key: fakeKey, Holder: "fn", Revision: rev, Fence: 12, Beat: 3, Lease: 10 * time.Second,
 		HeartbeatAtMs: 1000, LeaseUntilMs: 11000, ExpiresAtMs: 61000, Released: true,
 		Result: lockcore.Success, ResultRef: "ref", ResultFence: 12, ReleasedAtMs: 2000,
 		RecordAccount: "act:1/app:2", TTL: 99, PrevRevision: "before", PrevResult: lockcore.Failure,
@@ -116,7 +116,7 @@ func newFakeStore(t *testing.T, f *fakeDynamo) *lockcore.DynamoStore {
 
 func fakeAcquireRequest(rev string) storeapi.AcquireRequest {
 	return storeapi.AcquireRequest{
-		Key: fakeKey, Owner: "fn", Revision: rev, Lease: 10 * time.Second, NowMs: 1000,
+		Key: fakeKey, Holder: "fn", Revision: rev, Lease: 10 * time.Second, NowMs: 1000,
 		LeaseUntilMs: 11000, ExpiresAtMs: 61000, RecordAccount: "act:1/app:2", FenceBase: 5000,
 	}
 }

@@ -103,7 +103,7 @@ func TestGettersAndRecordAccount(t *testing.T) {
 		if err != nil || !found {
 			t.Fatalf("Get() = %v, %v", found, err)
 		}
-		if it.RecordAccount != "act:7/app:9" || it.Owner != "owner-1" || it.Revision != l.Revision() || it.Fence != l.Fence() {
+		if it.RecordAccount != "act:7/app:9" || it.Holder != "owner-1" || it.Revision != l.Revision() || it.Fence != l.Fence() {
 			t.Errorf("item = %+v, want account act:7/app:9, owner-1, revision %q, fence %d", it, l.Revision(), l.Fence())
 		}
 		if !l.HasLock() || !l.HasRenewal() || !l.Valid() {
@@ -142,7 +142,7 @@ func TestAcquireWhenHeldChecksForStaleLock(t *testing.T) {
 		// Another holder takes the key over, as after a lapsed lease.
 		it, _, _ := store.Get(context.Background(), a.Key())
 		_, err := store.Acquire(context.Background(), storeapi.AcquireRequest{
-			Key: a.Key(), Owner: "b", Revision: "rev-b", Lease: time.Second, ExpiresAtMs: 1,
+			Key: a.Key(), Holder: "b", Revision: "rev-b", Lease: time.Second, ExpiresAtMs: 1,
 			Observed: &storeapi.Observation{Revision: it.Revision, Beat: it.Beat},
 		})
 		if err != nil {

@@ -75,7 +75,7 @@ func (s *MemoryStore) Acquire(ctx context.Context, req storeapi.AcquireRequest) 
 func acquired(cur *storeapi.Item, req storeapi.AcquireRequest) storeapi.Item {
 	it := storeapi.Item{
 		Key:           req.Key,
-		Owner:         req.Owner,
+		Holder:        req.Holder,
 		Revision:      req.Revision,
 		Fence:         req.FenceBase + 1,
 		Lease:         req.Lease,

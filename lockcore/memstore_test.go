@@ -17,7 +17,7 @@ func TestMemoryStoreAcquireRelease(t *testing.T) {
 	ctx := context.Background()
 	s := lockcore.NewMemoryStore()
 	key := lockcore.Key{Group: "g", ID: "id"}
-	req := storeapi.AcquireRequest{Key: key, Owner: "o", Revision: "r1", Lease: time.Second,
+	req := storeapi.AcquireRequest{Key: key, Holder: "o", Revision: "r1", Lease: time.Second,
 		NowMs: 1000, LeaseUntilMs: 2000, ExpiresAtMs: 5000, FenceBase: 41}
 	it, err := s.Acquire(ctx, req)
 	if err != nil || it.Fence != 42 || it.Revision != "r1" {

@@ -57,7 +57,7 @@ func checkAcquireRequest(req storeapi.AcquireRequest) error {
 	if err := checkKey(req.Key); err != nil {
 		return err
 	}
-	return checkStrings("owner", req.Owner, "revision", req.Revision,
+	return checkStrings("owner", req.Holder, "revision", req.Revision,
 		"record account", req.RecordAccount, "observed revision", obsRev)
 }
 
@@ -120,7 +120,7 @@ func itemSize(it storeapi.Item) int {
 	str(storeapi.AttrLockKey, storeapi.PartitionKey(it.Key))
 	str(storeapi.AttrLockGroup, it.Key.Group)
 	str(storeapi.AttrLockID, it.Key.ID)
-	str(storeapi.AttrOwnerName, it.Owner)
+	str(storeapi.AttrHolderName, it.Holder)
 	str(storeapi.AttrRevision, it.Revision)
 	num(storeapi.AttrFence, it.Fence)
 	num(storeapi.AttrBeat, it.Beat)

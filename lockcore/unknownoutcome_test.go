@@ -115,7 +115,7 @@ type raceToSuccess struct {
 }
 
 func (s *raceToSuccess) Acquire(ctx context.Context, r storeapi.AcquireRequest) (storeapi.Item, error) {
-	if r.Owner == s.owner && !s.raced.Load() {
+	if r.Holder == s.owner && !s.raced.Load() {
 		if it, found, _ := s.MemoryStore.Get(ctx, r.Key); found && it.Released && s.raced.CompareAndSwap(false, true) {
 			other := newLock(s.t, s.MemoryStore, "other invocation")
 			mustAcquire(s.t, other)

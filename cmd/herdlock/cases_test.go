@@ -42,7 +42,7 @@ func testJSONOutput(t *testing.T, c *cli, store *lockcore.DynamoStore) {
 	key := lockcore.Key{Group: "fx", ID: "JSON"}
 	rev := "0123456789abcdef0123456789abcdef"
 	now := time.Now().UnixMilli()
-	if _, err := store.Acquire(t.Context(), storeapi.AcquireRequest{Key: key, Owner: "j", Revision: rev,
+	if _, err := store.Acquire(t.Context(), storeapi.AcquireRequest{Key: key, Holder: "j", Revision: rev,
 		Lease: time.Minute, NowMs: now, LeaseUntilMs: now + 60_000, ExpiresAtMs: now + 120_000, FenceBase: 1}); err != nil {
 		t.Fatal(err)
 	}

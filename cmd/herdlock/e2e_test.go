@@ -122,7 +122,7 @@ func writeFixture(t *testing.T, store *lockcore.DynamoStore) fixture {
 	now := time.Now().UnixMilli()
 	acquire := func(id string, leaseUntil, expires int64) storeapi.Item {
 		it, err := store.Acquire(ctx, storeapi.AcquireRequest{
-			Key: lockcore.Key{Group: "fx", ID: id}, Owner: "stream/req-" + id, Revision: revisionOf(id),
+			Key: lockcore.Key{Group: "fx", ID: id}, Holder: "stream/req-" + id, Revision: revisionOf(id),
 			Lease: 6 * time.Second, NowMs: now, LeaseUntilMs: leaseUntil, ExpiresAtMs: expires,
 			RecordAccount: "act:123456789012/app:1", FenceBase: 100,
 		})
@@ -257,7 +257,7 @@ func TestCLI(t *testing.T) {
 		// A recent failure holds take-overs back; release clears that.
 		next := func() error {
 			now := time.Now().UnixMilli()
-			_, err := store.Acquire(t.Context(), storeapi.AcquireRequest{Key: fx.heldBack.Key, Owner: "next", Revision: revisionOf("next"),
+			_, err := store.Acquire(t.Context(), storeapi.AcquireRequest{Key: fx.heldBack.Key, Holder: "next", Revision: revisionOf("next"),
 				Lease: time.Second, NowMs: now, LeaseUntilMs: now + 1000, ExpiresAtMs: now + 1000, MaxAttempts: 2})
 			return err
 		}
@@ -341,7 +341,7 @@ func testWatch(t *testing.T, c *cli, store *lockcore.DynamoStore) {
 	next(verdictAbsent)
 	key := lockcore.Key{Group: "fx", ID: "WATCHED"}
 	now := time.Now().UnixMilli()
-	it, err := store.Acquire(t.Context(), storeapi.AcquireRequest{Key: key, Owner: "w", Revision: revisionOf("w"),
+	it, err := store.Acquire(t.Context(), storeapi.AcquireRequest{Key: key, Holder: "w", Revision: revisionOf("w"),
 		Lease: time.Minute, NowMs: now, LeaseUntilMs: now + 60_000, ExpiresAtMs: now + 120_000, FenceBase: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -76,7 +76,7 @@ func newView(it storeapi.Item, now time.Time) view {
 		Group:         it.Key.Group,
 		ID:            it.Key.ID,
 		PartitionKey:  storeapi.PartitionKey(it.Key),
-		Holder:        it.Owner,
+		Holder:        it.Holder,
 		Revision:      it.Revision,
 		Fence:         it.Fence,
 		Renewals:      it.Beat,

@@ -11,7 +11,7 @@ const (
 	AttrLockKey           = "lockKey"
 	AttrLockGroup         = "lockGroup"
 	AttrLockID            = "lockId"
-	AttrOwnerName         = "ownerName"
+	AttrHolderName        = "ownerName"
 	AttrRevision          = "revision"
 	AttrFence             = "fence"
 	AttrBeat              = "beat"

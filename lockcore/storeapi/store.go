@@ -52,7 +52,7 @@ type Store interface {
 	// nor a clock-free observation gets past a fresh success, a held-back
 	// failure or our own earlier acquisition.
 	//
-	// On success the item gets Owner, Revision, Lease, HeartbeatAtMs =
+	// On success the item gets Holder, Revision, Lease, HeartbeatAtMs =
 	// AcquiredAtMs = NowMs, LeaseUntilMs, ExpiresAtMs, RecordAccount and TTL (none when 0)
 	// from req; Released = false, Beat = 0, Fence = (Fence, or req.FenceBase
 	// when the item has none) + 1; PrevRevision, PrevResult and
@@ -146,7 +146,7 @@ type Key struct {
 // a byte slice, so compare items with [Item.Equal].
 type Item struct {
 	Key           Key
-	Owner         string        // diagnostics only; never used in a condition
+	Holder        string        // the holder's name (attribute ownerName), for diagnostics only; never used in a condition
 	Revision      string        // random per acquisition; compared for equality only
 	Fence         int64         // +1 on every acquisition, never reset
 	Beat          int64         // +1 on every renewal
@@ -221,7 +221,7 @@ type Observation struct {
 // AcquireRequest is the input of [Store.Acquire].
 type AcquireRequest struct {
 	Key           Key
-	Owner         string
+	Holder        string
 	Revision      string // the new revision
 	Lease         time.Duration
 	NowMs         int64

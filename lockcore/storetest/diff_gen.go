@@ -189,13 +189,13 @@ func (g *generator) acquire(k int) storeapi.AcquireRequest {
 	}
 	lease := pick(g, leases...)
 	r := storeapi.AcquireRequest{
-		Owner:         "owner-" + rev,
+		Holder:        "owner-" + rev,
 		Revision:      rev,
 		Lease:         lease,
 		RecordAccount: pick(g, account, account, "act:210987654321/app:9", ""),
 	}
 	if g.chance(0.05) {
-		r.Owner = "" // DynamoDB stores empty strings outside keys
+		r.Holder = "" // DynamoDB stores empty strings outside keys
 	}
 	if g.chance(0.5) {
 		r.UseWallClock = true
@@ -413,7 +413,7 @@ func (g *generator) invalidate(o *op) (oversized bool) {
 		case 0:
 			o.acquire.Revision = ""
 		case 1:
-			o.acquire.Owner = notUTF8
+			o.acquire.Holder = notUTF8
 		default:
 			o.acquire.RecordAccount = notUTF8
 		}

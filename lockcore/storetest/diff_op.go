@@ -200,7 +200,7 @@ func (o op) String() string {
 	case opAcquire:
 		r := o.acquire
 		fmt.Fprintf(&b, " rev=%q owner=%q now=%s lease=%s until=%s expires=%s account=%q ttl=%d fenceBase=%d",
-			r.Revision, r.Owner, ms(r.NowMs), r.Lease, ms(r.LeaseUntilMs), ms(r.ExpiresAtMs), r.RecordAccount, r.TTL, r.FenceBase)
+			r.Revision, r.Holder, ms(r.NowMs), r.Lease, ms(r.LeaseUntilMs), ms(r.ExpiresAtMs), r.RecordAccount, r.TTL, r.FenceBase)
 		if r.UseWallClock {
 			fmt.Fprintf(&b, " wallClock(allowance=%s)", r.ClockAllowance)
 		}

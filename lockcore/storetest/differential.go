@@ -53,7 +53,7 @@ var diffCases = []struct {
 }
 
 func acquireOp(r storeapi.AcquireRequest) op {
-	r.Owner, r.RecordAccount = "owner-"+r.Revision, account
+	r.Holder, r.RecordAccount = "owner-"+r.Revision, account
 	return op{kind: opAcquire, acquire: r}
 }
 

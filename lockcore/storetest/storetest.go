@@ -129,7 +129,7 @@ func (e *env) key(id string) lockcore.Key {
 func req(k lockcore.Key, rev string, nowMs int64) storeapi.AcquireRequest {
 	return storeapi.AcquireRequest{
 		Key:           k,
-		Owner:         "owner-" + rev,
+		Holder:        "owner-" + rev,
 		Revision:      rev,
 		Lease:         lease,
 		NowMs:         nowMs,
@@ -167,7 +167,7 @@ func (e *env) writtenOver(r storeapi.AcquireRequest, prev storeapi.Item) storeap
 func written(r storeapi.AcquireRequest, fence int64) storeapi.Item {
 	return storeapi.Item{
 		Key:           r.Key,
-		Owner:         r.Owner,
+		Holder:        r.Holder,
 		Revision:      r.Revision,
 		Fence:         fence,
 		Lease:         r.Lease,
@@ -1151,7 +1151,7 @@ func testItemTooLarge(t *testing.T, e *env) {
 func testInvalidUTF8Refused(t *testing.T, e *env) {
 	k := e.key("k")
 	bad := req(k, "holder", baseMs)
-	bad.Owner = "owner-\xff"
+	bad.Holder = "owner-\xff"
 	if _, err := e.s.Acquire(ctx(t), bad); err == nil || errors.Is(err, storeapi.ErrConditionFailed) {
 		t.Errorf("Acquire(owner not UTF-8) = %v, want a request error", err)
 	}

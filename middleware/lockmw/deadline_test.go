@@ -146,7 +146,7 @@ func TestNoDeadline(t *testing.T) {
 		if expiresAfter != lockcore.DefaultMaxHold {
 			t.Errorf("item expires after %v, want lockcore.DefaultMaxHold", expiresAfter)
 		}
-		if it := item(t, store, key); it.RecordAccount != "act:7/app:2" || it.Owner == "" {
+		if it := item(t, store, key); it.RecordAccount != "act:7/app:2" || it.Holder == "" {
 			t.Errorf("item = %+v; want account act:7/app:2 and an owner", it)
 		}
 	})

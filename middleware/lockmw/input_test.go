@@ -131,8 +131,8 @@ func TestStaticKeyAndOwner(t *testing.T) {
 		if _, err := h(ctx, event{Key: "ignored"}); err != nil {
 			t.Fatalf("h() = %v", err)
 		}
-		if it := item(t, store, lockcore.Key{Group: group, ID: "all"}); it.Owner != "me" {
-			t.Errorf("item owner = %q, want me", it.Owner)
+		if it := item(t, store, lockcore.Key{Group: group, ID: "all"}); it.Holder != "me" {
+			t.Errorf("item owner = %q, want me", it.Holder)
 		}
 	})
 }

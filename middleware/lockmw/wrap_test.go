@@ -87,8 +87,8 @@ func TestAcquired(t *testing.T) {
 		if !it.Released || it.Result != lockcore.Success || it.ResultRef != "cache/rates-v1" || it.ResultFence != got.Fence {
 			t.Errorf("item after h() = %+v; want released with success, ref cache/rates-v1, fence %d", it, got.Fence)
 		}
-		if want := "/req-1"; !strings.HasSuffix(it.Owner, want) {
-			t.Errorf("item owner = %q, want suffix %q", it.Owner, want)
+		if want := "/req-1"; !strings.HasSuffix(it.Holder, want) {
+			t.Errorf("item owner = %q, want suffix %q", it.Holder, want)
 		}
 		if it.RecordAccount != "act:123456789012/app:1" {
 			t.Errorf("item record account = %q, want the ARN's account and app 1", it.RecordAccount)
