@@ -530,7 +530,7 @@ func TestNoTimeLeft(t *testing.T) {
 	})
 }
 
-func TestSkewedWaiterClockCannotStealWithoutWallClock(t *testing.T) {
+func TestSkewedWaiterClockCannotStealWithoutTheWallClockPath(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		holder := newLock(t, mem, "h", lockcore.WithLease(2*time.Second))

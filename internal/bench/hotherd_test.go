@@ -43,7 +43,7 @@ func TestHotHerdCI(t *testing.T) {
 }
 
 // TestHotHerdCIWritingFirst is TestHotHerdCI's herd with each environment's
-// first call writing first (no memory of hot keys, WithHotKeys(nil)): the
+// first call writing first (no memory of hot keys, WithHerd(Herd{NoHotKeys: true})): the
 // herd's writes meet the item's write capacity, as 3000 first writes in a
 // second meet DynamoDB's, and are throttled; the waits still end with one
 // fetch and no FAILED.
@@ -189,7 +189,7 @@ func TestHotHerdCIWarmKey(t *testing.T) {
 // throttled ones return from an announcement (observed: 3.60-3.72 requests
 // on the item per invocation, p99 433-503 ms, as at the fixed pace, which
 // the waiters keep during the hold; 2.00-2.34 when they slept through it).
-// Without announcements (WithAnnouncements(0)) the herd made 4.71 requests
+// Without announcements (WithHerd(Herd{NoAnnouncements: true})) the herd made 4.71 requests
 // on the item per invocation and its p99 was 2332 ms: the test fails.
 func TestHotHerdCIAnnounces(t *testing.T) {
 	mode := HotModes()[0] // default

@@ -130,7 +130,7 @@ func TestRetryAfterOfAWaitThatRanOutIsSpread(t *testing.T) {
 }
 
 // TestRetryAfterIsNeverBeforeALongHoldBack: a lock configured to hold a
-// failing key back for 3 h (lockcore.WithMaxHoldBack) tells the clients
+// failing key back for 3 h (lockcore.FailureEpisode.MaxHoldBack) tells the clients
 // of its shared failure to come back no earlier than the hold-back's end:
 // Retry-After is not cut to an hour.
 func TestRetryAfterIsNeverBeforeALongHoldBack(t *testing.T) {

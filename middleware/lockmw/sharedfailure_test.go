@@ -24,7 +24,7 @@ func sumMetric(t *testing.T, s, name string) float64 {
 }
 
 // TestFailingUpstreamIsCalledAtMostMaxAttemptsPerBurst: an upstream failing
-// without Retry-After gets WithMaxAttempts calls from a burst whose
+// without Retry-After gets FailureEpisode.MaxAttempts calls from a burst whose
 // invocations can wait 3 s (5 s functions, 2 s safety margin), less than
 // the 6 s hold-back of the exhausted episode; everybody else is told when
 // the hold-back ends.

@@ -87,7 +87,7 @@ func TestSharedFailureFailsTheNextBatchWithoutACall(t *testing.T) {
 			}
 		}
 		if n := countKey(rec.keys(), "GBPUSD"); n != 1 {
-			t.Errorf("GBPUSD handler calls %d over 3 batches with WithMaxAttempts(1), want 1", n)
+			t.Errorf("GBPUSD handler calls %d over 3 batches with FailureEpisode.MaxAttempts 1, want 1", n)
 		}
 	})
 }
