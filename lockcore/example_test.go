@@ -28,7 +28,7 @@ func Example() {
 	fmt.Println("first:", res.Outcome)
 
 	params.HolderName = "invocation-2"
-	waiting := &onMetric{name: lockcore.MetricLockAcquisitionSuccess, ch: make(chan struct{})}
+	waiting := &onMetric{name: "LockAcquisitionSuccess", ch: make(chan struct{})} // a metric docs/operations.md lists
 	second, err := lockcore.New(store, params, lockcore.WithMetrics(waiting))
 	if err != nil {
 		log.Fatal(err)

@@ -3,7 +3,8 @@ package storeapi
 // Attribute names of a lock item in the DynamoDB table. AttrLockKey is the
 // table's partition key (type S), holding [PartitionKey] of the lock's
 // [Key]; the others are ordinary attributes, named after the [Item] fields
-// they hold (AttrAnswer is type B). AttrTTL (Unix epoch seconds) is written
+// they hold (AttrAnswer is type B; AttrHolderName, of Item.Holder, keeps
+// the attribute's first name, ownerName). AttrTTL (Unix epoch seconds) is written
 // only when the holder asked for one and is meant for the table's TTL
 // setting, for clean-up only: DynamoDB may delete expired items days late,
 // so it is never used as expiry.
