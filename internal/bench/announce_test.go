@@ -21,7 +21,7 @@ func TestActorStoreAnnounces(t *testing.T) {
 	for _, store := range []storeapi.Store{a.Store, mustStore(t, &recordingAPI{DynamoAPI: a.API})} {
 		an, ok := store.(storeapi.Announcer)
 		if !ok {
-			t.Fatalf("%T is not a lockcore.Announcer", store)
+			t.Fatalf("%T is not a storeapi.Announcer", store)
 		}
 		if _, err := an.Announce(ctx, ann); err != nil {
 			t.Fatalf("Announce() = %v", err)

@@ -10,7 +10,7 @@ import (
 	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
-// blindAPI hides the key's hold history (lockcore.AttrHoldMeanMs) from every
+// blindAPI hides the key's hold history (storeapi.AttrHoldMeanMs) from every
 // item its client returns, so that a lock over it never predicts a holder's
 // end and waits at lockcore's fixed pace: the comparison of predictive
 // waiting. Holders over it restart the history at every release, which no

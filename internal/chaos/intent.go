@@ -22,7 +22,7 @@ import (
 // model that, not the expression that was sent.
 const IntentHeader = "X-Harness-Intent"
 
-// Intent is a lockcore.Store call as the library made it.
+// Intent is a storeapi.Store call as the library made it.
 //
 // Op is acquire, renew, release or get as the library called the store,
 // or op-release for an operator's force-release (the write of `herdlock
@@ -85,7 +85,7 @@ func withIntentHeader(o *dynamodb.Options) {
 	})
 }
 
-// intentStore wraps a lockcore.Store and tags each call's context with its
+// intentStore wraps a storeapi.Store and tags each call's context with its
 // Intent. An operator's intentStore tags its releases op-release.
 type intentStore struct {
 	inner    storeapi.Store

@@ -98,7 +98,7 @@ func (f *DiffFailure) String() string {
 // [lockcore.MemoryStore]): random sequences of Acquire, Renew, Release
 // and Get calls, with random clock readings and lease values aimed
 // at the edges of every condition, over a few keys, applied step by step to
-// both; at every step the outcome (success, *lockcore.ConditionError, other
+// both; at every step the outcome (success, *storeapi.ConditionError, other
 // error) and the returned item must be the same, after opts.Model's
 // documented adjustment. It fails t with the seed and the shortest failing
 // sequence it finds, and with the coverage when some kind of step never

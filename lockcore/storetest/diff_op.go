@@ -95,7 +95,7 @@ type outcomeClass int
 
 const (
 	classOK        outcomeClass = iota // nil error
-	classCondition                     // a *lockcore.ConditionError
+	classCondition                     // a *storeapi.ConditionError
 	classError                         // any other error
 )
 

@@ -216,7 +216,7 @@ func wantCondition(t *testing.T, call string, err error, op string, want *storea
 	t.Helper()
 	var ce *storeapi.ConditionError
 	if !errors.As(err, &ce) {
-		t.Fatalf("%s = %v, want *lockcore.ConditionError", call, err)
+		t.Fatalf("%s = %v, want *storeapi.ConditionError", call, err)
 	}
 	if !errors.Is(err, storeapi.ErrConditionFailed) {
 		t.Errorf("%s: errors.Is(err, ErrConditionFailed) = false, want true", call)

@@ -13,7 +13,7 @@ var (
 	ErrBadRequest = errors.New("httpmw: bad request")
 
 	// ErrKeyTooLong means the key function returned an id longer than
-	// lockcore.MaxPartitionKeyBytes. The request is answered 400 and no lock
+	// storeapi.MaxPartitionKeyBytes. The request is answered 400 and no lock
 	// is taken.
 	ErrKeyTooLong = errors.New("httpmw: key too long")
 )

@@ -150,7 +150,7 @@ func TestLateReleaseCopyIsRefusedByTheStore(t *testing.T) {
 		close(store.deliver)
 		var ce *storeapi.ConditionError
 		if err := <-store.lateErr; !errors.As(err, &ce) {
-			t.Errorf("the late copy's release = %v, want a *lockcore.ConditionError", err)
+			t.Errorf("the late copy's release = %v, want a *storeapi.ConditionError", err)
 		}
 		replay, err := invoke(t, wrap(t, &counter{}, store), time.Minute, order{Key: "k", Amount: 1})
 		if err != nil || replay != succ {

@@ -4,7 +4,7 @@ import "errors"
 
 var (
 	// ErrKeyTooLong means the key function returned an id longer than
-	// lockcore.MaxPartitionKeyBytes; the record is reported failed and no
+	// storeapi.MaxPartitionKeyBytes; the record is reported failed and no
 	// lock is taken for it.
 	ErrKeyTooLong = errors.New("sqsmw: key too long")
 
