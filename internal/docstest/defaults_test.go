@@ -120,7 +120,7 @@ func TestConfigurationDefaultsAreTheCodes(t *testing.T) {
 	for pkg, dir := range userPackages {
 		required = append(required, exportedOptions(t, pkg, dir)...)
 	}
-	if len(required) < 40 {
+	if len(required) < 30 { // the budget allows 40 across the packages; fewer than 30 means a folder moved
 		t.Fatalf("found only %d exported options; the package folders moved?", len(required))
 	}
 	for name := range codeDefaults {
