@@ -82,7 +82,7 @@ func (l *Lock) settle(ctx context.Context, req storeapi.AcquireRequest, sent, un
 	// Freed, not failed: the freed hold made no attempt, so the episode's
 	// attempts, reason and not-before stay as the item has them (the
 	// release writes none of them; no read of them is needed).
-	free := storeapi.ReleaseRequest{Key: l.key, Revision: req.Revision, NowMs: l.nowMs(), Result: Failure, KeepEpisode: true}
+	free := storeapi.ReleaseRequest{Key: l.key, Revision: req.Revision, NowMs: l.nowMs(), Result: Failure, KeepEpisode: true, Unheld: true}
 	if l.free(ctx, free) && applied && !l.late(ctx, until) {
 		return nil, &got, nil // settled too late to hold, within the wait: it goes on
 	}

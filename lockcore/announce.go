@@ -151,18 +151,31 @@ const annItemEvery = 4
 func (w *waiter) crowded() bool { return w.l.ann != nil && w.throttles > w.addedThrottles }
 
 // announcementTurn reports whether the next poll reads the waiter's
-// announcement shard rather than the lock item.
+// announcement shard rather than the lock item. The lock item keeps its
+// own pace: after throttled reads of it in a row, its reads come that many
+// doublings of the poll apart (up to 2^maxPaceShift polls), as a waiter's
+// that reads only the item, and the polls between them read the shard;
+// the reads the wait needs at once (an announced answer left out, an
+// announcement of another episode) do not wait for it.
 func (w *waiter) announcementTurn() bool {
 	if !w.crowded() {
 		return false
 	}
+	paced := w.itemPaced()
 	w.turn++
-	if w.needItem || w.turn%annItemEvery == 0 {
+	if w.needItem || (paced && w.turn%annItemEvery == 0) {
 		w.needItem = false
+		w.itemTurn = w.turn
 		return false
 	}
 	return true
 }
+
+// itemPaced reports whether the next poll may read the lock item at its
+// pace: at least 2^pace polls (at most 2^maxPaceShift, which is
+// annItemEvery: the item is still read at least every annItemEvery-th
+// poll) after the last read of it.
+func (w *waiter) itemPaced() bool { return w.turn+1-w.itemTurn > 1<<min(w.pace, maxPaceShift)-1 }
 
 // pollAnnouncement reads the waiter's shard once, within one call timeout
 // (see calltimeout.go); done is true when it shows a success the wait may take (see
@@ -187,9 +200,10 @@ func (w *waiter) pollAnnouncement() (res WaitResult, done bool) {
 		return res, false
 	case !found || a.Fence <= w.annFence:
 		// Nothing new on the shard: the success, if any, is on the lock
-		// item only (nobody relayed it yet), so the next poll reads it.
+		// item only (nobody relayed it yet), so the next poll reads it,
+		// when the item's pace allows (see announcementTurn).
 		w.annPace = 0
-		w.needItem = true
+		w.needItem = w.itemPaced()
 		return res, false
 	}
 	w.annPace = 0

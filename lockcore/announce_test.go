@@ -22,6 +22,7 @@ type crowdedMem struct {
 	mu         sync.Mutex
 	serveEvery int // 0 or 1: every read is served
 	gets       int
+	getAt      []time.Time // when each read of the lock item came
 	annGets    int
 	annPuts    int
 }
@@ -29,6 +30,7 @@ type crowdedMem struct {
 func (s *crowdedMem) Get(ctx context.Context, k lockcore.Key) (storeapi.Item, bool, error) {
 	s.mu.Lock()
 	s.gets++
+	s.getAt = append(s.getAt, time.Now())
 	throttled := s.serveEvery > 1 && s.gets%s.serveEvery != 0
 	s.mu.Unlock()
 	if throttled {
@@ -55,6 +57,12 @@ func (s *crowdedMem) setServeEvery(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.serveEvery = n
+}
+
+func (s *crowdedMem) itemReads() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.getAt...)
 }
 
 func (s *crowdedMem) counts() (gets, annGets, annPuts int) {
@@ -218,4 +226,69 @@ func TestAnnouncementsCostUncontendedNothing(t *testing.T) {
 			t.Errorf("%d announcement reads and %d writes without a throttle, want none", annGets, annPuts)
 		}
 	})
+}
+
+// A crowded waiter reads the lock item at the item's own pace: after two
+// throttled reads of it in a row its reads of the lock item come four polls
+// apart (2^maxPaceShift; the polls between read its announcement shard), as
+// a waiter's that reads only the item, instead of every other poll whatever
+// the item answers (a herd past the item's read capacity then asked it for
+// twice what it serves, half of it throttled). It still reads the item
+// within those four polls: the end of the hold is seen within a second.
+// Fails on the alternation alone: item reads 320-480 ms apart.
+func TestCrowdedWaiterKeepsTheItemPace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &crowdedMem{MemoryStore: lockcore.NewMemoryStore(), serveEvery: 1 << 30} // every read of the lock item throttled
+		holder := newLock(t, s, "holder")
+		mustAcquire(t, holder)
+		type result struct {
+			res lockcore.WaitResult
+			err error
+			at  time.Time
+		}
+		done := make(chan result, 1)
+		go func() {
+			l := newLock(t, s, "waiter")
+			res, err := l.TryAcquireElseWaitForRelease(context.Background())
+			done <- result{res, err, time.Now()}
+		}()
+		time.Sleep(5 * time.Second)
+		reads := s.itemReads()
+		poll := lockcore.DefaultPollInterval
+		if len(reads) < 5 {
+			t.Fatalf("%d reads of the lock item in 5 s, want at least 5", len(reads))
+		}
+		// The first read is the wait's first request; the next two, two
+		// polls apart, are throttled in a row: from then on the item's pace
+		// is four polls (each 0.8 to 1.2 intervals).
+		for i := 3; i < len(reads); i++ {
+			if gap := reads[i].Sub(reads[i-1]); gap < 4*poll*8/10 || gap > 4*poll*12/10 {
+				t.Errorf("reads %d and %d of the lock item %v apart, want four polls (%v to %v); reads at %v",
+					i-1, i, gap, 4*poll*8/10, 4*poll*12/10, offsets(reads))
+			}
+		}
+		gets, annGets, _ := s.counts()
+		if annGets < 2*gets {
+			t.Errorf("%d shard reads beside %d of the lock item, want the polls between the item's reads on the shard", annGets, gets)
+		}
+		s.setServeEvery(0)
+		mustRelease(t, holder, lockcore.Success, "ref")
+		released := time.Now()
+		r := <-done
+		if r.err != nil || r.res.Outcome != lockcore.Released || r.res.ResultRef != "ref" {
+			t.Fatalf("TryAcquireElseWaitForRelease() = %+v, %v, want Released with ref", r.res, r.err)
+		}
+		if d := r.at.Sub(released); d > 4*poll*12/10 {
+			t.Errorf("returned %v after the release, want within four polls (%v)", d, 4*poll*12/10)
+		}
+	})
+}
+
+// offsets returns ts as offsets from the first.
+func offsets(ts []time.Time) []time.Duration {
+	var ds []time.Duration
+	for _, t := range ts {
+		ds = append(ds, t.Sub(ts[0]))
+	}
+	return ds
 }

@@ -134,6 +134,11 @@ const (
 	releaseEpisode = ", #failures = :failures, #notBefore = :notBefore, #failReason = :failReason, #failRecentUntil = :failRecentUntil"
 	releaseAnswer  = ", #answer = :answer"
 	releaseHolds   = ", #holdMean = :holdMean, #holdDev = :holdDev"
+	// The record of the publication (see Item.PublishedRevision): a
+	// holder's release writes its own, an operator's clears it, and the
+	// freeing of a write nobody held leaves it.
+	releasePublished = ", #pubRev = :rev, #pubResult = :result"
+	releaseClearPub  = ", #pubRev = :empty, #pubResult = :empty"
 	// A release writes only an item its revision has not released: the
 	// retry of an applied release fails the condition and is recognised
 	// (see releasedAlready), so it never moves #relAt, the time waiters
@@ -153,7 +158,8 @@ var placeholders = map[string]string{
 	"#exp": storeapi.AttrExpiresAtMs, "#rel": storeapi.AttrIsReleased, "#result": storeapi.AttrResult,
 	"#resultRef": storeapi.AttrResultRef, "#resultFence": storeapi.AttrResultFence, "#relAt": storeapi.AttrReleasedAtMs,
 	"#account": storeapi.AttrRecordAccount, "#ttl": storeapi.AttrTTL, "#prevRev": storeapi.AttrPrevRevision,
-	"#prevResult": storeapi.AttrPrevResult, "#prevFailReason": storeapi.AttrPrevFailReason, "#failures": storeapi.AttrFailures, "#notBefore": storeapi.AttrNotBeforeMs,
+	"#prevResult": storeapi.AttrPrevResult, "#prevFailReason": storeapi.AttrPrevFailReason,
+	"#pubRev": storeapi.AttrPublishedRevision, "#pubResult": storeapi.AttrPublishedResult, "#failures": storeapi.AttrFailures, "#notBefore": storeapi.AttrNotBeforeMs,
 	"#failReason": storeapi.AttrFailReason, "#failRecentUntil": storeapi.AttrFailRecentUntilMs, "#answer": storeapi.AttrAnswer,
 	"#acqAt": storeapi.AttrAcquiredAtMs, "#holdMean": storeapi.AttrHoldMeanMs, "#holdDev": storeapi.AttrHoldDevMs,
 }
@@ -334,13 +340,19 @@ func (s *DynamoStore) Release(ctx context.Context, req storeapi.ReleaseRequest) 
 		values[":holdMean"], values[":holdDev"] = num(req.HoldMeanMs), num(req.HoldDevMs)
 	}
 	cond := releaseCond
-	if byOperator(req) {
+	switch {
+	case byOperator(req):
 		cond = releaseOperatorCond
 		values[":opReason"] = str(storeapi.OperatorReleaseReason)
+		update += releaseClearPub
+		values[":empty"] = str("")
+	case !req.Unheld:
+		update += releasePublished
 	}
 	it, err := s.update(ctx, "release", req.Key, s.writeInput(req.Key, update, cond, values))
 	var ce *storeapi.ConditionError
-	if errors.As(err, &ce) && ce.Current != nil && (releasedAlready(*ce.Current, req) || ownPublication(*ce.Current, req)) {
+	if errors.As(err, &ce) && ce.Current != nil &&
+		(releasedAlready(*ce.Current, req) || ownPublication(*ce.Current, req) || recordedPublication(*ce.Current, req)) {
 		return *ce.Current, nil
 	}
 	return it, err
@@ -488,6 +500,8 @@ func decodeItem(av map[string]types.AttributeValue) (storeapi.Item, error) {
 		PrevRevision:      d.str(storeapi.AttrPrevRevision),
 		PrevResult:        Result(d.str(storeapi.AttrPrevResult)),
 		PrevFailReason:    d.str(storeapi.AttrPrevFailReason),
+		PublishedRevision: d.str(storeapi.AttrPublishedRevision),
+		PublishedResult:   Result(d.str(storeapi.AttrPublishedResult)),
 		Failures:          d.num(storeapi.AttrFailures),
 		NotBeforeMs:       d.num(storeapi.AttrNotBeforeMs),
 		FailReason:        d.str(storeapi.AttrFailReason),
@@ -501,7 +515,7 @@ func decodeItem(av map[string]types.AttributeValue) (storeapi.Item, error) {
 	if d.err != nil {
 		return storeapi.Item{}, fmt.Errorf("malformed lock item: %w", d.err)
 	}
-	for _, res := range []Result{it.Result, it.PrevResult} {
+	for _, res := range []Result{it.Result, it.PrevResult, it.PublishedResult} {
 		if res != "" && !res.Valid() {
 			return storeapi.Item{}, fmt.Errorf("malformed lock item: result %q is neither %q nor %q", res, Success, Failure)
 		}

@@ -340,6 +340,21 @@ var releaseNames = map[string]string{"#rel": "isReleased", "#relAt": "releasedAt
 	"#resultRef": "resultRef", "#resultFence": "resultFence", "#fence": "fence", "#rev": "revision",
 	"#failures": "failures", "#notBefore": "notBeforeMs", "#failReason": "failReason", "#failRecentUntil": "failRecentUntilMs"}
 
+// keepEpisodeSet and keepEpisodeNames are a release's update that keeps
+// the episode, and its names; published is the update of the record of
+// the publication, and publishedNames adds its names.
+const (
+	keepEpisodeSet = "SET #rel = :true, #relAt = :now, #result = :result, #resultRef = :ref, #resultFence = #fence"
+	published      = ", #pubRev = :rev, #pubResult = :result"
+)
+
+var keepEpisodeNames = map[string]string{"#rel": "isReleased", "#relAt": "releasedAtMs", "#result": "result",
+	"#resultRef": "resultRef", "#resultFence": "resultFence", "#fence": "fence", "#rev": "revision"}
+
+func publishedNames(m map[string]string) map[string]string {
+	return withName(withName(m, "#pubRev", "publishedRevision"), "#pubResult", "publishedResult")
+}
+
 func withName(m map[string]string, k, v string) map[string]string {
 	m = maps.Clone(m)
 	m[k] = v
@@ -371,9 +386,9 @@ func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 				return st.Release(ctx, storeapi.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Failure, ResultRef: "x",
 					Failures: 2, NotBeforeMs: 9, FailReason: "upstream_429", FailRecentUntilMs: 11})
 			},
-			wantUpdate: releaseSet,
+			wantUpdate: releaseSet + published,
 			wantCond:   holderReleaseCond,
-			wantNames:  releaseNames,
+			wantNames:  publishedNames(releaseNames),
 			wantValues: map[string]types.AttributeValue{":true": avBool(true), ":now": avN("7"), ":result": avS("failure"),
 				":ref": avS("x"), ":rev": avS("r"), ":false": avBool(false),
 				":failures": avN("2"), ":notBefore": avN("9"), ":failReason": avS("upstream_429"), ":failRecentUntil": avN("11")},
@@ -381,30 +396,46 @@ func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 		{
 			// An operator's force-release matches an item its holder
 			// released with failure: it clears a recent failure. Its own
-			// retry does not match, and writes nothing.
+			// retry does not match, and writes nothing. It clears the
+			// record of the last publication.
 			name: "release failure by an operator",
 			call: func(ctx context.Context, st *lockcore.DynamoStore) (storeapi.Item, error) {
 				return st.Release(ctx, storeapi.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Failure,
 					Failures: 2, FailReason: storeapi.OperatorReleaseReason})
 			},
-			wantUpdate: releaseSet,
+			wantUpdate: releaseSet + ", #pubRev = :empty, #pubResult = :empty",
 			wantCond:   "#rev = :rev AND (#rel = :false OR #result = :result AND NOT #failReason = :opReason)",
-			wantNames:  releaseNames,
-			wantValues: map[string]types.AttributeValue{":true": avBool(true), ":now": avN("7"), ":result": avS("failure"),
+			wantNames:  publishedNames(releaseNames),
+			wantValues: map[string]types.AttributeValue{":true": avBool(true), ":now": avN("7"), ":result": avS("failure"), ":empty": avS(""),
 				":ref": avS(""), ":rev": avS("r"), ":false": avBool(false), ":opReason": avS("operator_release"),
 				":failures": avN("2"), ":notBefore": avN("0"), ":failReason": avS("operator_release"), ":failRecentUntil": avN("0")},
 		},
 		{
-			// Freeing a possible ghost: the episode stays as the item has it.
+			// A holder's release that made no attempt: the episode stays
+			// as the item has it.
 			name: "release failure keeping the episode",
 			call: func(ctx context.Context, st *lockcore.DynamoStore) (storeapi.Item, error) {
 				return st.Release(ctx, storeapi.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Failure, KeepEpisode: true,
 					Failures: 2, NotBeforeMs: 9, FailReason: "ignored", FailRecentUntilMs: 11})
 			},
-			wantUpdate: "SET #rel = :true, #relAt = :now, #result = :result, #resultRef = :ref, #resultFence = #fence",
+			wantUpdate: keepEpisodeSet + published,
 			wantCond:   holderReleaseCond,
-			wantNames: map[string]string{"#rel": "isReleased", "#relAt": "releasedAtMs", "#result": "result",
-				"#resultRef": "resultRef", "#resultFence": "resultFence", "#fence": "fence", "#rev": "revision"},
+			wantNames:  publishedNames(keepEpisodeNames),
+			wantValues: map[string]types.AttributeValue{":true": avBool(true), ":now": avN("7"), ":result": avS("failure"),
+				":ref": avS(""), ":rev": avS("r"), ":false": avBool(false)},
+		},
+		{
+			// Freeing a possible ghost, which nobody held: the episode
+			// stays as the item has it, and so does the record of the
+			// last publication.
+			name: "release freeing a write nobody held",
+			call: func(ctx context.Context, st *lockcore.DynamoStore) (storeapi.Item, error) {
+				return st.Release(ctx, storeapi.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Failure, KeepEpisode: true,
+					Unheld: true})
+			},
+			wantUpdate: keepEpisodeSet,
+			wantCond:   holderReleaseCond,
+			wantNames:  keepEpisodeNames,
 			wantValues: map[string]types.AttributeValue{":true": avBool(true), ":now": avN("7"), ":result": avS("failure"),
 				":ref": avS(""), ":rev": avS("r"), ":false": avBool(false)},
 		},
@@ -414,9 +445,9 @@ func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 				return st.Release(ctx, storeapi.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Success, ResultRef: "x",
 					Answer: []byte("42"), Failures: 2, NotBeforeMs: 9, FailReason: "ignored", FailRecentUntilMs: 11})
 			},
-			wantUpdate: releaseSet + ", #answer = :answer",
+			wantUpdate: releaseSet + ", #answer = :answer" + published,
 			wantCond:   holderReleaseCond,
-			wantNames:  withName(releaseNames, "#answer", "answer"),
+			wantNames:  publishedNames(withName(releaseNames, "#answer", "answer")),
 			wantValues: map[string]types.AttributeValue{":true": avBool(true), ":now": avN("7"), ":result": avS("success"),
 				":ref": avS("x"), ":rev": avS("r"), ":false": avBool(false), ":answer": &types.AttributeValueMemberB{Value: []byte("42")},
 				":failures": avN("0"), ":notBefore": avN("0"), ":failReason": avS(""), ":failRecentUntil": avN("0")},

@@ -89,6 +89,7 @@ func acquired(cur *storeapi.Item, req storeapi.AcquireRequest) storeapi.Item {
 	if cur != nil {
 		it.Fence = cur.Fence + 1
 		it.PrevRevision, it.PrevResult, it.PrevFailReason = cur.Revision, cur.Result, cur.FailReason
+		it.PublishedRevision, it.PublishedResult = cur.PublishedRevision, cur.PublishedResult
 		it.Failures, it.NotBeforeMs = cur.Failures, cur.NotBeforeMs
 		it.FailReason, it.FailRecentUntilMs = cur.FailReason, cur.FailRecentUntilMs
 		it.HoldMeanMs, it.HoldDevMs = cur.HoldMeanMs, cur.HoldDevMs
@@ -150,7 +151,7 @@ func (s *MemoryStore) Release(ctx context.Context, req storeapi.ReleaseRequest) 
 	defer s.mu.Unlock()
 	cur := s.items[storeapi.PartitionKey(req.Key)]
 	if cur == nil || cur.Revision != req.Revision || (cur.Released && !replacesHolderFailure(*cur, req)) {
-		if cur != nil && (releasedAlready(*cur, req) || ownPublication(*cur, req)) {
+		if cur != nil && (releasedAlready(*cur, req) || ownPublication(*cur, req) || recordedPublication(*cur, req)) {
 			return cloneItem(*cur), nil
 		}
 		return storeapi.Item{}, &storeapi.ConditionError{Op: "release", Current: clonePtr(cur)}
@@ -197,6 +198,12 @@ func released(cur storeapi.Item, req storeapi.ReleaseRequest) storeapi.Item {
 	if req.HoldMeanMs > 0 {
 		it.HoldMeanMs, it.HoldDevMs = req.HoldMeanMs, req.HoldDevMs
 	}
+	switch {
+	case byOperator(req):
+		it.PublishedRevision, it.PublishedResult = "", ""
+	case !req.Unheld:
+		it.PublishedRevision, it.PublishedResult = req.Revision, req.Result
+	}
 	if req.Result == Success {
 		if len(req.Answer) > 0 {
 			it.Answer = bytes.Clone(req.Answer)
@@ -226,6 +233,19 @@ func released(cur storeapi.Item, req storeapi.ReleaseRequest) storeapi.Item {
 func ownPublication(cur storeapi.Item, req storeapi.ReleaseRequest) bool {
 	return cur.Revision != req.Revision && cur.PrevRevision == req.Revision && cur.PrevResult == req.Result &&
 		!(req.Result == Failure && !byOperator(req) && replacedOperatorRelease(cur))
+}
+
+// recordedPublication reports whether cur, of another revision, which
+// failed req's condition, records req as the last publication on the item
+// (see [storeapi.Item].PublishedRevision): req was applied, and since then only
+// acquisitions and the freeing of writes that nobody held have changed the
+// item, however many. Only req's holder sends a release of its revision
+// that is neither an operator's nor the freeing of a write nobody held,
+// and an operator's force-release clears the record, so it never names a
+// release that was not applied, nor a holder's failure an operator
+// replaced.
+func recordedPublication(cur storeapi.Item, req storeapi.ReleaseRequest) bool {
+	return cur.Revision != req.Revision && cur.PublishedRevision == req.Revision && cur.PublishedResult == req.Result
 }
 
 // replacedOperatorRelease reports whether cur's acquisition replaced an

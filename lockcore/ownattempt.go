@@ -120,7 +120,7 @@ func (w *waiter) own(it storeapi.Item) (v verdict, ok bool) {
 	// the late copy wrote it (see settle), and race for the lock. The
 	// release ends with the wait (callCtx): a copy it could not free is
 	// left to the environment's next call (see lostattempt.go).
-	free := storeapi.ReleaseRequest{Key: l.key, Revision: it.Revision, NowMs: l.nowMs(), Result: Failure, KeepEpisode: true}
+	free := storeapi.ReleaseRequest{Key: l.key, Revision: it.Revision, NowMs: l.nowMs(), Result: Failure, KeepEpisode: true, Unheld: true}
 	if !l.free(w.callCtx, free) {
 		return verdict{}, true // the store failed: the next read tries again
 	}

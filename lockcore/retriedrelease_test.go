@@ -2,6 +2,8 @@ package lockcore_test
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -76,4 +78,151 @@ func TestRetriedReleaseKeepsPublicationTime(t *testing.T) {
 			})
 		})
 	}
+}
+
+// cutOffHolder is a holder's store cut off from the table by the network
+// from its first release on: that release is applied and its answer lost
+// when deliverFirst is set (the client hears nothing until the attempt's
+// context ends), and held up like the rest otherwise. Held-up requests are
+// never delivered (each ends with a timeout when its attempt does) until
+// the test closes heal; then they get through.
+type cutOffHolder struct {
+	storeapi.Store
+	deliverFirst bool
+	once         sync.Once
+	sent         chan struct{} // closed when the first release was sent (and, with deliverFirst, applied)
+	heal         chan struct{} // closed by the test: requests get through again
+}
+
+func newCutOffHolder(inner storeapi.Store, deliverFirst bool) *cutOffHolder {
+	return &cutOffHolder{Store: inner, deliverFirst: deliverFirst, sent: make(chan struct{}), heal: make(chan struct{})}
+}
+
+func (s *cutOffHolder) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
+	first := false
+	s.once.Do(func() { first = true })
+	if first && s.deliverFirst {
+		if _, err := s.Store.Release(ctx, req); err != nil {
+			return storeapi.Item{}, err
+		}
+		close(s.sent)
+		<-ctx.Done()
+		return storeapi.Item{}, clientTimeout{}
+	}
+	if first {
+		close(s.sent)
+	}
+	select {
+	case <-s.heal:
+		return s.Store.Release(ctx, req)
+	case <-ctx.Done():
+		return storeapi.Item{}, clientTimeout{}
+	}
+}
+
+// retriedOverAFreedLateCopy is a holder's release whose retry arrives two
+// acquisitions late: a copy of a waiter's refused attempt lands on the
+// released item after the waiter returned, and the environment's next call
+// frees it and acquires, before the holder's request gets through.
+type retriedOverAFreedLateCopy struct {
+	name          string
+	result        lockcore.Result
+	deliverFirst  bool // the holder's first release is applied (its answer lost)
+	servedWaiter  bool // the waiter is RELEASED with the holder's success; else it gives up first
+	operatorFirst bool // an operator force-releases the hold before the holder's release is sent
+	operatorAfter bool // an operator force-releases the revision after the holder's release applied
+	wantLost      bool // the holder is told ErrLeaseLost; else nil
+}
+
+var retriedOverAFreedLateCopyCases = []retriedOverAFreedLateCopy{
+	// The holder's publication stands, and the waiter was served from
+	// it: the retry is recognised (it used to be told ErrLeaseLost).
+	{name: "its success applied", result: lockcore.Success, deliverFirst: true, servedWaiter: true},
+	// An operator replaced the holder's failure: the holder is told it
+	// lost its lease, as it is before anybody acquires.
+	{name: "its failure applied then replaced by an operator", result: lockcore.Failure, deliverFirst: true, operatorAfter: true, wantLost: true},
+	// Its release never applied: the operator's release stands.
+	{name: "force-released before its release", result: lockcore.Success, operatorFirst: true, wantLost: true},
+}
+
+// A holder's release that applied, its answer lost, is recognised however
+// late its retry comes: Release returns nil after a late copy was freed
+// and a newcomer acquired (it used to return ErrLeaseLost, though the
+// waiter was RELEASED with that success). A release that did not apply,
+// or a failure an operator's force-release replaced, is still told
+// ErrLeaseLost.
+func TestRetriedReleaseIsRecognisedAfterAFreedLateCopy(t *testing.T) {
+	for _, tt := range retriedOverAFreedLateCopyCases {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tt.run(t, lockcore.NewMemoryStore())
+			})
+		})
+	}
+}
+
+// The same on DynamoDB's API (Dynoxide, dynalite), in real time.
+func TestRetriedReleaseIsRecognisedAfterAFreedLateCopyOnEveryStore(t *testing.T) {
+	for _, st := range everyStore() {
+		for _, tt := range retriedOverAFreedLateCopyCases {
+			t.Run(st.name+"/"+tt.name, func(t *testing.T) {
+				tt.run(t, st.new(t))
+			})
+		}
+	}
+}
+
+func (tt retriedOverAFreedLateCopy) run(t *testing.T, inner storeapi.Store) {
+	t.Helper()
+	env := startedEnvironment(t, inner)
+	cut := newCutOffHolder(inner, tt.deliverFirst)
+	holder := newLock(t, cut, "holder", lockcore.WithLease(6*time.Second), env)
+	mustAcquire(t, holder)
+	fence := holder.Fence()
+	copies := newLateCopy(inner)
+	waitOpts := []lockcore.Option{lockcore.WithLease(6 * time.Second), env}
+	if !tt.servedWaiter {
+		waitOpts = append(waitOpts, lockcore.WithMaxWait(time.Second))
+	}
+	done := waitInBackground(newLock(t, copies, "waiter", waitOpts...))
+	<-copies.refused // the waiter's first attempt was refused over the holder: it waits
+	if !tt.servedWaiter {
+		if got := <-done; !errors.Is(got.err, lockcore.ErrWaitTimeout) {
+			t.Fatalf("wait = %+v, %v; want FAILED with ErrWaitTimeout while the holder holds", got.res, got.err)
+		}
+	}
+	if tt.operatorFirst {
+		forceRelease(t, inner, holder.Key())
+	}
+
+	released := make(chan error, 1)
+	go func() { released <- holder.Release(context.Background(), tt.result, "ref") }()
+	<-cut.sent
+	if tt.servedWaiter {
+		if got := <-done; got.err != nil || got.res.Outcome != lockcore.Released || got.res.Fence != fence {
+			t.Fatalf("wait = %+v, %v; want RELEASED with the holder's success (fence %d)", got.res, got.err, fence)
+		}
+	}
+	if tt.operatorAfter {
+		forceRelease(t, inner, holder.Key())
+	}
+	landed := copies.land(t)
+	next := newLock(t, inner, "next", lockcore.WithLease(6*time.Second), env)
+	res, err := next.TryAcquireElseWaitForRelease(context.Background())
+	if err != nil || res.Outcome != lockcore.Acquired || res.Fence <= landed.Fence {
+		t.Fatalf("next call = %+v, %v; want ACQUIRED above the late copy's fence %d", res, err, landed.Fence)
+	}
+
+	close(cut.heal)
+	err = <-released
+	switch {
+	case tt.wantLost && !errors.Is(err, lockcore.ErrLeaseLost):
+		t.Errorf("holder's Release(%s) = %v; want ErrLeaseLost: the operator's release was the last of its revision", tt.result, err)
+	case !tt.wantLost && err != nil:
+		t.Errorf("holder's Release(%s) = %v; want nil: it was published", tt.result, err)
+	}
+	if it, _, _ := inner.Get(context.Background(), holder.Key()); it.Revision != next.Revision() || it.Released {
+		t.Errorf("item after the holder's retry = %+v; want the next call's hold untouched", it)
+	}
+	mustRelease(t, next, lockcore.Success, "next-ref")
 }

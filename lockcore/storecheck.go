@@ -86,6 +86,8 @@ func checkReleaseRequest(req storeapi.ReleaseRequest) error {
 		return errors.New("an answer is published only with success")
 	case req.NowMs < 0:
 		return checkNow(req.NowMs)
+	case req.Unheld && (req.Result != Failure || !req.KeepEpisode):
+		return errors.New("the freeing of a write nobody held (unheld) is a failure that keeps the episode")
 	case req.HoldMeanMs < 0 || req.HoldDevMs < 0:
 		return fmt.Errorf("negative hold history (mean %d ms, deviation %d ms)", req.HoldMeanMs, req.HoldDevMs)
 	}
@@ -100,7 +102,8 @@ func checkReleaseRequest(req storeapi.ReleaseRequest) error {
 // value (a string's UTF-8 length, a binary's length, a number's encoded
 // size, 1 for a boolean). The optional attributes that DynamoStore leaves
 // out when empty are left out here too; the failure attributes are always
-// counted (a Success release stores them as zeros), so for an item that
+// counted (a Success release stores them as zeros), and so is the record
+// of the last publication (an operator's release stores it empty), so for an item that
 // never was released this is a few bytes more than DynamoDB counts: the
 // memory store is, if anything, stricter.
 func itemSize(it storeapi.Item) int {
@@ -133,6 +136,8 @@ func itemSize(it storeapi.Item) int {
 	str(storeapi.AttrPrevRevision, it.PrevRevision)
 	str(storeapi.AttrPrevResult, string(it.PrevResult))
 	str(storeapi.AttrPrevFailReason, it.PrevFailReason)
+	str(storeapi.AttrPublishedRevision, it.PublishedRevision)
+	str(storeapi.AttrPublishedResult, string(it.PublishedResult))
 	opt(storeapi.AttrResult, string(it.Result))
 	opt(storeapi.AttrResultRef, it.ResultRef)
 	optNum(storeapi.AttrResultFence, it.ResultFence)

@@ -277,6 +277,7 @@ type waiter struct {
 	seenFence int64
 	shard     int   // this waiter's announcement shard
 	turn      int   // polls since the wait became crowded: every annItemEvery-th reads the lock item
+	itemTurn  int   // the turn that last read the lock item (see announcementTurn)
 	annFence  int64 // the highest fence the shard showed
 	needItem  bool  // the next poll reads the lock item (an announced answer was left out)
 	annPace   int   // throttled shard reads in a row (pace is the lock item's)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/internal/localrun"
-	"github.com/herdlock/herdlock/middleware/lockmw"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -76,8 +75,8 @@ func TestEndToEndOpenTelemetry(t *testing.T) {
 		if server == nil {
 			continue
 		}
-		invocationIDs[stringAttrs(server)[lockmw.AttrInvocationID]] = true
-		root := find(trace, lockmw.SpanInvocation)
+		invocationIDs[stringAttrs(server)["faas.invocation_id"]] = true
+		root := find(trace, "herdlock")
 		if len(root) == 0 {
 			gotOutcomes = append(gotOutcomes, fetchcache.OutcomeNone) // a fresh cache entry: no lock
 			continue
@@ -87,11 +86,11 @@ func TestEndToEndOpenTelemetry(t *testing.T) {
 			continue
 		}
 		a := stringAttrs(root[0])
-		gotOutcomes = append(gotOutcomes, a[lockmw.AttrOutcome])
-		if a[lockmw.AttrLockID] != "EUR-USD" || a[lockmw.AttrInvocationID] == "" {
+		gotOutcomes = append(gotOutcomes, a["herdlock.lock.outcome"])
+		if a["herdlock.lock.id"] != "EUR-USD" || a["faas.invocation_id"] == "" {
 			t.Errorf("trace %s: herdlock attributes %v; want lock id EUR-USD and an invocation id", id, a)
 		}
-		if a[lockmw.AttrOutcome] != "ACQUIRED" {
+		if a["herdlock.lock.outcome"] != "ACQUIRED" {
 			continue
 		}
 		fetched++
@@ -141,12 +140,12 @@ func checkTree(t *testing.T, id string, trace []receivedSpan) *tracepb.Span {
 // herdlock (the holder's read and write).
 func checkHolderTrace(t *testing.T, id string, trace []receivedSpan, server, root *tracepb.Span, lockTable, cacheTable string) {
 	t.Helper()
-	for _, name := range []string{lockmw.SpanAcquire, lockmw.SpanRelease} {
+	for _, name := range []string{"lock.acquire", "lock.release"} {
 		if s := find(trace, name); len(s) != 1 || !isChild(s[0], root) {
 			t.Errorf("trace %s: %d %s spans, want one under herdlock", id, len(s), name)
 		}
 	}
-	if s := find(trace, lockmw.SpanRelease); len(s) == 1 && stringAttrs(s[0])[lockmw.AttrResult] != "success" {
+	if s := find(trace, "lock.release"); len(s) == 1 && stringAttrs(s[0])["herdlock.lock.result"] != "success" {
 		t.Errorf("trace %s: release attributes %v, want result success", id, stringAttrs(s[0]))
 	}
 	calls := map[string]bool{}

@@ -100,10 +100,7 @@ func setup(ctx context.Context, getenv func(string) string) (handler, error) {
 	}
 	up := fetchcache.NewUpstream(cfg.UpstreamURL, &http.Client{Timeout: upstreamTimeout})
 	opts := []lockmw.Option{
-		lockmw.WithMetrics(metrics),
-		lockmw.WithColdStartMetric(),
-		lockmw.WithLogger(logger),
-		lockmw.WithTracer(tr.tracer),
+		lockmw.WithTelemetry(lockmw.Telemetry{EMF: metrics, ColdStartMetric: true, Logger: logger, Tracer: tr.tracer}),
 	}
 	var (
 		h     func(context.Context, fetchcache.Request) (fetchcache.Response, error)

@@ -10,7 +10,6 @@ import (
 	"github.com/awslabs/goformation/v7/cloudformation"
 	"github.com/awslabs/goformation/v7/cloudformation/cloudwatch"
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
-	"github.com/herdlock/herdlock/middleware/lockmw"
 	"gopkg.in/yaml.v3"
 )
 
@@ -22,7 +21,7 @@ var lockMetrics = []string{
 	"LockAcquisitionError", "LockNotReleased", "LockAcquisitionWaitTimeout",
 	"WaitForLock", "LockAcquisitionWaitDuration", "LockPollCount",
 	"LockTakeover", "LockRetryAfterFailure", "LockLeaseLost", "LockSharedFailure",
-	"LockEpisodeAttempts", lockmw.MetricNotTried, lockmw.MetricLockCoalesced, lockmw.MetricLockCoalescedFallThrough, lockmw.MetricLockCoalescedWait,
+	"LockEpisodeAttempts", "LockNotTried", "LockCoalesced", "LockCoalescedFallThrough", "LockCoalescedWaitDuration",
 }
 
 // rawNode returns the YAML node at the given keys of template.yaml.

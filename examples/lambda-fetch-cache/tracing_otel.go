@@ -93,14 +93,14 @@ func flushing(h handler, tp *sdktrace.TracerProvider, logger *slog.Logger) handl
 	return func(ctx context.Context, req json.RawMessage) (any, error) {
 		var attrs []attribute.KeyValue
 		if lc, ok := lambdacontext.FromContext(ctx); ok {
-			attrs = append(attrs, attribute.String(lockmw.AttrInvocationID, lc.AwsRequestID),
-				attribute.String(lockmw.AttrResourceID, lc.InvokedFunctionArn))
+			attrs = append(attrs, attribute.String("faas.invocation_id", lc.AwsRequestID),
+				attribute.String("cloud.resource_id", lc.InvokedFunctionArn))
 		}
 		ctx, span := tracer.Start(oteltracer.ContextWithLambdaParent(ctx), name,
 			trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 		resp, err := h(ctx, req)
 		if err != nil {
-			code := lockmw.ErrorCode(err)
+			code := lockmw.ErrorReason(err)
 			span.SetAttributes(attribute.String("error.type", code))
 			span.SetStatus(codes.Error, code)
 		}
@@ -114,7 +114,7 @@ func flushing(h handler, tp *sdktrace.TracerProvider, logger *slog.Logger) handl
 		if ferr := tp.ForceFlush(fctx); ferr != nil {
 			// The exporter's error may quote the collector's answer: log
 			// only its code.
-			logger.WarnContext(ctx, "lambda-fetch-cache: span flush", slog.String("error", lockmw.ErrorCode(ferr)))
+			logger.WarnContext(ctx, "lambda-fetch-cache: span flush", slog.String("error", lockmw.ErrorReason(ferr)))
 		}
 		return resp, err
 	}

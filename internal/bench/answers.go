@@ -170,9 +170,9 @@ func answerHandler(a *Actor, mode string, inv *answerInvocation, work func(fence
 	key := func(_ context.Context, k string) (string, error) { return k, nil }
 	opts := []lockmw.Option{
 		lockmw.WithLockGroup("bench"),
-		lockmw.WithRecordAccount(1, 1),
-		lockmw.WithMetricsWriter(io.Discard),
-		lockmw.WithLogger(discard),
+		lockmw.WithHolder(lockmw.Holder{AccountID: 1, AppID: 1}),
+		lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}),
+		lockmw.WithTelemetry(lockmw.Telemetry{Logger: discard}),
 		// A straggler that arrives after the release reads the published
 		// success instead of fetching again, in both modes.
 		lockmw.WithLockOptions(lockcore.WithFreshSuccess(time.Minute)),

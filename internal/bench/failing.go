@@ -96,10 +96,10 @@ func RunFailing(ctx context.Context, env *Env, mode string, n int) (FailingResul
 		a := env.NewActor()
 		h, err := lockmw.NewHandlers(hs, a.Store, func(_ context.Context, k string) (string, error) { return k, nil },
 			lockmw.WithLockGroup("bench"),
-			lockmw.WithRecordAccount(1, 1),
-			lockmw.WithOwnerName(func(context.Context) string { return fmt.Sprintf("invocation-%d", i) }),
-			lockmw.WithLogger(discard),
-			lockmw.WithMetricsWriter(io.Discard),
+			lockmw.WithHolder(lockmw.Holder{AccountID: 1, AppID: 1}),
+			lockmw.WithHolder(lockmw.Holder{Name: func(context.Context) string { return fmt.Sprintf("invocation-%d", i) }}),
+			lockmw.WithTelemetry(lockmw.Telemetry{Logger: discard}),
+			lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}),
 			lockmw.WithLockOptions(lockcore.WithFreshSuccess(time.Minute)),
 		)
 		if err != nil {

@@ -67,8 +67,10 @@ func TestHotHerdCIWritingFirst(t *testing.T) {
 // the herd's key. Each must still learn from a read, not a write, that the
 // lock is held: writes on the item at most 5 % of N, at most 1.5 requests
 // on the item per invocation, at most 2 % throttled, and release to return
-// no slower than the same herd of new environments (p50 and p99 within
-// 10 %, or one round trip). Before lockcore read first on a key its store
+// no slower than the same herd of new environments (the medians over
+// five herds of each, p50 and p99 within 10 %, or one round trip: one
+// herd's p99 of 100 is nearly its slowest waiter, whose poll phase the
+// jitter draws). Before lockcore read first on a key its store
 // had not found free, a warm environment's first request was the
 // conditional write: 1.00 writes per invocation, and the test failed.
 func TestHotHerdCIWarmFleet(t *testing.T) {
@@ -78,19 +80,26 @@ func TestHotHerdCIWarmFleet(t *testing.T) {
 		t.Fatalf("modes %q and %q: want the default on new environments and on a warm fleet", cold.Name, fleet.Name)
 	}
 	sc := HotScenario{N: 100, Arrival: HotArrival, Work: HerdWork}
-	c := ciHerd(t, cold, sc)
-	r := ciHerd(t, fleet, sc)
-	if r.Environments != 0 {
-		t.Errorf("the herd started %d new environments, want 0: the fleet serves it", r.Environments)
-	}
-	if r.WritesPerInvocation > 0.05 || r.RequestsPerInvocation() > 1.5 || r.ThrottledShare() > 0.02 {
-		t.Errorf("warm fleet: %.2f writes and %.2f requests on the item per invocation, %.1f%% of %d throttled; want <= 0.05, <= 1.5, <= 2%%",
-			r.WritesPerInvocation, r.RequestsPerInvocation(), 100*r.ThrottledShare(), r.Requests)
+	const herds = 5
+	var coldP50, coldP99, fleetP50, fleetP99 []float64
+	for range herds {
+		c := ciHerd(t, cold, sc)
+		r := ciHerd(t, fleet, sc)
+		if r.Environments != 0 {
+			t.Errorf("the herd started %d new environments, want 0: the fleet serves it", r.Environments)
+		}
+		if r.WritesPerInvocation > 0.05 || r.RequestsPerInvocation() > 1.5 || r.ThrottledShare() > 0.02 {
+			t.Errorf("warm fleet: %.2f writes and %.2f requests on the item per invocation, %.1f%% of %d throttled; want <= 0.05, <= 1.5, <= 2%%",
+				r.WritesPerInvocation, r.RequestsPerInvocation(), 100*r.ThrottledShare(), r.Requests)
+		}
+		coldP50, coldP99 = append(coldP50, c.Latency.P50), append(coldP99, c.Latency.P99)
+		fleetP50, fleetP99 = append(fleetP50, r.Latency.P50), append(fleetP99, r.Latency.P99)
 	}
 	slack := func(cold float64) float64 { return max(cold*1.1, cold+ms(HotRTTMax)) }
-	if r.Latency.P50 > slack(c.Latency.P50) || r.Latency.P99 > slack(c.Latency.P99) {
-		t.Errorf("warm fleet: release to return p50/p99 %.0f/%.0f ms, new environments %.0f/%.0f ms: want no slower",
-			r.Latency.P50, r.Latency.P99, c.Latency.P50, c.Latency.P99)
+	c50, c99, f50, f99 := medianOf(coldP50), medianOf(coldP99), medianOf(fleetP50), medianOf(fleetP99)
+	if f50 > slack(c50) || f99 > slack(c99) {
+		t.Errorf("warm fleet: release to return p50/p99 %.0f/%.0f ms, new environments %.0f/%.0f ms (medians of %d herds; p99s %v and %v): want no slower",
+			f50, f99, c50, c99, herds, fleetP99, coldP99)
 	}
 }
 

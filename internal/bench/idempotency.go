@@ -397,7 +397,7 @@ func (b *duplicateBurst) invoker(side string) (func(context.Context) (string, er
 	if err != nil {
 		return nil, err
 	}
-	quiet := idempotency.WithLockmw(lockmw.WithLogger(slog.New(slog.DiscardHandler)), lockmw.WithMetricsWriter(io.Discard))
+	quiet := idempotency.WithLockmw(lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}))
 	if b.source == SourceSQS {
 		records, err := idempotency.SQSHandler(func(ctx context.Context, _ events.SQSMessage) error {
 			_, err := b.work(ctx)
@@ -407,7 +407,7 @@ func (b *duplicateBurst) invoker(side string) (func(context.Context) (string, er
 			return nil, err
 		}
 		h := sqsmw.Wrap(records, store, idempotency.MessageID, sqsmw.WithLockmw(lockmw.WithLockGroup(idempotencyPartition+"-sqs"),
-			lockmw.WithLogger(slog.New(slog.DiscardHandler)), lockmw.WithMetricsWriter(io.Discard)))
+			lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard})))
 		body, _ := json.Marshal(order)
 		ev := events.SQSEvent{Records: []events.SQSMessage{{MessageId: "msg-1", Body: string(body), EventSource: "aws:sqs",
 			EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:orders"}}}

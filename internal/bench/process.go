@@ -86,9 +86,9 @@ func RunProcessHerd(ctx context.Context, env *Env, k, trials int) ProcessHerdRes
 	h, err := lockmw.NewHandlers(lockmw.Handlers[string, string]{Fetch: fetch, OnReleased: read}, store,
 		func(_ context.Context, id string) (string, error) { return id, nil },
 		lockmw.WithLockGroup("bench"),
-		lockmw.WithRecordAccount(1, 1),
-		lockmw.WithMetricsWriter(io.Discard),
-		lockmw.WithLogger(discard),
+		lockmw.WithHolder(lockmw.Holder{AccountID: 1, AppID: 1}),
+		lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}),
+		lockmw.WithTelemetry(lockmw.Telemetry{Logger: discard}),
 	)
 	if err != nil {
 		res.Errors = append(res.Errors, err.Error())

@@ -35,6 +35,8 @@ type Results struct {
 	// Idempotency is figure 13: duplicates that wait (herdlock's
 	// idempotency) against duplicates that raise (Powertools-style).
 	Idempotency []IdempotencyResult `json:"idempotency,omitempty"`
+	// Cost is figure 14: the cost of a burst on one key, per side.
+	Cost []CostResult `json:"cost,omitempty"`
 }
 
 // Settings are the lock settings of the run.

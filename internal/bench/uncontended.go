@@ -131,10 +131,10 @@ func NoopWrap(store storeapi.Store, key string) (func(context.Context, struct{})
 		store, lockmw.StaticKey[struct{}](key),
 		lockmw.WithLockOptions(lockcore.WithFreshSuccess(0)),
 		lockmw.WithLockGroup("bench"),
-		lockmw.WithRecordAccount(1, 1),
-		lockmw.WithOwnerName(func(context.Context) string { return "bench" }),
-		lockmw.WithMetricsWriter(io.Discard),
-		lockmw.WithLogger(discard),
+		lockmw.WithHolder(lockmw.Holder{AccountID: 1, AppID: 1}),
+		lockmw.WithHolder(lockmw.Holder{Name: func(context.Context) string { return "bench" }}),
+		lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}),
+		lockmw.WithTelemetry(lockmw.Telemetry{Logger: discard}),
 	)
 }
 

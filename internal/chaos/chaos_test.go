@@ -114,6 +114,11 @@ func TestChaosCI(t *testing.T) {
 		t.Errorf("the run exercised too little: %d cycles, %d liveness checks, %d herd rounds, linearizability checked %v, %d requests throttled at capacity",
 			rep.Cycles, rep.LivenessChecked, len(rep.Herd), rep.Lin.Checked, rep.CapacityThrottled)
 	}
+	// Duplicates of the storm's idempotent operations were replayed, and
+	// mismatched payloads refused, so check 15 judged both.
+	if rep.Idem.Replays == 0 || rep.Idem.Mismatched == 0 {
+		t.Errorf("the idempotent deliveries exercised too little: %+v", rep.Idem)
+	}
 	if missing := rep.StormMissing(); len(missing) > 0 || rep.Episodes == 0 || rep.NotAppliedChecked == 0 {
 		t.Errorf("the storm exercised too little: no %v; %d failure episodes; %d calls with a not-applied error", missing, rep.Episodes, rep.NotAppliedChecked)
 	}
@@ -244,6 +249,12 @@ func TestChaosSelfTest(t *testing.T) {
 				{phases: longStorm, freeze: 8 * time.Second, operator: time.Second, poll: time.Second},
 				{phases: longStorm, freeze: time.Minute, operator: 400 * time.Millisecond, poll: time.Second, seed: 3}},
 			want: []chaos.Check{chaos.CheckOperator},
+		},
+		{
+			name:    "idempotency layer that validates no payload",
+			variant: chaos.VariantNoFingerprint,
+			configs: []config{{phases: storm, freeze: 8 * time.Second}},
+			want:    []chaos.Check{chaos.CheckIdempotency},
 		},
 	}
 	for _, tt := range tests {

@@ -24,9 +24,10 @@ const (
 )
 
 // Checks lists the checks in order: the safety checks, then the contract
-// checks (ContractChecks, check_contract.go).
-var Checks = append([]Check{CheckFences, CheckMutex, CheckLiveness, CheckHerd, CheckLinear, CheckEpisode, CheckOperator, CheckPublished},
-	ContractChecks...)
+// checks (ContractChecks, check_contract.go), then the idempotency check
+// (check_idem.go).
+var Checks = append(append([]Check{CheckFences, CheckMutex, CheckLiveness, CheckHerd, CheckLinear, CheckEpisode, CheckOperator, CheckPublished},
+	ContractChecks...), CheckIdempotency)
 
 // grant is one applied acquisition at the store.
 type grant struct {
@@ -67,7 +68,7 @@ func (a *analysis) phaseKind(t int64) PhaseKind {
 	return a.cfg.Phases[phaseIndex(a.cfg.Phases, t)].Kind
 }
 
-// check runs checks 1 to 14 on a run's records; wallBase is the host's wall
+// check runs checks 1 to 15 on a run's records; wallBase is the host's wall
 // clock less Mono.
 func check(cfg *Config, rec *recorder, killedHerd map[string]bool, wallBase int64) *Report {
 	rec.mu.Lock()
@@ -87,6 +88,7 @@ func check(cfg *Config, rec *recorder, killedHerd map[string]bool, wallBase int6
 	if cfg.Variant != VariantSeed {
 		a.checkPublished()
 		a.checkContract() // lockcore's contract; the seed's protocol has another
+		a.checkIdempotency()
 	}
 	a.tallyStorm()
 	if cfg.Variant != VariantSeed {
@@ -112,8 +114,8 @@ func (a *analysis) index() {
 	}
 	for i := range a.rec.ops {
 		op := &a.rec.ops[i]
-		if op.Status != 200 {
-			continue
+		if op.Status != 200 || isIdemKey(op.Key) {
+			continue // the idempotency records are check 15's, and check 5's
 		}
 		var g *grant
 		switch {

@@ -32,6 +32,11 @@ const (
 	// over that release, as a holder that does not stop at a force-release
 	// would. The self-test expects check 7 to catch it.
 	VariantStubborn Variant = "stubborn"
+	// VariantNoFingerprint is lockcore.Lock whose storm's idempotent
+	// operations fingerprint the operation's name, not its payload: a
+	// layer that validates no payload, which replays one payload's answer
+	// to another (check 15).
+	VariantNoFingerprint Variant = "nofingerprint"
 )
 
 // PhaseKind says what a phase injects and asserts.
@@ -183,6 +188,14 @@ type StormFaults struct {
 	// table: every write is answered with AccessDeniedException, as
 	// DynamoDB answers it (the operator's role still may). 0: none.
 	MisconfigStretch time.Duration
+
+	// Idempotent is the share of storm cycles that deliver an idempotent
+	// operation (package middleware/idempotency) instead of calling the
+	// lock: an operation drawn as the contended keys are, so that workers
+	// deliver it at once and again (duplicates); IdemMismatch is the
+	// share of those deliveries whose payload differs under the same key.
+	// Check 15 judges what each delivery got. 0: none.
+	Idempotent, IdemMismatch float64
 }
 
 // Config is one harness run. The zero value is not usable: start from
@@ -352,6 +365,7 @@ func baseConfig(seed int64) Config {
 			NearMaxHoldP: 0.015, DropScale: 2,
 			LongRetryAfter: 6 * time.Second, FreshSuccess: 2500 * time.Millisecond,
 			BrownoutStretch: 20 * time.Second, MisconfigStretch: 8 * time.Second,
+			Idempotent: 0.2, IdemMismatch: 0.2,
 		},
 		// About a third of what the workers ask of a contended item in
 		// the clean phase: the item stays at its capacity.
@@ -424,7 +438,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("chaos: maximum attempts must be at least 1, got %d", c.MaxAttempts)
 	}
 	switch c.Variant {
-	case VariantLockcore, VariantSeed, VariantNoRevision, VariantNoGuard, VariantStubborn:
+	case VariantLockcore, VariantSeed, VariantNoRevision, VariantNoGuard, VariantStubborn, VariantNoFingerprint:
 	default:
 		return fmt.Errorf("chaos: unknown variant %q", c.Variant)
 	}

@@ -38,6 +38,9 @@
 //     check_published.go: the safety checks (1 to 8), on the store's
 //     history; check_contract.go: the contract checks (9 to 14,
 //     [ContractChecks]), on what each caller was told and when;
+//     worker_idem.go and check_idem.go: the storm's idempotent operations,
+//     delivered at once and again, some with another payload under the
+//     same key, and check 15 on what each delivery got;
 //     report.go: the summary table.
 //
 // The package is test-only infrastructure; nothing in herdlock's public

@@ -116,6 +116,12 @@ type Event struct {
 	// worker's Locks recorded since its previous wait or release event:
 	// on a wait, the wait's; on a release, the hold's and the release's.
 	Metrics map[string]float64 `json:"m,omitempty"`
+	// Run, Payload and AnsPayload are an idempotent operation's (EvIdemRun,
+	// EvIdemCall): the run's name, the delivery's payload, the payload of
+	// the run whose answer the delivery got.
+	Run        string `json:"run,omitempty"`
+	Payload    string `json:"pay,omitempty"`
+	AnsPayload string `json:"apay,omitempty"`
 }
 
 // Worker event kinds.

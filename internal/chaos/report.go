@@ -97,6 +97,8 @@ type Report struct {
 	// StormFaults counts what happened inside storm phases, by storm
 	// fault kind (StormKinds).
 	StormFaults map[string]int
+	// Idem counts the storm's idempotent deliveries (check 15).
+	Idem IdemReport
 }
 
 func newReport(cfg *Config) *Report {
@@ -201,6 +203,8 @@ func (r *Report) Print(w io.Writer) {
 		r.UpstreamCalls, r.UpstreamFailed, r.Episodes, r.EpisodeMaxBlock, r.MaxAttempts, r.NotBeforeChecked, r.HoldBacks)
 	fmt.Fprintf(tw, "contract\t%d comebacks at a told not-before; %d waits or calls not judged (not served as assumed); %d calls with a not-applied error timed; %d worker stalls of 100 ms or more\n",
 		r.Comebacks, r.ContractExcused, r.NotAppliedChecked, r.Stalls)
+	fmt.Fprintf(tw, "idempotency\t%d deliveries: %d answered (%d replays), %d refused as a mismatched payload; %d runs\n",
+		r.Idem.Calls, r.Idem.Answered, r.Idem.Replays, r.Idem.Mismatched, r.Idem.Runs)
 	fmt.Fprintf(tw, "violations (asserted)\t\n")
 	for _, c := range Checks {
 		fmt.Fprintf(tw, "  %s\t%d\n", c, r.Violations[c])

@@ -175,7 +175,8 @@ func (p *parent) template(origin int64) workerSpec {
 		ClockAllowance: c.ClockAllowance, Drift: c.Drift,
 		AttemptTimeout: c.AttemptTimeout, ClientTimeout: c.clientTimeout(), Attempts: c.Attempts, MaxBackoff: c.MaxBackoff,
 		WorkMedian: c.WorkMedian, LongWorkP: c.LongWorkP, LongWorkMin: c.LongWorkMin, LongWorkMax: c.LongWorkMax,
-		FreezeAfterReturnP: c.Faults.FreezeAfterReturnP, NearMaxHoldP: c.Storm.NearMaxHoldP, FreshSuccess: c.Storm.FreshSuccess}
+		FreezeAfterReturnP: c.Faults.FreezeAfterReturnP, NearMaxHoldP: c.Storm.NearMaxHoldP, FreshSuccess: c.Storm.FreshSuccess,
+		IdemP: c.Storm.Idempotent, IdemMismatchP: c.Storm.IdemMismatch}
 	for i, ph := range c.Phases {
 		if ph.Kind != Herd {
 			continue

@@ -76,6 +76,7 @@ type workerSpec struct {
 	FreezeAfterReturnP       float64
 	NearMaxHoldP             float64
 	FreshSuccess             time.Duration // storm cycles' lockcore.WithFreshSuccess
+	IdemP, IdemMismatchP     float64       // storm cycles through the idempotency layer; of those, mismatched deliveries
 }
 
 // herdRound is one herd round: every worker calls the lock on Key at true
@@ -111,6 +112,12 @@ type worker struct {
 	// nearMaxDrawn is whether the worker has drawn a storm hold into the
 	// hard maximum: its first storm hold is one (see stormWork).
 	nearMaxDrawn atomic.Bool
+	// idemRefusalSeen is whether one of the worker's idempotent
+	// deliveries has been refused for its payload (see idemCycle).
+	idemRefusalSeen atomic.Bool
+	// idemOp is the worker's idempotent operation (worker_idem.go), nil
+	// when the storm sends none.
+	idemOp func(context.Context, idemEvent) (idemAnswer, error)
 }
 
 // counterTally sums the counters a Lock records (lockcore.Metrics); the
@@ -165,6 +172,11 @@ func runWorker(spec workerSpec) error {
 	case VariantStubborn:
 		w.store = stubbornStore{Store: intentStore{inner: ds}, api: w.client, table: spec.Table}
 	}
+	if spec.IdemP > 0 && spec.Variant != VariantSeed {
+		if w.idemOp, err = w.newIdemOp(); err != nil {
+			return err
+		}
+	}
 	w.emit(Event{T: Mono(), Kind: EvStart})
 	go w.watchStalls()
 	for guard := 0; Mono() < spec.End && guard < 1_000_000; guard++ {
@@ -182,6 +194,10 @@ func runWorker(spec workerSpec) error {
 		kind := cyclePlain
 		if spec.Phases[idx].Kind == Storm {
 			kind = cycleStorm
+			if w.idemOp != nil && w.rng.Float64() < spec.IdemP {
+				w.idemCycle(idx)
+				continue
+			}
 		}
 		key := w.pickKey(idx)
 		told := w.cycle(key, kind, 0)

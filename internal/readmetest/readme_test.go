@@ -54,7 +54,7 @@ func TestBrokenBlocksFail(t *testing.T) {
 	}
 	program := "package main\n\nimport (\n\t\"github.com/aws/aws-lambda-go/lambda\"\n\t\"github.com/herdlock/herdlock/lockcore\"\n" +
 		"\t\"github.com/herdlock/herdlock/middleware/lockmw\"\n)\n\ntype Event struct{ Pair string }\n\n" +
-		"var _, _, _ = lambda.Start, lockcore.ErrConfig, lockmw.ErrConfig\n\nfunc main() {}\n"
+		"var _, _, _ = lambda.Start, lockcore.ErrConfig, lockmw.ErrKey\n\nfunc main() {}\n"
 	md := "```go\n" + program + "```\n\n<!-- go fragment: func() -->\n```go\n" + old + "```\n"
 	blocks, err := goBlocks(md)
 	if err != nil || len(blocks) != 2 || blocks[1].fragment != "func()" {
@@ -73,8 +73,8 @@ func TestBrokenBlocksFail(t *testing.T) {
 }
 
 func TestFragmentFile(t *testing.T) {
-	program := "package main\n\nimport (\n\t\"context\"\n\n\tlmw \"github.com/herdlock/herdlock/middleware/lockmw\"\n)\n\nfunc main() { _ = context.Background; _ = lmw.ErrConfig }\n"
-	f, err := fragmentFile(program, block{line: 9, fragment: "func(ctx context.Context)", code: "d := time.Second\n_ = lmw.ErrConfig\n_ = d\n"})
+	program := "package main\n\nimport (\n\t\"context\"\n\n\tlmw \"github.com/herdlock/herdlock/middleware/lockmw\"\n)\n\nfunc main() { _ = context.Background; _ = lmw.ErrKey }\n"
+	f, err := fragmentFile(program, block{line: 9, fragment: "func(ctx context.Context)", code: "d := time.Second\n_ = lmw.ErrKey\n_ = d\n"})
 	if err != nil {
 		t.Fatal(err)
 	}

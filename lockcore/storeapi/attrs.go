@@ -30,6 +30,8 @@ const (
 	AttrPrevRevision      = "prevRevision"
 	AttrPrevResult        = "prevResult"
 	AttrPrevFailReason    = "prevFailReason"
+	AttrPublishedRevision = "publishedRevision"
+	AttrPublishedResult   = "publishedResult"
 	AttrFailures          = "failures"
 	AttrNotBeforeMs       = "notBeforeMs"
 	AttrFailReason        = "failReason"

@@ -57,7 +57,8 @@ type Store interface {
 	// from req; Released = false, Beat = 0, Fence = (Fence, or req.FenceBase
 	// when the item has none) + 1; PrevRevision, PrevResult and
 	// PrevFailReason = the previous item's Revision, Result and FailReason
-	// ("" when there was none); and no
+	// ("" when there was none); PublishedRevision and PublishedResult
+	// kept; and no
 	// Result, ResultRef, ResultFence, ReleasedAtMs or Answer. Failures,
 	// NotBeforeMs, FailReason and FailRecentUntilMs are kept: the new holder
 	// must know how many attempts its episode has had; so are HoldMeanMs and
@@ -94,7 +95,12 @@ type Store interface {
 	//     has them. A Failure request with an Answer is refused before
 	//     writing;
 	//   - with either result, HoldMeanMs and HoldDevMs from req when
-	//     req.HoldMeanMs is positive; otherwise the item's stand.
+	//     req.HoldMeanMs is positive; otherwise the item's stand;
+	//   - PublishedRevision = req.Revision and PublishedResult =
+	//     req.Result, the record of this publication; an operator's
+	//     force-release sets both to "" (it publishes nobody's result, and
+	//     a holder's failure it replaces is no longer its revision's last
+	//     release), and a request with req.Unheld leaves them.
 	//
 	// An Answer longer than [MaxAnswerBytes] is refused before writing with
 	// an error matching [ErrAnswerTooLarge].
@@ -113,7 +119,12 @@ type Store interface {
 	// Release returns the current item with a nil error. Not so for a
 	// holder's Failure release when PrevFailReason (or, for an item written
 	// before that attribute, FailReason) is [OperatorReleaseReason]: the
-	// release the newcomer replaced was the operator's. Otherwise a failed
+	// release the newcomer replaced was the operator's. So too when the
+	// item, of another revision, shows req.Revision as PublishedRevision
+	// and req.Result as PublishedResult: the release was applied, and
+	// since then only acquisitions and the freeing of writes nobody held
+	// (req.Unheld) have changed the item, however many (a late copy of an
+	// attempt, freed, and the acquisition after it). Otherwise a failed
 	// condition is a *[ConditionError] with the current item.
 	Release(ctx context.Context, req ReleaseRequest) (Item, error)
 
@@ -171,6 +182,17 @@ type Item struct {
 	PrevRevision   string
 	PrevResult     Result
 	PrevFailReason string
+
+	// PublishedRevision and PublishedResult are the Revision and Result of
+	// the last release that published a holder's result on the item: set
+	// by every applied [Store.Release] but the freeing of a write nobody
+	// held ([ReleaseRequest].Unheld), which leaves them, and an operator's
+	// force-release, which sets them to ""; kept by acquisitions. A
+	// retried Release of that holder recognises its publication by them
+	// after any number of acquisitions of writes that nobody held (late
+	// copies of attempts, freed), where PrevRevision shows only the last.
+	PublishedRevision string
+	PublishedResult   Result
 
 	// Failures counts the failed attempts in a row, each made while the
 	// failure before it was recent (across the exhausted episodes of one
@@ -286,6 +308,14 @@ type ReleaseRequest struct {
 	// made no attempt (a possible ghost of an acquire whose outcome is
 	// unknown), so the episode's attempts, reason and not-before stand.
 	KeepEpisode bool
+
+	// Unheld, with Failure and KeepEpisode, says that nobody held the
+	// revision (the ghost of an acquire whose outcome is unknown, a late
+	// copy of an attempt its call gave up): the release frees it and
+	// publishes nothing, so it leaves the item's PublishedRevision and
+	// PublishedResult as they are. A request with Unheld and Success, or
+	// without KeepEpisode, is refused before writing.
+	Unheld bool
 
 	// HoldMeanMs and HoldDevMs, when HoldMeanMs is positive, replace the
 	// item's hold history (see [Item]); with zero the item's stand.

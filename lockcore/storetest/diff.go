@@ -176,7 +176,7 @@ var categories = []string{
 	"acquire/own-write", "acquire/refused-fresh-success", "acquire/refused-held-back-failure", "acquire/refused-held",
 	"renew/ok", "renew/beat-only", "renew/refused-revision", "renew/refused-released", "renew/absent",
 	"release/success", "release/answer", "release/failure", "release/free-keep-episode", "release/retried", "release/own-publication",
-	"release/refused-result", "release/refused-revision", "release/refused-over-operator", "release/operator-clears",
+	"release/recorded-publication", "release/free-unheld", "release/refused-result", "release/refused-revision", "release/refused-over-operator", "release/operator-clears",
 	"get/found", "get/absent", "invalid",
 	"acquire/refused-own-revision", "announce/applied", "announce/refused", "get-announcement/found", "get-announcement/absent",
 }
@@ -361,6 +361,8 @@ func category(o op, prev *storeapi.Item, ref outcome) string {
 	case opRelease:
 		r := o.release
 		switch {
+		case ok && prev.Revision != r.Revision && prev.PrevRevision != r.Revision:
+			return "release/recorded-publication"
 		case ok && prev.Revision != r.Revision:
 			return "release/own-publication"
 		case ok && prev.Released && r.FailReason == storeapi.OperatorReleaseReason && !r.KeepEpisode &&
@@ -368,6 +370,8 @@ func category(o op, prev *storeapi.Item, ref outcome) string {
 			return "release/operator-clears"
 		case ok && prev.Released:
 			return "release/retried"
+		case ok && r.Unheld:
+			return "release/free-unheld"
 		case ok && r.Result == lockcore.Failure && r.KeepEpisode:
 			return "release/free-keep-episode"
 		case ok && r.Result == lockcore.Failure:

@@ -299,6 +299,14 @@ func (g *generator) release(k int) storeapi.ReleaseRequest {
 		if r.Result == "" || g.chance(0.2) {
 			r.Result = pick(g, lockcore.Success, lockcore.Failure)
 		}
+	case cur != nil && cur.PublishedRevision != "" && g.chance(0.1):
+		// The retry of the last publication, recorded on the item,
+		// after any number of acquisitions (or, with the other
+		// result, one that was not applied).
+		r.Revision, r.Result = cur.PublishedRevision, cur.PublishedResult
+		if g.chance(0.2) {
+			r.Result = pick(g, lockcore.Success, lockcore.Failure)
+		}
 	}
 	if g.chance(0.9) {
 		r.ResultRef = "ref-" + r.Revision
@@ -334,9 +342,11 @@ func (g *generator) release(k int) storeapi.ReleaseRequest {
 	}
 	switch {
 	case g.chance(0.15):
-		// Freeing a possible ghost: the item's episode stays, whatever
-		// the request's fields say.
-		r.KeepEpisode = true
+		// Freeing a possible ghost (nobody held it: the record of the
+		// last publication stays too), or a holder's release that made
+		// no attempt: the item's episode stays, whatever the request's
+		// fields say.
+		r.KeepEpisode, r.Unheld = true, g.chance(0.5)
 	case g.chance(0.15):
 		// An operator's force-release, as herdlock release writes it:
 		// the episode's attempts, no not-before, not recent. Other
@@ -403,7 +413,7 @@ func (g *generator) bytes(n int) []byte {
 // invalidate makes o a request every store must refuse, before any
 // condition or with DynamoDB's validation error: an empty revision, a
 // string that is not UTF-8, a release with an unknown result, an answer
-// with a failure or over the limit, an item over DynamoDB's size limit. It
+// with a failure or over the limit, an unheld success, an item over DynamoDB's size limit. It
 // reports whether o is the last (the item would be too large).
 func (g *generator) invalidate(o *op) (oversized bool) {
 	const notUTF8 = "bad\xff"
@@ -421,7 +431,7 @@ func (g *generator) invalidate(o *op) (oversized bool) {
 		o.renew.Revision = ""
 	case opRelease:
 		r := &o.release
-		switch g.rng.IntN(8) {
+		switch g.rng.IntN(9) {
 		case 0:
 			r.Revision = ""
 		case 6:
@@ -436,6 +446,10 @@ func (g *generator) invalidate(o *op) (oversized bool) {
 			r.Result, r.Answer = lockcore.Failure, []byte("answer")
 		case 5:
 			r.Result, r.Answer = lockcore.Success, make([]byte, lockcore.MaxAnswerBytes+1)
+		case 7:
+			// The freeing of a write nobody held is a failure that
+			// keeps the episode.
+			r.Result, r.Answer, r.Unheld = lockcore.Success, nil, true
 		default:
 			// An answer within its own limit, and a reference that takes
 			// the item past DynamoDB's 400 KB.

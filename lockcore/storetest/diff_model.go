@@ -198,6 +198,12 @@ func releasedItem(it storeapi.Item, req storeapi.ReleaseRequest) *storeapi.Item 
 	if req.HoldMeanMs > 0 {
 		it.HoldMeanMs, it.HoldDevMs = req.HoldMeanMs, req.HoldDevMs
 	}
+	switch {
+	case operatorRelease(req):
+		it.PublishedRevision, it.PublishedResult = "", ""
+	case !req.Unheld:
+		it.PublishedRevision, it.PublishedResult = req.Revision, req.Result
+	}
 	if req.Result == lockcore.Success {
 		if len(req.Answer) > 0 {
 			it.Answer = req.Answer
@@ -226,8 +232,8 @@ func acquireApplied(prevRef *storeapi.Item, ref outcome) bool {
 // approximately 1 byte per two significant digits plus 1):
 //
 //   - an UpdateItem is charged max(item, item - key attributes + 3 + 19 per
-//     SET action + 2 per REMOVE action), so a Release (10 SET actions with
-//     an answer) is refused at 193 bytes less the key's size below the
+//     SET action + 2 per REMOVE action), so a Release (12 SET actions with
+//     an answer) is refused at 231 bytes less the key's size below the
 //     item limit;
 //   - a number costs 1 + ceil(significant digits / 2) with trailing zeros
 //     trimmed, without lockcore's pairing of digits from the decimal point
@@ -235,14 +241,14 @@ func acquireApplied(prevRef *storeapi.Item, ref outcome) bool {
 //
 // The generator keeps items well below the limit, so only the size edge
 // shows this: the model expects Dynoxide's largest release with a full
-// answer (measured) 148 bytes of reference below MemoryStore's, to the
+// answer (measured) 186 bytes of reference below MemoryStore's, to the
 // byte, and a refusal one byte above.
 func DynoxideModel() ServerModel {
 	return ServerModel{name: "Dynoxide 1.2.1", newState: func() modelState { return exactState{} }, sizeEdgeShift: dynoxideSizeEdgeShift}
 }
 
 // dynoxideSizeEdgeShift is DynoxideModel's size-edge shift.
-const dynoxideSizeEdgeShift = 148
+const dynoxideSizeEdgeShift = 186
 
 // operatorRelease reports whether r is an operator's force-release (see
 // [storeapi.OperatorReleaseReason]).

@@ -231,6 +231,9 @@ func (o op) String() string {
 		if r.KeepEpisode {
 			b.WriteString(" keepEpisode")
 		}
+		if r.Unheld {
+			b.WriteString(" unheld")
+		}
 		if r.Failures != 0 || r.NotBeforeMs != 0 || r.FailReason != "" || r.FailRecentUntilMs != 0 {
 			fmt.Fprintf(&b, " failures=%d notBefore=%s failReason=%q failRecentUntil=%s",
 				r.Failures, ms(r.NotBeforeMs), r.FailReason, ms(r.FailRecentUntilMs))

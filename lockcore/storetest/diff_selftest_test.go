@@ -79,6 +79,17 @@ func (s episodeErased) Release(ctx context.Context, req storeapi.ReleaseRequest)
 	return s.MemoryStore.Release(ctx, req)
 }
 
+// publicationOverwrittenByFree is a store with lockcore's old defect of
+// recording the freeing of a write nobody held as the item's last
+// publication: it ignores Unheld, so a holder's publication is no longer
+// recognised once a late copy over it was freed.
+type publicationOverwrittenByFree struct{ *lockcore.MemoryStore }
+
+func (s publicationOverwrittenByFree) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
+	req.Unheld = false
+	return s.MemoryStore.Release(ctx, req)
+}
+
 // oldHeldBackGuard is a store with the old guard (C): it also refuses a
 // recent failure whose episode reached MaxAttempts, after its not-before.
 type oldHeldBackGuard struct{ *lockcore.MemoryStore }
@@ -141,6 +152,9 @@ func TestDiffSelfTest(t *testing.T) {
 		// Acquire, release with failure, acquire, release keeping the
 		// episode.
 		{"EpisodeErasedByFree", episodeErased{lockcore.NewMemoryStore()}, 4, "Release"},
+		// Acquire, the freeing of that write as nobody's (it records a
+		// publication).
+		{"PublicationOverwrittenByFree", publicationOverwrittenByFree{lockcore.NewMemoryStore()}, 3, "Release"},
 		// Acquire, release with failure, acquire past the not-before of
 		// an episode at its attempt bound.
 		{"OldHeldBackGuard", oldHeldBackGuard{lockcore.NewMemoryStore()}, 3, "Acquire"},

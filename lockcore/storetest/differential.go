@@ -50,6 +50,12 @@ var diffCases = []struct {
 		acquireOp(storeapi.AcquireRequest{Revision: "b", NowMs: baseMs + 6_000, Lease: lease, LeaseUntilMs: baseMs + 16_000, ExpiresAtMs: baseMs + 66_000,
 			Observed: &storeapi.Observation{Revision: "a", Beat: 0}, FreshSuccessSinceMs: baseMs + 4_000}),
 	}},
+	// An idempotency record's life (see idemrecord.go): in progress, taken
+	// over, the late holder's complete and fail refused, completed with
+	// the fingerprint and the answer, fresh to the retention's last
+	// millisecond, run again past it, failed with a kept error's
+	// not-before; a Get after each step.
+	{"IdempotencyRecordLife", newIdemLife(lockcore.Key{}).ops()},
 }
 
 func acquireOp(r storeapi.AcquireRequest) op {

@@ -63,6 +63,7 @@ func Run(t *testing.T, newStore func(t *testing.T) storeapi.Store, gaps ...Gap) 
 		{"ReleaseRetryKeepsPublicationTime", testReleaseRetryKeepsPublicationTime},
 		{"ReleaseRefused", testReleaseRefused},
 		{"ReleaseRecognisesOwnPublication", testReleaseRecognisesOwnPublication},
+		{"ReleaseRecognisedAfterFreedWrites", testReleaseRecognisedAfterFreedWrites},
 		{"ReleaseSuccessEndsEpisode", testReleaseSuccessEndsEpisode},
 		{"ReleaseKeepEpisode", testReleaseKeepEpisode},
 		{"HoldHistory", testHoldHistory},
@@ -73,6 +74,7 @@ func Run(t *testing.T, newStore func(t *testing.T) storeapi.Store, gaps ...Gap) 
 		{"InvalidUTF8Refused", testInvalidUTF8Refused},
 		{"ConcurrentAcquirers", testConcurrentAcquirers},
 		{"KeyIsolation", testKeyIsolation},
+		{"IdempotencyRecordLife", testIdempotencyRecordLife},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,12 +145,13 @@ func req(k lockcore.Key, rev string, nowMs int64) storeapi.AcquireRequest {
 
 // writtenOver is the item a successful Acquire of r over prev must produce:
 // the next fence, prev's revision, result and failure reason as the
-// previous ones, prev's
-// failure episode kept; and, on a server with GapIgnoresRemove, what the
+// previous ones, prev's record of the last publication and failure episode
+// kept; and, on a server with GapIgnoresRemove, what the
 // acquisition should have removed.
 func (e *env) writtenOver(r storeapi.AcquireRequest, prev storeapi.Item) storeapi.Item {
 	it := written(r, prev.Fence+1)
 	it.PrevRevision, it.PrevResult, it.PrevFailReason = prev.Revision, prev.Result, prev.FailReason
+	it.PublishedRevision, it.PublishedResult = prev.PublishedRevision, prev.PublishedResult
 	it.Failures, it.NotBeforeMs = prev.Failures, prev.NotBeforeMs
 	it.FailReason, it.FailRecentUntilMs = prev.FailReason, prev.FailRecentUntilMs
 	it.HoldMeanMs, it.HoldDevMs = prev.HoldMeanMs, prev.HoldDevMs
@@ -456,7 +459,9 @@ func testAcquireHeldBackFailure(t *testing.T, e *env) {
 
 // testReleaseKeepEpisode checks a Failure release with KeepEpisode: it
 // frees the hold and leaves the item's failure episode as it was, whatever
-// the request's own episode fields say; a retry of it succeeds too.
+// the request's own episode fields say; a retry of it succeeds too. As the
+// freeing of a write nobody held (Unheld), it also leaves the record of
+// the last publication.
 func testReleaseKeepEpisode(t *testing.T, e *env) {
 	k := e.key("k")
 	mustAcquire(t, e.s, req(k, "failed", baseMs))
@@ -465,7 +470,7 @@ func testReleaseKeepEpisode(t *testing.T, e *env) {
 		t.Fatalf("Release(failure) = %v", err)
 	}
 	ghost := mustAcquire(t, e.s, req(k, "ghost", baseMs+3))
-	free := storeapi.ReleaseRequest{Key: k, Revision: "ghost", NowMs: baseMs + 4, Result: lockcore.Failure, KeepEpisode: true,
+	free := storeapi.ReleaseRequest{Key: k, Revision: "ghost", NowMs: baseMs + 4, Result: lockcore.Failure, KeepEpisode: true, Unheld: true,
 		Failures: 7, NotBeforeMs: baseMs + 99, FailReason: "ignored", FailRecentUntilMs: baseMs + 99}
 	for _, call := range []string{"Release(keep episode)", "Release(keep episode) again"} {
 		got, err := e.s.Release(ctx(t), free)
@@ -889,6 +894,7 @@ func testRelease(t *testing.T, e *env) {
 		want.Result = rr.Result
 		want.ResultRef = rr.ResultRef
 		want.ResultFence = held.Fence
+		want.PublishedRevision, want.PublishedResult = "holder", rr.Result
 		want = tt.want(want)
 		wantItem(t, fmt.Sprintf("Release(%s)", tt.name), got, want)
 		wantItem(t, fmt.Sprintf("Get() after Release(%s)", tt.name), mustGet(t, e.s, k), want)
@@ -1022,6 +1028,117 @@ func testReleaseRecognisesOwnPublication(t *testing.T, e *env) {
 		_, err = e.s.Release(ctx(t), rr)
 		wantCondition(t, fmt.Sprintf("Release(%s, two acquisitions later)", res), err, "release", &later)
 	}
+}
+
+// testReleaseRecognisedAfterFreedWrites checks the record of the last
+// publication (PublishedRevision, PublishedResult): a holder's release,
+// with either result or keeping the episode, records itself; acquisitions
+// and the freeing of writes nobody held (Unheld) keep the record, so a
+// retry of that release, its first attempt applied and its answer lost,
+// is recognised after a late copy acquired over it, was freed, and a
+// newcomer acquired: it returns the newcomer's item with a nil error and
+// writes nothing. A release that was not applied (another result, another
+// revision) is refused, and so is the retry once a newcomer has published
+// since, or an operator's release has cleared the record; an operator's
+// release that replaced the holder's failure still stands for the
+// holder's retry. An Unheld request that is not a failure keeping the
+// episode is refused before writing.
+func testReleaseRecognisedAfterFreedWrites(t *testing.T, e *env) {
+	tests := []struct {
+		name string
+		rr   storeapi.ReleaseRequest
+	}{
+		{"success", storeapi.ReleaseRequest{Result: lockcore.Success, ResultRef: "ref", Answer: []byte("42")}},
+		{"failure", storeapi.ReleaseRequest{Result: lockcore.Failure, Failures: 1, NotBeforeMs: baseMs + 2, FailReason: "upstream_503",
+			FailRecentUntilMs: baseMs + 9000}},
+		{"failure keeping the episode", storeapi.ReleaseRequest{Result: lockcore.Failure, KeepEpisode: true}},
+	}
+	for i, tt := range tests {
+		k := e.key(fmt.Sprintf("case-%d", i))
+		mustAcquire(t, e.s, req(k, "holder", baseMs))
+		rr := tt.rr
+		rr.Key, rr.Revision, rr.NowMs = k, "holder", baseMs+1
+		pub, err := e.s.Release(ctx(t), rr)
+		if err != nil {
+			t.Fatalf("Release(%s) = %v", tt.name, err)
+		}
+		if pub.PublishedRevision != "holder" || pub.PublishedResult != rr.Result {
+			t.Errorf("Release(%s): published %q/%q, want %q/%q", tt.name, pub.PublishedRevision, pub.PublishedResult, "holder", rr.Result)
+		}
+		late := mustAcquire(t, e.s, req(k, "late-copy", baseMs+2))
+		wantItem(t, "Acquire(late copy, over "+tt.name+")", late, e.writtenOver(req(k, "late-copy", baseMs+2), pub))
+		free := storeapi.ReleaseRequest{Key: k, Revision: "late-copy", NowMs: baseMs + 3, Result: lockcore.Failure, KeepEpisode: true, Unheld: true}
+		freed, err := e.s.Release(ctx(t), free)
+		if err != nil {
+			t.Fatalf("Release(freeing the late copy) = %v", err)
+		}
+		if freed.PublishedRevision != "holder" || freed.PublishedResult != rr.Result {
+			t.Errorf("Release(freeing the late copy, after %s): published %q/%q, want the holder's kept", tt.name, freed.PublishedRevision, freed.PublishedResult)
+		}
+		next := mustAcquire(t, e.s, req(k, "newcomer", baseMs+4))
+		for _, call := range []string{"retried", "retried again"} {
+			got, err := e.s.Release(ctx(t), rr)
+			if err != nil {
+				t.Fatalf("Release(%s, %s after a freed late copy and a newcomer) = %v, want nil: it was published", tt.name, call, err)
+			}
+			wantItem(t, fmt.Sprintf("Release(%s, %s after a freed late copy and a newcomer)", tt.name, call), got, next)
+			wantItem(t, "Get() after the recognised retry", mustGet(t, e.s, k), next)
+		}
+
+		other := rr
+		other.Result, other.KeepEpisode, other.Answer = lockcore.Failure, false, nil
+		if rr.Result == lockcore.Failure {
+			other.Result = lockcore.Success
+		}
+		_, err = e.s.Release(ctx(t), other)
+		wantCondition(t, fmt.Sprintf("Release(%s, after publishing %s)", other.Result, tt.name), err, "release", &next)
+		stranger := storeapi.ReleaseRequest{Key: k, Revision: "late-copy", NowMs: baseMs + 4, Result: lockcore.Success, ResultRef: "ref"}
+		_, err = e.s.Release(ctx(t), stranger)
+		wantCondition(t, fmt.Sprintf("Release(success of the freed copy's revision, after %s)", tt.name), err, "release", &next)
+
+		done := mustRelease(t, e.s, k, "newcomer", lockcore.Success)
+		later := mustAcquire(t, e.s, req(k, "later", baseMs+5))
+		wantItem(t, "Acquire(after the newcomer published)", later, e.writtenOver(req(k, "later", baseMs+5), done))
+		_, err = e.s.Release(ctx(t), rr)
+		wantCondition(t, fmt.Sprintf("Release(%s, retried after a newcomer published)", tt.name), err, "release", &later)
+	}
+
+	// An operator's force-release clears the record: the holder's failure
+	// it replaced is not taken for a publication of the holder's, however
+	// many acquisitions later.
+	k := e.key("operator")
+	mustAcquire(t, e.s, req(k, "holder", baseMs))
+	failed := storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1, Result: lockcore.Failure,
+		Failures: 1, FailReason: "upstream_503", FailRecentUntilMs: baseMs + 9000}
+	if _, err := e.s.Release(ctx(t), failed); err != nil {
+		t.Fatalf("Release(holder's failure) = %v", err)
+	}
+	cleared, err := e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Failure,
+		Failures: 1, FailReason: storeapi.OperatorReleaseReason})
+	if err != nil {
+		t.Fatalf("Release(operator) = %v", err)
+	}
+	if cleared.PublishedRevision != "" || cleared.PublishedResult != "" {
+		t.Errorf("Release(operator): published %q/%q, want none", cleared.PublishedRevision, cleared.PublishedResult)
+	}
+	mustAcquire(t, e.s, req(k, "late-copy", baseMs+3))
+	if _, err := e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "late-copy", NowMs: baseMs + 4, Result: lockcore.Failure,
+		KeepEpisode: true, Unheld: true}); err != nil {
+		t.Fatalf("Release(freeing the late copy) = %v", err)
+	}
+	next := mustAcquire(t, e.s, req(k, "newcomer", baseMs+5))
+	_, err = e.s.Release(ctx(t), failed)
+	wantCondition(t, "Release(holder's failure, retried after the operator's, a freed late copy and a newcomer)", err, "release", &next)
+
+	for _, bad := range []storeapi.ReleaseRequest{
+		{Key: k, Revision: "newcomer", NowMs: baseMs + 6, Result: lockcore.Success, Unheld: true},
+		{Key: k, Revision: "newcomer", NowMs: baseMs + 6, Result: lockcore.Failure, Unheld: true},
+	} {
+		if _, err := e.s.Release(ctx(t), bad); err == nil || errors.Is(err, storeapi.ErrConditionFailed) {
+			t.Errorf("Release(unheld, %s, keep episode %t) = %v, want a request error", bad.Result, bad.KeepEpisode, err)
+		}
+	}
+	wantItem(t, "Get() after the refused requests", mustGet(t, e.s, k), next)
 }
 
 // testReleaseSuccessEndsEpisode checks that a Success release clears the

@@ -133,7 +133,7 @@ func TestBadRequestIsLoggedAtWarnWithTheKeyCut(t *testing.T) {
 			t.Run(tt.name+"/"+s.name, func(t *testing.T) {
 				var logs syncBuffer
 				serve := s.wrap(tt.h(), lockcore.NewMemoryStore(), quiet(),
-					httpmw.WithLockmw(lockmw.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil)))))
+					httpmw.WithLockmw(lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})))
 				if g := request(t, serve, sample(t, s, tt.pair), 10*time.Second); g.Status != 400 {
 					t.Fatalf("status %d, want 400", g.Status)
 				}

@@ -190,8 +190,8 @@ func checkedKey[Req any](key func(context.Context, Req) (string, error)) func(co
 // encodeError is the holder's error when its answer cannot be encoded.
 type encodeError struct{ code, msg string }
 
-func (e *encodeError) Error() string       { return "httpmw: " + e.msg }
-func (e *encodeError) FailureCode() string { return e.code }
+func (e *encodeError) Error() string         { return "httpmw: " + e.msg }
+func (e *encodeError) FailureReason() string { return e.code }
 
 // ownRequestOnly reports whether status answers the request's own
 // preconditions or Range, so that no request without them may get it:
@@ -226,7 +226,7 @@ type statusError struct{ a answer.Answer }
 func (e *statusError) Error() string {
 	return "httpmw: the handler answered " + strconv.Itoa(e.a.Status)
 }
-func (e *statusError) FailureCode() string {
+func (e *statusError) FailureReason() string {
 	if e.a.Status == http.StatusTooManyRequests {
 		return "too_many_requests"
 	}

@@ -44,7 +44,7 @@ func TestCredentialKeyNeverReachesLogsOrTheLockTable(t *testing.T) {
 					return httpmw.OK(rate{Pair: "the other user's"}), nil
 				}
 				serve := httpmw.WrapREST(h, store, httpmw.Header[events.APIGatewayProxyRequest](tt.header), quiet(),
-					httpmw.WithLockmw(lockmw.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil)))), httpmw.WithFreshness(time.Minute))
+					httpmw.WithLockmw(lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})), httpmw.WithFreshness(time.Minute))
 				ctx, cancel := invocation(10 * time.Second)
 				defer cancel()
 				other, _ := serve(ctx, events.APIGatewayProxyRequest{HTTPMethod: http.MethodGet, Headers: map[string]string{tt.header: "another user"}})

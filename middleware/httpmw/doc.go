@@ -37,8 +37,8 @@
 // reaches another.
 //
 // An answer is published inline in the lock item, compressed when that
-// helps, up to lockmw.WithMaxAnswerBytes (64 KiB by default); a larger one
-// needs lockmw.WithAnswerStore (given with [WithLockmw]) to go by
+// helps, up to lockmw.Answers.MaxInlineBytes (64 KiB by default); a larger one
+// needs a lockmw.Answers.Store (given with [WithLockmw]) to go by
 // reference, else the key's other requests are answered 500 no_answer and
 // the holder's log line says why at Error level (503 with Retry-After when
 // the answer store fails for a moment: a throttle, a 5xx, a timeout).
@@ -70,7 +70,7 @@
 //     (lockmw.ErrBadInput), and is logged at Warn;
 //   - the handler's own error: 502, or 429 or 503 with Retry-After when
 //     the error carries lockmw's retry hints (lockmw.RetryAfterer,
-//     lockmw.FailureCoder), so that the holder tells its client what the
+//     lockmw.FailureReasoner), so that the holder tells its client what the
 //     waiters tell theirs;
 //   - the handler's own 5xx or 429 Response: sent to its client as it
 //     is, and released as the key's failure (reason "status_503" and so

@@ -19,13 +19,13 @@ import (
 func ExampleWrapHTTPAPI() {
 	getRate := func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (httpmw.Response[rate], error) {
 		// Call the upstream here. Give its error lockmw's retry hints
-		// (RetryAfter, FailureCode) to have the burst answered 429.
+		// (RetryAfter, FailureReason) to have the burst answered 429.
 		return httpmw.OK(rate{Pair: req.PathParameters["pair"], Bid: 1.0842}), nil
 	}
 	h := httpmw.WrapHTTPAPI(getRate, lockcore.NewMemoryStore(), httpmw.PathParam[events.APIGatewayV2HTTPRequest]("pair"),
 		httpmw.WithFreshness(30*time.Second),
-		httpmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithRecordAccount(123456789012, 1), lockmw.WithMetricsWriter(io.Discard),
-			lockmw.WithLogger(slog.New(slog.DiscardHandler))))
+		httpmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithHolder(lockmw.Holder{AccountID: 123456789012, AppID: 1}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}),
+			lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)})))
 	// In a Lambda function: lambda.Start(h).
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -23,7 +23,7 @@ func refresher(store storeapi.Store, calls *atomic.Int32) func(context.Context, 
 		calls.Add(1)
 		return nil
 	}, store, func(_ context.Context, r events.SQSMessage) (string, error) { return r.Body, nil },
-		sqsmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithLogger(slog.New(slog.DiscardHandler)), lockmw.WithMetricsWriter(io.Discard)))
+		sqsmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard})))
 }
 
 func refresh(t *testing.T, q func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)) events.SQSEventResponse {

@@ -186,8 +186,8 @@ func invocation(timeout time.Duration) (context.Context, context.CancelFunc) {
 
 // quiet are the options of every test adapter: no log, no metrics.
 func quiet(lockOpts ...lockcore.Option) httpmw.Option {
-	return httpmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithLogger(slog.New(slog.DiscardHandler)),
-		lockmw.WithMetricsWriter(io.Discard), lockmw.WithLockOptions(lockOpts...))
+	return httpmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}),
+		lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}), lockmw.WithLockOptions(lockOpts...))
 }
 
 // counting wraps a handler and counts its calls.
@@ -219,7 +219,7 @@ type hintedError struct {
 func (e *hintedError) Error() string {
 	return "upstream https://rates.example/v1/EURUSD?token=s3cr3t answered: {\"secret\":\"body\"}"
 }
-func (e *hintedError) FailureCode() string       { return e.code }
+func (e *hintedError) FailureReason() string     { return e.code }
 func (e *hintedError) RetryAfter() time.Duration { return e.wait }
 
 // problem decodes an error answer's body.

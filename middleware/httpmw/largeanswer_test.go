@@ -68,12 +68,12 @@ func TestLargeAnswerReachesTheKeysOtherRequests(t *testing.T) {
 		status     int
 		retryAfter bool
 	}{
-		{"with an answer store", []httpmw.Option{httpmw.WithLockmw(lockmw.WithAnswerStore(&memAnswers{}))}, 200, false},
+		{"with an answer store", []httpmw.Option{httpmw.WithLockmw(lockmw.WithAnswers(lockmw.Answers{Store: &memAnswers{}}))}, 200, false},
 		{"without one", nil, 500, false},
-		{"a throttled answer store", []httpmw.Option{httpmw.WithLockmw(lockmw.WithAnswerStore(&memAnswers{
-			failGet: &smithy.GenericAPIError{Code: "SlowDown", Message: "Please reduce your request rate.", Fault: smithy.FaultServer}}))}, 503, true},
-		{"a denied answer store", []httpmw.Option{httpmw.WithLockmw(lockmw.WithAnswerStore(&memAnswers{
-			failGet: &smithy.GenericAPIError{Code: "AccessDenied", Message: "Access Denied", Fault: smithy.FaultClient}}))}, 500, false},
+		{"a throttled answer store", []httpmw.Option{httpmw.WithLockmw(lockmw.WithAnswers(lockmw.Answers{Store: &memAnswers{
+			failGet: &smithy.GenericAPIError{Code: "SlowDown", Message: "Please reduce your request rate.", Fault: smithy.FaultServer}}}))}, 503, true},
+		{"a denied answer store", []httpmw.Option{httpmw.WithLockmw(lockmw.WithAnswers(lockmw.Answers{Store: &memAnswers{
+			failGet: &smithy.GenericAPIError{Code: "AccessDenied", Message: "Access Denied", Fault: smithy.FaultClient}}}))}, 500, false},
 	}
 	for _, tt := range tests {
 		for _, s := range shapes {

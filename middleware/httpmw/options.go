@@ -57,7 +57,7 @@ func WithFreshness(d time.Duration) Option {
 }
 
 // WithThrottleReason sets which failure reasons (the reason code of a
-// shared failure, lockcore.HolderFailedError.Reason, or the FailureCode of
+// shared failure, lockcore.HolderFailedError.Reason, or the FailureReason of
 // the holder's own error) are throttles, answered 429 instead of 503.
 // Default: [IsThrottleReason]. A nil function keeps the default.
 func WithThrottleReason(f func(reason string) bool) Option {
@@ -112,7 +112,7 @@ func buildOptions(opts []Option) options {
 // (answered 500), the freshness window, the wait bounded by the
 // integration timeout behind API Gateway (gateway), then the user's.
 func (o *options) lockmwOptions(gateway bool) []lockmw.Option {
-	opts := []lockmw.Option{lockmw.WithPanicAsError(true)}
+	opts := []lockmw.Option{lockmw.WithPanicAsError()}
 	if o.fresh > 0 {
 		opts = append(opts, lockmw.WithLockOptions(lockcore.WithFreshSuccess(o.fresh)))
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
-// Failure codes of error answers that lockmw.ErrorCode does not name.
+// Failure codes of error answers that lockmw.ErrorReason does not name.
 const (
 	CodeBadRequest  = "bad_request"   // no usable key in the request, or the handler's ErrBadRequest
 	CodeKeyTooLong  = "key_too_long"  // the key is over the partition-key limit
@@ -33,7 +33,7 @@ func (c *core[Req, T]) failure(err error) reply {
 		return plainReply(se.a) // the holder's own 5xx, for its client only
 	case errors.As(err, &ue):
 		return plainReply(ue.a) // the answer to the holder's own preconditions or range
-	case errors.Is(err, lockmw.ErrConfig), errors.Is(err, lockmw.ErrNoAccount):
+	case errors.Is(err, lockcore.ErrConfig):
 		return problemReply(http.StatusInternalServerError, CodeConfig, nil)
 	case errors.Is(err, lockmw.ErrHandlerPanicked):
 		return problemReply(http.StatusInternalServerError, CodeInternal, nil)
@@ -63,7 +63,7 @@ func (c *core[Req, T]) failure(err error) reply {
 		// The holder published success without an answer this
 		// configuration carries: retrying soon meets the same.
 		return problemReply(http.StatusInternalServerError, CodeNoAnswer, nil)
-	case errors.Is(err, lockmw.ErrNoTimeLeft):
+	case errors.Is(err, lockcore.ErrNoTimeLeft):
 		return problemReply(http.StatusServiceUnavailable, CodeNoTimeLeft, retryAfter(retryAfterFor(0)))
 	}
 	return c.handlerFailure(err)
@@ -105,12 +105,12 @@ func (c *core[Req, T]) handlerFailure(err error) reply {
 	return problemReply(http.StatusBadGateway, code, nil)
 }
 
-// publicCode is lockmw.ErrorCode(err) unless that is an AWS API error's
+// publicCode is lockmw.ErrorReason(err) unless that is an AWS API error's
 // code (a store's, or one the handler passed on), which is the generic
 // "error": such codes name the function's infrastructure, not the
 // client's request.
 func publicCode(err error) string {
-	code := lockmw.ErrorCode(err)
+	code := lockmw.ErrorReason(err)
 	var ae smithy.APIError
 	if errors.As(err, &ae) && code == ae.ErrorCode() {
 		return CodeHandlerFail

@@ -82,8 +82,14 @@
 // # Size
 //
 // Answers are stored inline, compressed with DEFLATE when that is
-// smaller, up to lockcore.MaxAnswerBytes as stored. A larger answer is
-// never lost silently: its holder's caller gets it, the holder's log line
-// says it was not stored, and each duplicate within the retention gets an
-// error matching lockmw.ErrNoAnswer without running the handler again.
+// smaller, up to lockcore.MaxAnswerBytes as stored. A larger answer goes
+// by reference into the answer store given with lockmw.WithAnswers
+// (through [WithLockmw]): the record carries the reference and the
+// answer's SHA-256, which every replay checks on what it reads back. An
+// answer that cannot be stored (too large with no answer store, refused
+// by it) is never lost silently: the record is completed without it, the
+// holder's log line says why at Error level, and the holder's caller and
+// each duplicate within the retention get an error matching
+// lockmw.ErrNoAnswer (WrapHTTP: 500), without running the handler again;
+// so does a duplicate whose referenced answer is missing or altered.
 package idempotency

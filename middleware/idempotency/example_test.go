@@ -40,8 +40,8 @@ func Example() {
 		},
 	}, lockcore.NewMemoryStore(), // a lockcore.DynamoStore in Lambda
 		idempotency.WithKeyPrefix("charge"),
-		idempotency.WithLockmw(lockmw.WithRecordAccount(123456789012, 1), // from the function ARN in Lambda
-			lockmw.WithLogger(slog.New(slog.DiscardHandler)), lockmw.WithMetricsWriter(io.Discard)))
+		idempotency.WithLockmw(lockmw.WithHolder(lockmw.Holder{AccountID: 123456789012, AppID: 1}),
+			lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard})))
 
 	ctx := context.Background()
 	first, _ := charge(ctx, Payment{OrderID: "o-1", Amount: 42})

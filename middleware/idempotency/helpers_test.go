@@ -36,8 +36,8 @@ func orderKey(_ context.Context, o order) (string, error) { return o.Key, nil }
 // quiet are the lockmw options of every test: a record account, no logs,
 // no metrics.
 func quiet() idempotency.Option {
-	return idempotency.WithLockmw(lockmw.WithRecordAccount(123456789012, 1),
-		lockmw.WithLogger(slog.New(slog.DiscardHandler)), lockmw.WithMetricsWriter(io.Discard))
+	return idempotency.WithLockmw(lockmw.WithHolder(lockmw.Holder{AccountID: 123456789012, AppID: 1}),
+		lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}))
 }
 
 // counter is a handler that counts its runs and answers with its run

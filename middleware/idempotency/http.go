@@ -76,8 +76,9 @@ type HTTPResponse interface {
 // 429), is a failure, not an answer: the caller gets it, and it is not
 // replayed (the next duplicate runs h), unless [WithKeptErrors], which
 // answers the duplicates of the window 503 with a Retry-After. Any other
-// response is replayed, 4xx included, as Stripe does. A store failure is 503 (store_unavailable); an answer too large to
-// store, 500 (answer_not_stored) for the duplicates. Error answers carry
+// response is replayed, 4xx included, as Stripe does. A store failure is 503 (store_unavailable); an answer that could not
+// be stored (see the package documentation's Size), 500
+// (answer_not_stored), to the holder's request too. Error answers carry
 // no error text. An error h returns is returned as it is.
 //
 // It never panics on a bad configuration: the returned handler returns
@@ -191,7 +192,7 @@ func problemFor(err error, now time.Time) (int, string, map[string]string) {
 		return http.StatusServiceUnavailable, "failed_earlier", map[string]string{"Retry-After": strconv.FormatInt(secs, 10)}
 	case errors.Is(err, lockmw.ErrNoAnswer):
 		return http.StatusInternalServerError, "answer_not_stored", nil
-	case errors.Is(err, lockmw.ErrLockFailed), errors.Is(err, lockmw.ErrNoTimeLeft), errors.Is(err, lockmw.ErrNoAccount):
+	case errors.Is(err, lockmw.ErrLockFailed), errors.Is(err, lockcore.ErrNoTimeLeft):
 		return http.StatusServiceUnavailable, "store_unavailable", nil
 	}
 	return 0, "", nil

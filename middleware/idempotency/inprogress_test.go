@@ -109,8 +109,8 @@ func TestNoTimeLeftWritesNoRecord(t *testing.T) {
 				h := wrap(t, c, store, idempotency.WithLockmw(lockmw.WithSafetyMargin(0)))
 				ctx, cancel := context.WithDeadline(t.Context(), time.Now().Add(tt.left))
 				defer cancel()
-				if _, err := h(ctx, order{Key: "k", Amount: 1}); !errors.Is(err, lockmw.ErrNoTimeLeft) {
-					t.Errorf("invoke(%v left) = %v, want lockmw.ErrNoTimeLeft", tt.left, err)
+				if _, err := h(ctx, order{Key: "k", Amount: 1}); !errors.Is(err, lockcore.ErrNoTimeLeft) {
+					t.Errorf("invoke(%v left) = %v, want lockcore.ErrNoTimeLeft", tt.left, err)
 				}
 				if _, found := record(t, store, "herdlock", "idempotency#k"); found {
 					t.Error("a record was written for an invocation with no time left")

@@ -115,9 +115,10 @@ func TestReplayIsVisible(t *testing.T) {
 
 // Powertools: a record is at most 400 KB, "consider Redis". Here an
 // answer is compressed inline up to lockcore.MaxAnswerBytes; a larger one
-// is never silent: the holder's caller gets it, the record is completed
-// without it (the handler does not run again), and each duplicate gets
-// lockmw.ErrNoAnswer.
+// goes by reference to an answer store (TestAnswerOverTheRecordGoesByReference)
+// and, without one, is never silent: the record is completed without it
+// (the handler does not run again), and the holder's caller and each
+// duplicate get lockmw.ErrNoAnswer.
 func TestAnswerSize(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -138,15 +139,14 @@ func TestAnswerSize(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got, err := h(t.Context(), order{Key: "k"}); err != nil || got != tt.answer {
-					t.Fatalf("holder = %d bytes, %v; want its answer", len(got), err)
-				}
-				got, err := h(t.Context(), order{Key: "k"})
-				switch {
-				case tt.wantReply && (err != nil || got != tt.answer):
-					t.Errorf("duplicate = %d bytes, %v; want the answer", len(got), err)
-				case !tt.wantReply && !errors.Is(err, lockmw.ErrNoAnswer):
-					t.Errorf("duplicate = %d bytes, %v; want lockmw.ErrNoAnswer", len(got), err)
+				for _, who := range []string{"holder", "duplicate"} {
+					got, err := h(t.Context(), order{Key: "k"})
+					switch {
+					case tt.wantReply && (err != nil || got != tt.answer):
+						t.Errorf("%s = %d bytes, %v; want the answer", who, len(got), err)
+					case !tt.wantReply && !errors.Is(err, lockmw.ErrNoAnswer):
+						t.Errorf("%s = %d bytes, %v; want lockmw.ErrNoAnswer", who, len(got), err)
+					}
 				}
 				if runs != 1 {
 					t.Errorf("handler runs = %d, want 1", runs)

@@ -54,7 +54,7 @@ func WithKeyPrefix(prefix string) Option {
 // WithPartition sets the static partition of the records: the lock group
 // (lockmw.WithLockGroup), the first part of every record's DynamoDB key.
 // Default: lockmw's lock group, the AWS_LAMBDA_FUNCTION_NAME environment
-// variable, else lockmw.DefaultLockGroup. It must not be blank.
+// variable, else "herdlock". It must not be blank.
 func WithPartition(partition string) Option {
 	return func(o *options) { o.partition, o.partitionSet = partition, true }
 }
@@ -100,9 +100,10 @@ func WithCache(c *Cache) Option {
 
 // WithLockmw passes options to the lockmw middleware that runs the
 // records' locks: safety margin, logger, metrics, tracer, record account,
-// lock options. The retention, the TTL, the largest answer and the lock
+// lock options, the answer store of answers over what a record holds
+// (lockmw.WithAnswers). The retention, the TTL, the largest answer and the lock
 // group are the idempotency layer's: lockcore.WithFreshSuccess,
-// lockcore.WithTTL, lockmw.WithMaxAnswerBytes and lockmw.WithLockGroup
+// lockcore.WithTTL, lockmw.Answers.MaxInlineBytes and lockmw.WithLockGroup
 // given here are overridden (by [WithExpiresAfter], a day past it,
 // lockcore.MaxAnswerBytes and [WithPartition]). A duplicate's wait is
 // bounded by its deadline, and by lockcore.WithMaxWait only when given

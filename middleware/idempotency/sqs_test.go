@@ -101,8 +101,8 @@ func TestSQSPerRecord(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				store := lockcore.NewMemoryStore()
 				p := &processLog{fail: map[string]bool{`{"Order":"fail"}`: true}}
-				lockOpts := []lockmw.Option{lockmw.WithRecordAccount(123456789012, 1),
-					lockmw.WithLogger(slog.New(slog.DiscardHandler)), lockmw.WithMetricsWriter(io.Discard)}
+				lockOpts := []lockmw.Option{lockmw.WithHolder(lockmw.Holder{AccountID: 123456789012, AppID: 1}),
+					lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard})}
 				records, err := idempotency.SQSHandler(p.process, store, tt.key, idempotency.WithLockmw(lockOpts...))
 				if err != nil {
 					t.Fatal(err)
@@ -182,8 +182,8 @@ func TestSQSRecordsStopAtTheFirstFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := lockcore.NewMemoryStore()
 		p := &processLog{fail: map[string]bool{`{"Order":"fail"}`: true}}
-		lockOpts := []lockmw.Option{lockmw.WithRecordAccount(123456789012, 1),
-			lockmw.WithLogger(slog.New(slog.DiscardHandler)), lockmw.WithMetricsWriter(io.Discard)}
+		lockOpts := []lockmw.Option{lockmw.WithHolder(lockmw.Holder{AccountID: 123456789012, AppID: 1}),
+			lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard})}
 		records, err := idempotency.SQSHandler(p.process, store, idempotency.MessageID, idempotency.WithLockmw(lockOpts...))
 		if err != nil {
 			t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/lockcore/storeapi"
+	"github.com/herdlock/herdlock/middleware/internal/answernote"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -142,7 +143,7 @@ func defaultPartition() string {
 	if fn := strings.TrimSpace(os.Getenv("AWS_LAMBDA_FUNCTION_NAME")); fn != "" {
 		return fn
 	}
-	return lockmw.DefaultLockGroup
+	return "herdlock" // lockmw's default outside Lambda
 }
 
 // maxDuplicateWait is how long a duplicate may wait for an answer unless
@@ -158,7 +159,7 @@ func (w *wrapper[TIn, TOut]) lockmwOptions() []lockmw.Option {
 	opts = append(opts, w.o.lockmwOpts...)
 	return append(opts,
 		lockmw.WithLockGroup(w.partition),
-		lockmw.WithMaxAnswerBytes(lockcore.MaxAnswerBytes),
+		lockmw.WithAnswers(lockmw.Answers{MaxInlineBytes: lockcore.MaxAnswerBytes}),
 		lockmw.WithLockOptions(
 			lockcore.WithFreshSuccess(w.o.expiresAfter),
 			lockcore.WithTTL(w.o.expiresAfter+recordTTLAfterExpiry),
@@ -187,9 +188,10 @@ func (w *wrapper[TIn, TOut]) invoke(ctx context.Context, in TIn) (TOut, error) {
 	if rec, ok := w.cached(r); ok {
 		return w.replay(ctx, r, rec)
 	}
-	rec, err := w.locked(ctx, r)
+	lctx, note := answernote.With(ctx)
+	rec, err := w.locked(lctx, r)
 	if r.held.ran {
-		return w.completed(r, rec, err)
+		return w.completed(r, rec, err, note.Err())
 	}
 	if err != nil {
 		return zero, lockError(err)
@@ -232,8 +234,9 @@ func (w *wrapper[TIn, TOut]) handle(ctx context.Context, r request[TIn]) (record
 }
 
 // completed returns the holder's own answer or error, and caches the
-// answer once its release stored it.
-func (w *wrapper[TIn, TOut]) completed(r request[TIn], rec record[TOut], err error) (TOut, error) {
+// answer once its release stored it. notStored is why lockmw did not
+// publish the answer with the release, nil when it did.
+func (w *wrapper[TIn, TOut]) completed(r request[TIn], rec record[TOut], err, notStored error) (TOut, error) {
 	if err != nil {
 		var kept *keptError
 		if errors.As(err, &kept) {
@@ -246,9 +249,6 @@ func (w *wrapper[TIn, TOut]) completed(r request[TIn], rec record[TOut], err err
 	// success was written; after a lost lease or a failed release the
 	// record does not hold this answer, and neither may the cache.
 	cause := context.Cause(r.held.ctx)
-	if errors.Is(cause, lockcore.ErrReleased) {
-		w.remember(r, rec)
-	}
 	// A hold that ended before the handler returned (its lease lost, its
 	// maximum hold reached) published nothing: the record was taken over
 	// or released as failed, and another holder's answer is, or will be,
@@ -259,7 +259,27 @@ func (w *wrapper[TIn, TOut]) completed(r request[TIn], rec record[TOut], err err
 		var zero TOut
 		return zero, fmt.Errorf("idempotency: the hold ended before the handler returned, its answer is not the key's; a retry gets the key's answer: %w", cause)
 	}
+	if notStored != nil {
+		return w.notStored(r)
+	}
+	if errors.Is(cause, lockcore.ErrReleased) {
+		w.remember(r, rec)
+	}
 	return rec.out, nil
+}
+
+// notStored is the holder's error when its answer was not stored with the
+// record (too large for the item with no answer store, refused by the
+// answer store): the record is completed without an answer, so every
+// duplicate within the retention gets an error matching
+// lockmw.ErrNoAnswer, without running the handler again, and the holder's
+// caller gets the same, not an answer that no other caller of the key
+// can get. lockmw's log line of the holder says why, at Error level; the
+// error carries no store error text.
+func (w *wrapper[TIn, TOut]) notStored(r request[TIn]) (TOut, error) {
+	var zero TOut
+	return zero, fmt.Errorf("idempotency: key %q: the handler ran but its answer was not stored with the record (an answer over %d bytes as stored needs lockmw.WithAnswers in WithLockmw; the log line says why), so no invocation with the key gets it and none runs the handler again within the retention: %w",
+		r.key, lockcore.MaxAnswerBytes, lockmw.ErrNoAnswer)
 }
 
 // replay returns a stored answer whose fingerprint matches.
@@ -299,15 +319,14 @@ func (w *wrapper[TIn, TOut]) cached(r request[TIn]) (record[TOut], bool) {
 	return rec, err == nil
 }
 
-// remember caches rec, a completed record whose fingerprint is r's, until
-// its expiry, when lockmw stored it inline for sure: encoded no larger
-// than lockcore.MaxAnswerBytes before compression.
+// remember caches rec, a completed record whose fingerprint is r's and
+// that the store holds (inline or by reference), until its expiry.
 func (w *wrapper[TIn, TOut]) remember(r request[TIn], rec record[TOut]) {
 	if w.o.cache == nil || rec.fingerprint != r.fp {
 		return
 	}
 	stored, err := w.codec.Encode(rec)
-	if err != nil || len(stored)+1 > lockcore.MaxAnswerBytes {
+	if err != nil {
 		return
 	}
 	w.o.cache.put(w.cacheKey(r), stored, rec.completedAt().Add(w.o.expiresAfter))

@@ -68,8 +68,8 @@ func TestAttemptAfterAFailureIsNotATakeover(t *testing.T) {
 		tr := &attrTracer{}
 		logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 		h := lockmw.Wrap(fetch, lockcore.NewMemoryStore(), keyOf, lockmw.WithLockGroup(group),
-			lockmw.WithLogger(logger), lockmw.WithMetricsWriter(&metrics), lockmw.WithTracer(tr),
-			lockmw.WithCoalescing(false)) // every invocation waits on the store, as in sandboxes of their own
+			lockmw.WithTelemetry(lockmw.Telemetry{Logger: logger}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: &metrics}), lockmw.WithTelemetry(lockmw.Telemetry{Tracer: tr}),
+			lockmw.WithoutCoalescing()) // every invocation waits on the store, as in sandboxes of their own
 
 		burst(t, h, n, 10*time.Second)
 		if got := len(up.callTimes()); got != 2 {
@@ -95,9 +95,9 @@ func TestAttemptAfterAFailureIsNotATakeover(t *testing.T) {
 		if got := sumMetric(t, metrics.String(), "LockRetryAfterFailure"); got != 1 {
 			t.Errorf("sum of %s = %v, want 1", "LockRetryAfterFailure", got)
 		}
-		if tr.trueCount(lockmw.AttrTakeover) != 0 || tr.trueCount(lockmw.AttrAfterFail) == 0 {
+		if tr.trueCount("herdlock.lock.takeover") != 0 || tr.trueCount("herdlock.lock.after_failure") == 0 {
 			t.Errorf("trace attributes: %s true %d times, %s true %d times; want 0 and some",
-				lockmw.AttrTakeover, tr.trueCount(lockmw.AttrTakeover), lockmw.AttrAfterFail, tr.trueCount(lockmw.AttrAfterFail))
+				"herdlock.lock.takeover", tr.trueCount("herdlock.lock.takeover"), "herdlock.lock.after_failure", tr.trueCount("herdlock.lock.after_failure"))
 		}
 		var afterLines int
 		for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {

@@ -47,8 +47,8 @@ func TestReleasedFromAnnouncementIsTold(t *testing.T) {
 		var metrics, logs syncBuffer
 		logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		s := &hotItemStore{MemoryStore: lockcore.NewMemoryStore()}
-		h := lockmw.Wrap(fetch, s, keyOf, lockmw.WithLockGroup(group), lockmw.WithLogger(logger),
-			lockmw.WithMetricsWriter(&metrics), lockmw.WithCoalescing(false))
+		h := lockmw.Wrap(fetch, s, keyOf, lockmw.WithLockGroup(group), lockmw.WithTelemetry(lockmw.Telemetry{Logger: logger}),
+			lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: &metrics}), lockmw.WithoutCoalescing())
 
 		outs, errs := burst(t, h, n, 10*time.Second)
 		for i := range n {

@@ -8,8 +8,8 @@ import (
 	"io"
 )
 
-// DefaultMaxAnswerBytes is the largest inline answer, as stored in the lock
-// item, when [WithMaxAnswerBytes] is not given: 64 KiB, well under
+// defaultMaxAnswerBytes is the largest inline answer, as stored in the lock
+// item, when [Answers].MaxInlineBytes is not set: 64 KiB, well under
 // DynamoDB's 400 KB item limit, because the answer's size is paid for on
 // every request that touches the released item. Each waiter's read that
 // sees the release costs 1 read unit per 4 KB (strongly consistent), so a
@@ -19,7 +19,7 @@ import (
 // lockcore.WithFreshSuccess, each newcomer's refused acquire is billed on
 // the existing item too: 64 write units for a cache hit instead of the 1
 // of a small item.
-const DefaultMaxAnswerBytes = 64 << 10
+const defaultMaxAnswerBytes = 64 << 10
 
 // compressAbove is the encoded size above which an answer is compressed,
 // and kept compressed only if that makes it smaller.

@@ -11,7 +11,7 @@ import (
 )
 
 // AnswerStore keeps the answers too large for the lock item (see
-// [WithAnswerStore]): an S3 bucket, a table of its own. Its methods must
+// [Answers].Store): an S3 bucket, a table of its own. Its methods must
 // be safe for concurrent use.
 type AnswerStore interface {
 	// PutAnswer stores data under ref. Each published answer has a ref of
@@ -23,17 +23,38 @@ type AnswerStore interface {
 	GetAnswer(ctx context.Context, ref string) ([]byte, error)
 }
 
-// WithAnswerStore carries answers too large to publish inline by
-// reference: a holder whose stored answer (encoded and compressed) is over
-// [WithMaxAnswerBytes] puts it in s under a ref of its own before its
-// release, and the lock item carries only the ref and the answer's
-// SHA-256, which a waiter checks on what it reads back. Default: none; an
-// answer over the maximum is then not published: the holder's log line
-// says so at Error level, and waiters get an error matching [ErrNoAnswer].
-// Answers up to 32 MiB go by reference. Only with inline answers (no
-// Handlers.OnReleased).
-func WithAnswerStore(s AnswerStore) Option {
-	return func(o *options) { o.answers, o.answersSet = s, true }
+// Answers are the limits of the inline answers (see [Handlers].OnReleased
+// and [WithAnswers]). A zero field keeps its default.
+type Answers struct {
+	// MaxInlineBytes is the largest answer a holder publishes inline, as
+	// stored in the lock item: encoded, compressed when that is smaller,
+	// plus one format byte. Default 64 KiB; at most lockcore.MaxAnswerBytes.
+	// A larger answer goes by reference to Store; without one it is not
+	// published: the holder releases with success and the reference only,
+	// says so in its log line at Error level, and waiters without a read
+	// handler get an error matching [ErrNoAnswer].
+	MaxInlineBytes int
+
+	// Store carries the answers over MaxInlineBytes by reference: the
+	// holder puts the stored answer in it under a ref of its own before
+	// its release, and the lock item carries only the ref and the answer's
+	// SHA-256, which a waiter checks on what it reads back. Answers up to
+	// 32 MiB go by reference. Default: none.
+	Store AnswerStore
+}
+
+// WithAnswers sets the limits of the inline answers (see [Answers]). Only
+// with inline answers (no Handlers.OnReleased). Default: the zero Answers,
+// every field's default.
+func WithAnswers(a Answers) Option {
+	return func(o *options) {
+		if a.MaxInlineBytes != 0 {
+			o.answers.MaxInlineBytes = a.MaxInlineBytes
+		}
+		if a.Store != nil {
+			o.answers.Store = a.Store
+		}
+	}
 }
 
 // errAnswerStore: the answer store refused a holder's answer.
@@ -44,11 +65,11 @@ var errAnswerStore = errors.New("lockmw: answer store")
 // SHA-256 and the ref.
 func (w *wrapper[TIn, TOut]) byReference(c *call, stored []byte) ([]byte, error) {
 	if w.answers == nil || len(stored) > maxDecodedAnswer {
-		limit := "no WithAnswerStore to carry it by reference"
+		limit := "no Answers.Store to carry it by reference"
 		if w.answers != nil {
 			limit = "over what goes by reference (" + strconv.Itoa(maxDecodedAnswer) + ")"
 		}
-		return nil, fmt.Errorf("%w: %d bytes stored, WithMaxAnswerBytes %d, %s", errAnswerTooLarge, len(stored), w.maxAnswer, limit)
+		return nil, fmt.Errorf("%w: %d bytes stored, Answers.MaxInlineBytes %d, %s", errAnswerTooLarge, len(stored), w.maxAnswer, limit)
 	}
 	key := sha256.Sum256([]byte(c.info.Key.Group + "\x00" + c.info.Key.ID))
 	ref := "herdlock-answer/" + hex.EncodeToString(key[:16]) + "/" + strconv.FormatInt(c.info.Fence, 10) + "-" + c.info.Revision
@@ -72,7 +93,7 @@ func (w *wrapper[TIn, TOut]) dereference(ctx context.Context, published []byte) 
 		return nil, errors.New("malformed answer reference")
 	}
 	if w.answers == nil {
-		return nil, errors.New("the answer is published by reference and there is no WithAnswerStore to read it")
+		return nil, errors.New("the answer is published by reference and there is no Answers.Store to read it")
 	}
 	sum, ref := published[1:1+sha256.Size], string(published[1+sha256.Size:])
 	stored, err := w.answers.GetAnswer(ctx, ref)

@@ -69,12 +69,12 @@ func TestAnswerOverTheInlineMaximumGoesByReference(t *testing.T) {
 	big := noise(500 << 10)
 	tests := []struct {
 		name       string
-		answers    *memAnswers // nil: no WithAnswerStore
+		answers    *memAnswers // nil: no Answers.Store
 		wantShared bool
 		wantLog    string
 	}{
 		{"by reference", &memAnswers{}, true, ""},
-		{"no answer store", nil, false, "give WithAnswerStore"},
+		{"no answer store", nil, false, "give Answers.Store"},
 		{"the store refuses the put", &memAnswers{failPut: errors.New("AccessDenied")}, false, "answer store: put"},
 		{"the store fails the get", &memAnswers{failGet: errors.New("SlowDown")}, false, ""},
 		{"the store returns other bytes", &memAnswers{tamper: []byte("other")}, false, ""},
@@ -84,9 +84,9 @@ func TestAnswerOverTheInlineMaximumGoesByReference(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				store := lockcore.NewMemoryStore()
 				var logs syncBuffer
-				opts := []lockmw.Option{lockmw.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil)))}
+				opts := []lockmw.Option{lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})}
 				if tt.answers != nil {
-					opts = append(opts, lockmw.WithAnswerStore(tt.answers))
+					opts = append(opts, lockmw.WithAnswers(lockmw.Answers{Store: tt.answers}))
 				}
 				outs, errs, fetches := herd(t, 3, store, lockmw.Handlers[event, []byte]{
 					Fetch: func(context.Context, event) ([]byte, error) { return big, nil },
@@ -121,13 +121,5 @@ func TestAnswerOverTheInlineMaximumGoesByReference(t *testing.T) {
 				}
 			})
 		})
-	}
-}
-
-func TestAnswerStoreIsChecked(t *testing.T) {
-	_, err := lockmw.New(func(context.Context, event) (string, error) { return "", nil }, lockcore.NewMemoryStore(), keyOf,
-		options(lockmw.WithAnswerStore(nil))...)
-	if !errors.Is(err, lockmw.ErrConfig) || !strings.Contains(err.Error(), "WithAnswerStore") {
-		t.Errorf("New(WithAnswerStore(nil)) = %v, want a configuration error naming it", err)
 	}
 }

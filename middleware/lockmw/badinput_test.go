@@ -66,7 +66,7 @@ func TestBadInputKeyIsLoggedAtWarn(t *testing.T) {
 	var logs syncBuffer
 	h, err := lockmw.New(func(context.Context, event) (string, error) { return "", nil }, lockcore.NewMemoryStore(),
 		func(context.Context, event) (string, error) { return "", fmt.Errorf("%w: no pair", lockmw.ErrBadInput) },
-		options(lockmw.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))...)
+		options(lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestLongLockIDIsCutInTheLog(t *testing.T) {
 	long := strings.Repeat("k", 2000)
 	h, err := lockmw.New(func(context.Context, event) (string, error) {
 		return "", fmt.Errorf("%w: bad body", lockmw.ErrBadInput)
-	}, lockcore.NewMemoryStore(), keyOf, options(lockmw.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))...)
+	}, lockcore.NewMemoryStore(), keyOf, options(lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))...)
 	if err != nil {
 		t.Fatal(err)
 	}

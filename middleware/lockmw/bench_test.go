@@ -39,8 +39,8 @@ func BenchmarkBareHandler(b *testing.B) {
 func BenchmarkWrap(b *testing.B) {
 	h, err := lockmw.New(benchHandler, lockcore.NewMemoryStore(), keyOf,
 		lockmw.WithLockGroup("bench"),
-		lockmw.WithLogger(slog.New(slog.NewJSONHandler(io.Discard, nil))),
-		lockmw.WithMetrics(newTestMetrics(b, io.Discard)),
+		lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}),
+		lockmw.WithTelemetry(lockmw.Telemetry{EMF: newTestMetrics(b, io.Discard)}),
 	)
 	if err != nil {
 		b.Fatal(err)

@@ -15,17 +15,17 @@ import (
 // logFollowing is the debug line of a follower.
 const logFollowing = "lockmw: waiting for the lock attempt of another invocation in this process"
 
-// MetricLockCoalesced is the metric (Count) of an invocation that shared
+// metricLockCoalesced is the metric (Count) of an invocation that shared
 // another invocation's lock attempt in the same process: 1 when it was
 // answered with that leader's published success and made no lock request
-// of its own, 0 otherwise. MetricLockCoalescedFallThrough (Count) is 1 when
+// of its own, 0 otherwise. metricLockCoalescedFallThrough (Count) is 1 when
 // it waited for a leader that did not publish success and then tried the
-// lock itself; MetricLockCoalescedWait (Milliseconds) is how long it
+// lock itself; metricLockCoalescedWait (Milliseconds) is how long it
 // waited for the leader.
 const (
-	MetricLockCoalesced            = "LockCoalesced"
-	MetricLockCoalescedFallThrough = "LockCoalescedFallThrough"
-	MetricLockCoalescedWait        = "LockCoalescedWaitDuration"
+	metricLockCoalesced            = "LockCoalesced"
+	metricLockCoalescedFallThrough = "LockCoalescedFallThrough"
+	metricLockCoalescedWait        = "LockCoalescedWaitDuration"
 )
 
 // coalescer lets the invocations of one wrapped handler that run at the
@@ -180,9 +180,10 @@ func (f *flight) wait(ctx context.Context, until time.Time) (publication, error)
 	}
 }
 
-// WithCoalescing turns in-process coalescing on or off. Default: on.
+// WithoutCoalescing turns in-process coalescing off: every invocation
+// tries the lock on its own. Default: on, as follows.
 //
-// With it, invocations of the wrapped handler that run at the same time in
+// Invocations of the wrapped handler that run at the same time in
 // one process (AWS_LAMBDA_MAX_CONCURRENCY above 1, as on Lambda Managed
 // Instances) and want the same lock share one lock attempt: the first, the
 // leader, runs the lock protocol on the store; the others wait for it in
@@ -211,8 +212,8 @@ func (f *flight) wait(ctx context.Context, until time.Time) (publication, error)
 // does; one that ran out is a wait timeout ([lockcore.ErrWaitTimeout],
 // LockAcquisitionWaitTimeout 1). With one invocation per process, it
 // changes nothing.
-func WithCoalescing(on bool) Option {
-	return func(o *options) { o.noCoalesce = !on }
+func WithoutCoalescing() Option {
+	return func(o *options) { o.noCoalesce = true }
 }
 
 // attempt is the invocation's lock attempt: its own, or a share of the
@@ -230,11 +231,11 @@ func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (*lockcore.Lo
 	f, leader := w.co.join(c.info.Key, until)
 	switch {
 	case f == nil:
-		c.rec.AddMetric(MetricLockCoalesced, "Count", 0)
+		c.rec.AddMetric(metricLockCoalesced, "Count", 0)
 		res, err := c.acquire(lock)
 		return lock, res, err
 	case leader:
-		c.rec.AddMetric(MetricLockCoalesced, "Count", 0)
+		c.rec.AddMetric(metricLockCoalesced, "Count", 0)
 		c.flight = f
 		res, err := c.acquire(lock)
 		switch res.Outcome {
@@ -378,14 +379,14 @@ func (c *call) follow(f *flight, start, until time.Time, margin, fresh time.Dura
 		err = errFallThrough
 	}
 	waited := time.Since(start)
-	c.rec.AddMetric(MetricLockCoalescedWait, "Milliseconds", float64(waited)/float64(time.Millisecond))
+	c.rec.AddMetric(metricLockCoalescedWait, "Milliseconds", float64(waited)/float64(time.Millisecond))
 	if errors.Is(err, errFallThrough) {
-		c.rec.AddMetric(MetricLockCoalesced, "Count", 0)
-		c.rec.AddMetric(MetricLockCoalescedFallThrough, "Count", 1)
+		c.rec.AddMetric(metricLockCoalesced, "Count", 0)
+		c.rec.AddMetric(metricLockCoalescedFallThrough, "Count", 1)
 		return lockcore.WaitResult{}, err
 	}
-	c.rec.AddMetric(MetricLockCoalesced, "Count", boolCount(err == nil))
-	c.rec.AddMetric(MetricLockCoalescedFallThrough, "Count", 0)
+	c.rec.AddMetric(metricLockCoalesced, "Count", boolCount(err == nil))
+	c.rec.AddMetric(metricLockCoalescedFallThrough, "Count", 0)
 	if err == nil && pub.firstRequest {
 		// Answered by the leader's first request, as a waiter on the store
 		// by its own: no holder was waited for.
@@ -401,7 +402,7 @@ func (c *call) follow(f *flight, start, until time.Time, margin, fresh time.Dura
 			c.logWaitTimeout(waited)
 		}
 		if c.tr != nil {
-			c.tr.set(slog.String(AttrOutcome, lockcore.Failed.String()))
+			c.tr.set(slog.String(attrOutcome, lockcore.Failed.String()))
 		}
 		return lockcore.WaitResult{Outcome: lockcore.Failed, Waited: waited}, err
 	}
@@ -411,7 +412,7 @@ func (c *call) follow(f *flight, start, until time.Time, margin, fresh time.Dura
 	c.info.Outcome, c.info.Fence, c.info.ResultRef = res.Outcome, res.Fence, res.ResultRef
 	c.info.Coalesced = true
 	if c.tr != nil {
-		c.tr.set(slog.String(AttrOutcome, res.Outcome.String()), slog.Int64(AttrFence, res.Fence), slog.Bool(AttrCoalesced, true))
+		c.tr.set(slog.String(attrOutcome, res.Outcome.String()), slog.Int64(attrFence, res.Fence), slog.Bool(attrCoalesced, true))
 	}
 	return res, nil
 }

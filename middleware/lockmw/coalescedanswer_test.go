@@ -41,8 +41,8 @@ func TestCoalescedFollowersOwnTheirAnswers(t *testing.T) {
 						return []byte("rate 1.08"), nil
 					},
 					Codec: aliasingBytesCodec{},
-				}, lockcore.NewMemoryStore(), keyOf, lockmw.WithLockGroup(group), lockmw.WithLogger(discardLogger()),
-					lockmw.WithMetrics(newTestMetrics(t, io.Discard)), lockmw.WithCoalescing(tt.coalesce))
+				}, lockcore.NewMemoryStore(), keyOf, lockmw.WithLockGroup(group), lockmw.WithTelemetry(lockmw.Telemetry{Logger: discardLogger()}),
+					lockmw.WithTelemetry(lockmw.Telemetry{EMF: newTestMetrics(t, io.Discard)}), coalescing(tt.coalesce))
 				if err != nil {
 					t.Fatalf("NewHandlers() = %v", err)
 				}

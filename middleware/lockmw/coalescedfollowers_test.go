@@ -117,8 +117,8 @@ func TestCoalescedFollowersAfterLeaseLost(t *testing.T) {
 		<-other
 		judgeFollowersServed(t, hd, 1, -1, fence, "ref-other", pubAt, 2*lockcore.DefaultPollInterval)
 		for i := 1; i < 4; i++ {
-			if got := hd.doc(t, i)[lockmw.MetricLockCoalescedFallThrough]; got != 1.0 {
-				t.Errorf("follower %d: %s = %v, want 1", i, lockmw.MetricLockCoalescedFallThrough, got)
+			if got := hd.doc(t, i)["LockCoalescedFallThrough"]; got != 1.0 {
+				t.Errorf("follower %d: %s = %v, want 1", i, "LockCoalescedFallThrough", got)
 			}
 		}
 		if n := hd.fetches.Load(); n != 1 {
@@ -205,9 +205,9 @@ func TestCoalescedFollowersAfterLeaderHoldEnds(t *testing.T) {
 				for i := 1; i < hd.n; i++ {
 					d := hd.doc(t, i)
 					want := float64(holdEnd.Sub(start)) / float64(time.Millisecond)
-					if d[lockmw.MetricLockCoalescedWait] != want || d[lockmw.MetricLockCoalescedFallThrough] != 1.0 {
+					if d["LockCoalescedWaitDuration"] != want || d["LockCoalescedFallThrough"] != 1.0 {
 						t.Errorf("follower %d: waited %v ms for the leader, fall-through %v; want %v ms (the end of its hold) and 1",
-							i, d[lockmw.MetricLockCoalescedWait], d[lockmw.MetricLockCoalescedFallThrough], want)
+							i, d["LockCoalescedWaitDuration"], d["LockCoalescedFallThrough"], want)
 					}
 				}
 				if n := hd.fetches.Load(); n != 2 {
@@ -237,8 +237,8 @@ func TestCoalescedFollowerWaitTimeout(t *testing.T) {
 			start := time.Now()
 			hd := &coalescedHerd{n: 2, work: 20 * time.Second,
 				timeout: func(i int) time.Duration { return []time.Duration{time.Minute, 5 * time.Second}[i] },
-				opts: []lockmw.Option{lockmw.WithCoalescing(coalesce),
-					lockmw.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})))}}
+				opts: []lockmw.Option{coalescing(coalesce),
+					lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})}}
 			hd.run(t)
 			e.err, e.end, e.doc = hd.errs[1], hd.ends[1].Sub(start), hd.doc(t, 1)
 			for _, l := range logJSON(t, logs.String()) {
@@ -254,7 +254,7 @@ func TestCoalescedFollowerWaitTimeout(t *testing.T) {
 	if !errors.Is(follower.err, lockcore.ErrWaitTimeout) || !errors.Is(follower.err, lockmw.ErrLockFailed) {
 		t.Errorf("follower: %v, want ErrLockFailed and ErrWaitTimeout", follower.err)
 	}
-	if got, want := lockmw.ErrorCode(follower.err), lockmw.ErrorCode(waiter.err); got != want {
+	if got, want := lockmw.ErrorReason(follower.err), lockmw.ErrorReason(waiter.err); got != want {
 		t.Errorf("follower's error code %q, want the store waiter's %q", got, want)
 	}
 	if want := 5*time.Second - lockmw.DefaultSafetyMargin; follower.end != want || waiter.end != want {
@@ -320,7 +320,7 @@ func TestCoalescedFollowerMaximumWait(t *testing.T) {
 				var mu sync.Mutex
 				calls := 0
 				start := time.Now()
-				hd := &coalescedHerd{n: 3, opts: []lockmw.Option{lockmw.WithCoalescing(tt.coalesce)},
+				hd := &coalescedHerd{n: 3, opts: []lockmw.Option{coalescing(tt.coalesce)},
 					fetch: func(ctx context.Context, e event) (string, error) {
 						mu.Lock()
 						calls++
@@ -395,7 +395,7 @@ func TestCoalescedShortFollowerSharesAHeldBackFailure(t *testing.T) {
 				hd := &coalescedHerd{n: 2, work: time.Second, store: &opCounter{Store: mem},
 					arrive:  func(i int) time.Duration { return time.Second + time.Duration(i)*time.Millisecond },
 					timeout: func(i int) time.Duration { return []time.Duration{time.Minute, 10 * time.Second}[i] },
-					opts:    []lockmw.Option{lockmw.WithCoalescing(tt.coalesce)}}
+					opts:    []lockmw.Option{coalescing(tt.coalesce)}}
 				hd.run(t)
 				<-done
 				mu.Lock()

@@ -39,7 +39,7 @@ func TestCoalescedFollowerArrivingAfterAnOldSuccess(t *testing.T) {
 				})
 				hd := &coalescedHerd{n: 2, work: time.Second, store: &opCounter{Store: mem},
 					arrive: func(i int) time.Duration { return []time.Duration{0, 3 * time.Second}[i] },
-					opts: []lockmw.Option{lockmw.WithCoalescing(tt.coalesce), lockmw.WithLockOptions(
+					opts: []lockmw.Option{coalescing(tt.coalesce), lockmw.WithLockOptions(
 						lockcore.WithFreshSuccess(time.Second), lockcore.WithPollInterval(10*time.Second))}}
 				hd.run(t)
 				if got := hd.infos[0]; hd.errs[0] != nil || got.Outcome != lockcore.Released || got.Fence < otherFence {
@@ -124,7 +124,7 @@ func TestCoalescedNoWaitBurstOnAFreshSuccess(t *testing.T) {
 				}
 				time.Sleep(time.Second)
 				hd := &coalescedHerd{n: 4, store: &opCounter{Store: &rttStore{Store: mem, rtt: 20 * time.Millisecond}},
-					opts: []lockmw.Option{lockmw.WithCoalescing(tt.coalesce), lockmw.WithLockOptions(lockcore.WithMaxWait(0))}}
+					opts: []lockmw.Option{coalescing(tt.coalesce), lockmw.WithLockOptions(lockcore.WithMaxWait(0))}}
 				hd.run(t)
 				for i := range hd.n {
 					if got := hd.infos[i]; hd.errs[i] != nil || got.Outcome != lockcore.Released || got.Fence != fence || got.ResultRef != "ref-other" {
@@ -158,7 +158,7 @@ func TestCoalescedFreshBurstCountsNoWait(t *testing.T) {
 				}
 				time.Sleep(time.Second)
 				hd := &coalescedHerd{n: 4, store: &opCounter{Store: &rttStore{Store: mem, rtt: 20 * time.Millisecond}},
-					opts: []lockmw.Option{lockmw.WithCoalescing(tt.coalesce)}}
+					opts: []lockmw.Option{coalescing(tt.coalesce)}}
 				hd.run(t)
 				for i := range hd.n {
 					if got := hd.infos[i]; hd.errs[i] != nil || got.Outcome != lockcore.Released {

@@ -31,7 +31,7 @@ func TestCoalescedLeaderSharesItsFailure(t *testing.T) {
 				var mu sync.Mutex // guards calls and failedAt
 				calls := 0
 				var failedAt time.Time
-				hd := &coalescedHerd{n: 3, opts: []lockmw.Option{lockmw.WithCoalescing(tt.coalesce)},
+				hd := &coalescedHerd{n: 3, opts: []lockmw.Option{coalescing(tt.coalesce)},
 					timeout: func(i int) time.Duration { return []time.Duration{time.Minute, 10 * time.Second, time.Minute}[i] },
 					fetch: func(ctx context.Context, e event) (string, error) {
 						mu.Lock()

@@ -36,7 +36,7 @@ func TestCoalescedFallThroughWaitIsCounted(t *testing.T) {
 				var acquiredAt time.Time // the second Fetch's start
 				start := time.Now()
 				hd := &coalescedHerd{n: 3, timeout: func(int) time.Duration { return 2 * time.Minute },
-					opts: []lockmw.Option{lockmw.WithCoalescing(tt.coalesce), lockmw.WithLockOptions(lockcore.WithMaxWait(time.Minute))},
+					opts: []lockmw.Option{coalescing(tt.coalesce), lockmw.WithLockOptions(lockcore.WithMaxWait(time.Minute))},
 					fetch: func(ctx context.Context, e event) (string, error) {
 						mu.Lock()
 						calls++

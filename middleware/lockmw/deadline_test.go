@@ -119,7 +119,7 @@ func TestNoTimeLeft(t *testing.T) {
 				ctx, cancel := invocationContext(t.Context(), tt.timeout, "req")
 				defer cancel()
 				_, err := h(ctx, event{Key: "k"})
-				if !errors.Is(err, lockmw.ErrNoTimeLeft) || ran.Load() {
+				if !errors.Is(err, lockcore.ErrNoTimeLeft) || ran.Load() {
 					t.Errorf("h() = %v, handler ran %v; want ErrNoTimeLeft without running", err, ran.Load())
 				}
 				if _, found, _ := store.Get(t.Context(), lockcore.Key{Group: group, ID: "k"}); found {
@@ -139,7 +139,7 @@ func TestNoDeadline(t *testing.T) {
 		h := mustNew(t, func(ctx context.Context, e event) (string, error) {
 			expiresAfter = time.Duration(item(t, store, key).ExpiresAtMs-time.Now().UnixMilli()) * time.Millisecond
 			return "ok", nil
-		}, store, options(lockmw.WithRecordAccount(7, 2))...)
+		}, store, options(lockmw.WithHolder(lockmw.Holder{AccountID: 7, AppID: 2}))...)
 		if out, err := h(t.Context(), event{Key: "k"}); out != "ok" || err != nil {
 			t.Fatalf("h() = %q, %v; want ok, nil", out, err)
 		}

@@ -22,12 +22,16 @@
 //     handler returned a nil error, failure otherwise (and on panic, before
 //     the panic goes on). A failure is shared with the burst: an error that
 //     implements [RetryAfterer] sets when the next attempt may start, one
-//     that implements [FailureCoder] the published reason.
+//     that implements [FailureReasoner] the published reason.
 //   - RELEASED: another invocation published success. With no read handler
 //     the invocation returns the holder's result, which came inline, in the
 //     lock item, with the release (see [Handlers].OnReleased for the bounds
 //     and the cost); with Handlers.OnReleased, that runs and reads what the
-//     holder stored.
+//     holder stored. Also RELEASED is an invocation that comes up to
+//     [DefaultFreshSuccess] (10 s) after a published success: it returns
+//     that answer without fetching, so the lock table is a short response
+//     cache; WithLockOptions(lockcore.WithFreshSuccess(d)) sets the window,
+//     0 turns it off.
 //   - FAILED: an error matching [ErrLockFailed], or the Handlers.OnFailed
 //     fallback. When the holders of the burst failed and the next attempt
 //     may not start before the invocation's deadline, it also matches
@@ -47,6 +51,16 @@
 // and a waiter's own read and reply. An invocation with no deadline (a
 // local run) uses lockcore's defaults.
 //
+// # Outside Lambda
+//
+// The middleware runs outside Lambda too (a test, a local run on
+// lockcore.NewMemoryStore or a local DynamoDB): with no Lambda context in
+// ctx the lock item records the holder as hostname:pid, and with no
+// function ARN the record account as account 1, application 1 (see
+// [Holder]), and the lock group
+// is "herdlock" unless AWS_LAMBDA_FUNCTION_NAME or [WithLockGroup] names
+// one.
+//
 // # Many invocations per process
 //
 // On Lambda Managed Instances one process runs several invocations at once
@@ -54,7 +68,7 @@
 // not frozen between them. The wrapped handler is safe for that, and:
 //
 //   - invocations that want the same lock at the same time share one lock
-//     attempt ([WithCoalescing], on by default): the first leads and runs
+//     attempt (on by default; [WithoutCoalescing] turns it off): the first leads and runs
 //     the protocol on the store; the others wait in the process, each until
 //     its own deadline less the margin, and are RELEASED with the leader's
 //     published success ([Info].Coalesced), or try the lock on their own,
@@ -71,12 +85,12 @@
 // # Observability
 //
 // Each invocation, also one that returns before trying the lock (outcome
-// NOT_TRIED, with the metric [MetricNotTried]), writes one
+// NOT_TRIED, with the metric LockNotTried), writes one
 // embedded-metric-format document (package emf) to stdout: lockcore's lock
 // metrics, the service as the only dimension, and the lock id, group,
 // outcome, fence and request id as properties, never dimensions. It logs
 // one line with log/slog (JSON inside Lambda, on stderr, at the level
-// [WithLogger] describes) carrying the outcome, fence and durations: at
+// [Telemetry].Logger describes) carrying the outcome, fence and durations: at
 // Debug for a routine outcome, Info for a take-over, Warn for a handler
 // error or a lost lock, and Error for a failed release or an invocation
 // that did not try the lock.
@@ -85,7 +99,7 @@
 //
 // # Tracing
 //
-// With a [Tracer] ([WithTracer]) it records the spans "herdlock",
+// With a [Tracer] ([Telemetry].Tracer) it records the spans "herdlock",
 // "lock.acquire", "lock.wait" (back-dated to the start of the wait) and
 // "lock.release", with the outcome, fence, take-over and polls as
 // attributes. Package xraytracer records them as X-Ray subsegments (its

@@ -154,7 +154,7 @@ func TestDynoxideHerd(t *testing.T) {
 		reads.Add(1)
 		return c.get(ctx, e.Key)
 	}
-	h := mustNewHandlers(t, lockmw.Handlers[event, string]{Fetch: fetch, OnReleased: read}, ws, options(lockmw.WithCoalescing(false))...)
+	h := mustNewHandlers(t, lockmw.Handlers[event, string]{Fetch: fetch, OnReleased: read}, ws, options(lockmw.WithoutCoalescing())...)
 
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -240,7 +240,7 @@ func TestDynoxideKilledHolder(t *testing.T) {
 		reads.Add(1)
 		return c.get(ctx, e.Key)
 	}
-	h := mustNewHandlers(t, lockmw.Handlers[event, string]{Fetch: fetch, OnReleased: read}, ws, options(lease, lockmw.WithCoalescing(false))...)
+	h := mustNewHandlers(t, lockmw.Handlers[event, string]{Fetch: fetch, OnReleased: read}, ws, options(lease, lockmw.WithoutCoalescing())...)
 	results := make([]string, waiters)
 	errs := make([]error, waiters)
 	var wg sync.WaitGroup

@@ -1,6 +1,10 @@
 package lockmw
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/herdlock/herdlock/lockcore"
+)
 
 var (
 	// ErrLockFailed is wrapped, together with lockcore's cause, in the error
@@ -17,19 +21,9 @@ var (
 	// (Handlers.OnReleased nil).
 	ErrNoAnswer = errors.New("lockmw: no inline answer")
 
-	// ErrConfig is wrapped in every configuration error: one returned by
-	// [New] or [NewHandlers], or returned on every call by a handler from
-	// [Wrap] or [WrapHandlers].
-	ErrConfig = errors.New("lockmw: invalid configuration")
-
 	// ErrKey means the lock key could not be taken from the event: the key
 	// function failed or returned a blank key. The handler did not run.
 	ErrKey = errors.New("lockmw: no lock key")
-
-	// ErrNoTimeLeft means the invocation's deadline has passed or is closer
-	// than the safety margin, so the lock could not be held safely. The
-	// handler did not run.
-	ErrNoTimeLeft = errors.New("lockmw: no time left before the deadline")
 
 	// ErrBadInput, wrapped in an error of Handlers.Fetch, says that the
 	// event itself was bad (a client's malformed request) and the work was
@@ -41,9 +35,25 @@ var (
 	// makes the invocation's log line Warn instead of Error: the client's
 	// fault, not the function's.
 	ErrBadInput = errors.New("lockmw: bad input")
-
-	// ErrNoAccount means no record account was configured with
-	// [WithRecordAccount] and none could be read from the invoked function
-	// ARN in the Lambda context. The handler did not run.
-	ErrNoAccount = errors.New("lockmw: no record account")
 )
+
+// lockmw's errors that match a lockcore sentinel, so that one sentinel
+// names one concept across the packages: a configuration error matches
+// lockcore.ErrConfig (returned by [New] and [NewHandlers], or on every
+// call by a handler of [Wrap] and [WrapHandlers] so configured); an
+// invocation whose deadline has passed or is closer than the safety margin
+// matches lockcore.ErrNoTimeLeft (the handler did not run).
+var (
+	errConfig     = &sentinel{"lockmw: invalid configuration", lockcore.ErrConfig}
+	errNoTimeLeft = &sentinel{"lockmw: no time left before the deadline", lockcore.ErrNoTimeLeft}
+)
+
+// sentinel is an error of lockmw's own words that matches a lockcore
+// sentinel.
+type sentinel struct {
+	msg string
+	is  error
+}
+
+func (e *sentinel) Error() string { return e.msg }
+func (e *sentinel) Unwrap() error { return e.is }

@@ -41,9 +41,9 @@ func Example() {
 		OnReleased: read,
 		ResultRef:  func(rate string) string { return "rates/EUR-USD" },
 	}, store, key,
-		lockmw.WithRecordAccount(123456789012, 1), // default: from the function ARN
-		lockmw.WithLogger(slog.New(slog.DiscardHandler)),
-		lockmw.WithMetricsWriter(io.Discard), // default: EMF on stdout
+		// Default: JSON logs on stderr, EMF on stdout; the record account
+		// from the function ARN (account 1 outside Lambda).
+		lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler), EMFWriter: io.Discard}),
 	)
 	// lambda.Start(h) in a Lambda; here one invocation:
 	rate, err := h(context.Background(), Quote{Pair: "EUR-USD"})
@@ -64,8 +64,8 @@ func ExampleMetrics() {
 		return "1.0842", nil
 	}
 	key := func(ctx context.Context, q Quote) (string, error) { return q.Pair, nil }
-	h := lockmw.Wrap(fetch, lockcore.NewMemoryStore(), key, lockmw.WithRecordAccount(123456789012, 1),
-		lockmw.WithLogger(slog.New(slog.DiscardHandler)), lockmw.WithMetricsWriter(io.Discard))
+	h := lockmw.Wrap(fetch, lockcore.NewMemoryStore(), key,
+		lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler), EMFWriter: io.Discard}))
 	rate, err := h(context.Background(), Quote{Pair: "EUR-USD"})
 	fmt.Println(rate, err)
 	// Output:

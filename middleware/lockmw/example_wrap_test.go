@@ -31,9 +31,7 @@ func ExampleWrap() {
 
 	h := lockmw.Wrap(fetchRate, store, pair,
 		lockmw.WithLockOptions(lockcore.WithFreshSuccess(time.Minute)),
-		lockmw.WithRecordAccount(123456789012, 1), // default: from the function ARN
-		lockmw.WithLogger(slog.New(slog.DiscardHandler)),
-		lockmw.WithMetricsWriter(io.Discard), // default: EMF on stdout
+		lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler), EMFWriter: io.Discard}),
 	)
 	for range 2 {
 		rate, err := h(context.Background(), Quote{Pair: "EUR-USD"})

@@ -8,15 +8,15 @@ import (
 	"github.com/herdlock/herdlock/lockcore"
 )
 
-// MetricNotTried is the metric (Count, 1) of an invocation that returned
+// metricNotTried is the metric (Count, 1) of an invocation that returned
 // before trying the lock: no time left before the deadline, no lock key,
 // no record account, or lock settings that lockcore refused. Its metrics
-// document has the lock outcome [OutcomeNotTried]; its log line says why.
-const MetricNotTried = "LockNotTried"
+// document has the lock outcome outcomeNotTried; its log line says why.
+const metricNotTried = "LockNotTried"
 
-// OutcomeNotTried is the lock outcome in the log line and the metrics
+// outcomeNotTried is the lock outcome in the log line and the metrics
 // document of an invocation that returned before trying the lock.
-const OutcomeNotTried = "NOT_TRIED"
+const outcomeNotTried = "NOT_TRIED"
 
 // finish logs the invocation, flushes its metrics and ends its trace.
 func (w *wrapper[TIn, TOut]) finish(c *call, err error) {
@@ -28,7 +28,7 @@ func (w *wrapper[TIn, TOut]) finish(c *call, err error) {
 // outcome names the invocation's outcome in its log line and metrics.
 func (c *call) outcome() string {
 	if !c.tried {
-		return OutcomeNotTried
+		return outcomeNotTried
 	}
 	return c.info.Outcome.String()
 }
@@ -53,7 +53,7 @@ func (c *call) level(err error) (slog.Level, string) {
 	case c.lockLost():
 		return slog.LevelWarn, "lockmw: the lock ended before the handler returned"
 	case errors.Is(c.answerErr, errAnswerTooLarge):
-		return slog.LevelError, "lockmw: answer not published inline, too large; waiters get no answer: give WithAnswerStore or raise WithMaxAnswerBytes"
+		return slog.LevelError, "lockmw: answer not published inline, too large; waiters get no answer: give Answers.Store or raise Answers.MaxInlineBytes"
 	case errors.Is(c.answerErr, errAnswerStore):
 		return slog.LevelError, "lockmw: answer not published: the answer store refused it; waiters get no answer"
 	case c.answerErr != nil:
@@ -106,7 +106,7 @@ func (c *call) logOutcome(err error) {
 func (w *wrapper[TIn, TOut]) flushMetrics(c *call) {
 	ctx := c.tctx
 	if !c.tried {
-		c.rec.AddMetric(MetricNotTried, "Count", 1)
+		c.rec.AddMetric(metricNotTried, "Count", 1)
 	}
 	var fence, reqID, id any
 	if c.info.Fence > 0 {

@@ -62,10 +62,9 @@ func TestOneDocumentAndOneLogLine(t *testing.T) {
 		{"released without an answer", lockmw.Handlers[event, string]{Fetch: succeeding}, keyOf, time.Minute, true, nil, "RELEASED", "WARN", lockmw.ErrNoAnswer},
 		{"failed", lockmw.Handlers[event, string]{Fetch: succeeding}, keyOf, time.Minute, false, errors.New("throttled"), "FAILED", "WARN", lockmw.ErrLockFailed},
 		{"handler error", lockmw.Handlers[event, string]{Fetch: failing}, keyOf, time.Minute, false, nil, "ACQUIRED", "WARN", errors.New("upstream 503")},
-		{"no time left", lockmw.Handlers[event, string]{Fetch: succeeding}, keyOf, time.Second, false, nil, lockmw.OutcomeNotTried, "ERROR", lockmw.ErrNoTimeLeft},
-		{"key error", lockmw.Handlers[event, string]{Fetch: succeeding}, failing, time.Minute, false, nil, lockmw.OutcomeNotTried, "ERROR", lockmw.ErrKey},
-		{"blank static key", lockmw.Handlers[event, string]{Fetch: succeeding}, lockmw.StaticKey[event](""), time.Minute, false, nil, lockmw.OutcomeNotTried, "ERROR", lockmw.ErrKey},
-		{"no account", lockmw.Handlers[event, string]{Fetch: succeeding}, keyOf, 0, false, nil, lockmw.OutcomeNotTried, "ERROR", lockmw.ErrNoAccount},
+		{"no time left", lockmw.Handlers[event, string]{Fetch: succeeding}, keyOf, time.Second, false, nil, "NOT_TRIED", "ERROR", lockcore.ErrNoTimeLeft},
+		{"key error", lockmw.Handlers[event, string]{Fetch: succeeding}, failing, time.Minute, false, nil, "NOT_TRIED", "ERROR", lockmw.ErrKey},
+		{"blank static key", lockmw.Handlers[event, string]{Fetch: succeeding}, lockmw.StaticKey[event](""), time.Minute, false, nil, "NOT_TRIED", "ERROR", lockmw.ErrKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,8 +79,8 @@ func TestOneDocumentAndOneLogLine(t *testing.T) {
 				fs := &faultStore{Store: mem, acquireErr: tt.acquireErr}
 				var metrics, logs syncBuffer
 				h, err := lockmw.NewHandlers(tt.hs, fs, tt.key, lockmw.WithLockGroup(group),
-					lockmw.WithMetrics(newTestMetrics(t, &metrics)),
-					lockmw.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
+					lockmw.WithTelemetry(lockmw.Telemetry{EMF: newTestMetrics(t, &metrics)}),
+					lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}),
 					lockmw.WithLockOptions(lockcore.WithFreshSuccess(time.Minute)))
 				if err != nil {
 					t.Fatalf("NewHandlers() = %v", err)
@@ -104,9 +103,9 @@ func TestOneDocumentAndOneLogLine(t *testing.T) {
 				if docs[0]["lockOutcome"] != tt.wantOutcome || docs[0]["lockGroup"] != group {
 					t.Errorf("EMF document %v; want lockOutcome %s, lockGroup %s", docs[0], tt.wantOutcome, group)
 				}
-				notTried, _ := docs[0][lockmw.MetricNotTried].(float64)
-				if want := tt.wantOutcome == lockmw.OutcomeNotTried; (notTried == 1) != want {
-					t.Errorf("EMF %s = %v, want it 1 exactly when not tried (%v)", lockmw.MetricNotTried, docs[0][lockmw.MetricNotTried], want)
+				notTried, _ := docs[0]["LockNotTried"].(float64)
+				if want := tt.wantOutcome == "NOT_TRIED"; (notTried == 1) != want {
+					t.Errorf("EMF %s = %v, want it 1 exactly when not tried (%v)", "LockNotTried", docs[0]["LockNotTried"], want)
 				}
 				lines := logLines(t, logs.String())
 				if len(lines) != 1 {
@@ -129,8 +128,8 @@ func TestPanicOneDocumentAndOneLogLine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var metrics, logs syncBuffer
 		h := mustNew(t, panicking, lockcore.NewMemoryStore(), lockmw.WithLockGroup(group),
-			lockmw.WithMetrics(newTestMetrics(t, &metrics)),
-			lockmw.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+			lockmw.WithTelemetry(lockmw.Telemetry{EMF: newTestMetrics(t, &metrics)}),
+			lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
 		ctx, cancel := invocationContext(t.Context(), time.Minute, "req")
 		defer cancel()
 		func() {

@@ -27,8 +27,8 @@ type Handlers[TIn, TOut any] struct {
 	// the same conditional write, and every waiter that sees the success
 	// returns it decoded: no cache, no read of anything else. A waiter
 	// accepts only the answer written by the release whose success it
-	// sees. An answer larger than [WithMaxAnswerBytes] allows goes by
-	// reference to the [WithAnswerStore] store; without one it is not
+	// sees. An answer larger than [Answers].MaxInlineBytes allows goes
+	// by reference to the [Answers].Store; without one it is not
 	// published: the holder's release still succeeds, its log line says
 	// why, and the waiters get an error matching [ErrNoAnswer] (or
 	// OnFailed runs).
@@ -38,7 +38,7 @@ type Handlers[TIn, TOut any] struct {
 	// after a published success returns the answer from its first, refused,
 	// acquire (one request, the refused write returns the item). That
 	// request is billed on the item's size, which the answer dominates
-	// (see [DefaultMaxAnswerBytes]).
+	// (64 KiB at most by default, see [Answers]).
 	OnReleased func(ctx context.Context, event TIn) (TOut, error)
 
 	// OnFailed is the fallback that runs when the outcome is FAILED: the

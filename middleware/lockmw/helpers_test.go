@@ -16,6 +16,7 @@ import (
 	"github.com/herdlock/herdlock/emf"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/lockcore/storeapi"
+	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
 const testARN = "arn:aws:lambda:eu-west-1:123456789012:function:fx-rates"
@@ -153,4 +154,13 @@ func item(t *testing.T, s storeapi.Store, key lockcore.Key) storeapi.Item {
 		t.Fatalf("Get(%v) = found %v, %v; want the item", key, found, err)
 	}
 	return it
+}
+
+// coalescing is the option of a test run with in-process coalescing on
+// (the default: an option that changes nothing) or off.
+func coalescing(on bool) lockmw.Option {
+	if on {
+		return lockmw.WithLockOptions()
+	}
+	return lockmw.WithoutCoalescing()
 }

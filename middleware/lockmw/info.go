@@ -42,7 +42,7 @@ type Info struct {
 	Waited time.Duration
 	// Coalesced is true when the invocation made no lock request: it
 	// waited for another invocation's lock attempt in the same process and
-	// is RELEASED with that attempt's result (see [WithCoalescing]).
+	// is RELEASED with that attempt's result (see [WithoutCoalescing]).
 	Coalesced bool
 }
 
@@ -50,6 +50,12 @@ type infoKey struct{}
 
 // FromContext returns the [Info] that [Wrap] put in the handler's context,
 // and false when ctx carries none. It is safe for concurrent use.
+//
+// Info.Outcome is RELEASED also in the handler of an invocation that came
+// within the fresh-success window after a published success
+// ([DefaultFreshSuccess], 10 s, unless WithLockOptions sets
+// lockcore.WithFreshSuccess): nothing was fetched for it, it reads what
+// that holder published.
 func FromContext(ctx context.Context) (Info, bool) {
 	if p, ok := ctx.Value(infoKey{}).(*Info); ok {
 		return *p, true

@@ -6,20 +6,21 @@ import (
 	"fmt"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/internal/answernote"
 )
 
 // Metrics of the inline answers.
 const (
-	// MetricAnswerBytes (Bytes) is the size of the answer a holder
+	// metricAnswerBytes (Bytes) is the size of the answer a holder
 	// published inline, as stored in the lock item.
-	MetricAnswerBytes = "LockAnswerBytes"
-	// MetricAnswerNotInline (Count, 1) is a holder whose answer could not
+	metricAnswerBytes = "LockAnswerBytes"
+	// metricAnswerNotInline (Count, 1) is a holder whose answer could not
 	// be published inline (too large, or not encodable): it released with
 	// success and the reference only.
-	MetricAnswerNotInline = "LockAnswerNotInline"
+	metricAnswerNotInline = "LockAnswerNotInline"
 )
 
-// maxInlineAnswer is the largest WithMaxAnswerBytes: what lockcore stores.
+// maxInlineAnswer is the largest Answers.MaxInlineBytes: what lockcore stores.
 const maxInlineAnswer = lockcore.MaxAnswerBytes
 
 // checkCodec reports whether the inline answers can work: the codec is
@@ -55,11 +56,12 @@ func (w *wrapper[TIn, TOut]) answerOption(c *call, out TOut) []lockcore.ReleaseO
 	}
 	if err != nil {
 		c.answerErr = err
-		c.rec.AddMetric(MetricAnswerNotInline, "Count", 1)
+		answernote.NotPublished(c.tctx, err)
+		c.rec.AddMetric(metricAnswerNotInline, "Count", 1)
 		return nil
 	}
 	c.answer = stored
-	c.rec.AddMetric(MetricAnswerBytes, "Bytes", float64(len(stored)))
+	c.rec.AddMetric(metricAnswerBytes, "Bytes", float64(len(stored)))
 	return []lockcore.ReleaseOption{lockcore.WithAnswer(stored)}
 }
 

@@ -51,7 +51,7 @@ func herd[TOut any](t *testing.T, n int, mem storeapi.Store, hs lockmw.Handlers[
 		}
 		return fetch(ctx, e)
 	}
-	h, err := lockmw.NewHandlers(hs, ws, keyOf, append(options(lockmw.WithCoalescing(false)), opts...)...)
+	h, err := lockmw.NewHandlers(hs, ws, keyOf, append(options(lockmw.WithoutCoalescing()), opts...)...)
 	if err != nil {
 		t.Fatalf("NewHandlers() = %v", err)
 	}
@@ -240,7 +240,7 @@ func TestInlineAnswerSize(t *testing.T) {
 				outs, errs, fetches := herd(t, 3, store, lockmw.Handlers[event, []byte]{
 					Fetch: func(context.Context, event) ([]byte, error) { return tt.answer, nil },
 					Codec: bytesCodec{},
-				}, lockmw.WithMaxAnswerBytes(max), lockmw.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+				}, lockmw.WithAnswers(lockmw.Answers{MaxInlineBytes: max}), lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
 				if fetches != 1 {
 					t.Errorf("Fetch ran %d times, want 1", fetches)
 				}
@@ -380,16 +380,16 @@ func TestInlineAnswerConfig(t *testing.T) {
 				store, keyOf, options()...)
 			return err
 		}, "Codec is for inline answers"},
-		{"zero maximum", func() error {
-			_, err := lockmw.New(fetchRate, store, keyOf, options(lockmw.WithMaxAnswerBytes(0))...)
+		{"negative maximum", func() error {
+			_, err := lockmw.New(fetchRate, store, keyOf, options(lockmw.WithAnswers(lockmw.Answers{MaxInlineBytes: -1}))...)
 			return err
-		}, "WithMaxAnswerBytes"},
+		}, "WithAnswers: MaxInlineBytes"},
 		{"maximum over lockcore's", func() error {
-			_, err := lockmw.New(fetchRate, store, keyOf, options(lockmw.WithMaxAnswerBytes(lockcore.MaxAnswerBytes+1))...)
+			_, err := lockmw.New(fetchRate, store, keyOf, options(lockmw.WithAnswers(lockmw.Answers{MaxInlineBytes: lockcore.MaxAnswerBytes + 1}))...)
 			return err
-		}, "WithMaxAnswerBytes"},
+		}, "WithAnswers: MaxInlineBytes"},
 		{"maximum at lockcore's", func() error {
-			_, err := lockmw.New(fetchRate, store, keyOf, options(lockmw.WithMaxAnswerBytes(lockcore.MaxAnswerBytes))...)
+			_, err := lockmw.New(fetchRate, store, keyOf, options(lockmw.WithAnswers(lockmw.Answers{MaxInlineBytes: lockcore.MaxAnswerBytes}))...)
 			return err
 		}, ""},
 	}
@@ -399,7 +399,7 @@ func TestInlineAnswerConfig(t *testing.T) {
 			switch {
 			case tt.want == "" && err != nil:
 				t.Errorf("New() = %v, want nil", err)
-			case tt.want != "" && (!errors.Is(err, lockmw.ErrConfig) || !strings.Contains(err.Error(), tt.want)):
+			case tt.want != "" && (!errors.Is(err, lockcore.ErrConfig) || !strings.Contains(err.Error(), tt.want)):
 				t.Errorf("New() = %v, want ErrConfig mentioning %q", err, tt.want)
 			}
 		})

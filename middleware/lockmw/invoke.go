@@ -78,6 +78,12 @@ func (w *wrapper[TIn, TOut]) begin(ctx context.Context) *call {
 		c.log = withLazy(c.log, slog.String("requestId", reqID))
 	}
 	c.lockLog = c.log
+	if l := w.lockSet.Logger; l != nil { // lockcore.WithLogger in WithLockOptions
+		c.lockLog = l
+		if reqID := requestID(ctx); reqID != "" {
+			c.lockLog = withLazy(l, slog.String("requestId", reqID))
+		}
+	}
 	c.deadline, c.hasDL = ctx.Deadline()
 	c.tctx, c.tr = beginTrace(ctx, w.tracer)
 	return c
@@ -106,7 +112,7 @@ func (w *wrapper[TIn, TOut]) run(c *call, in TIn) (TOut, error) {
 // acquire runs TryAcquireElseWaitForRelease inside the acquire (and wait)
 // spans, and fills c.info.
 func (c *call) acquire(lock *lockcore.Lock) (lockcore.WaitResult, error) {
-	actx, aspan := c.tr.start(c.tctx, SpanAcquire)
+	actx, aspan := c.tr.start(c.tctx, spanAcquire)
 	// The lock's calls go under the invocation's span: the holder context
 	// derives from this context and outlives the acquire span.
 	res, err := lock.TryAcquireElseWaitForRelease(c.tctx)
@@ -178,7 +184,7 @@ func (w *wrapper[TIn, TOut]) releaseFor(c *call, out TOut, err error) (lockcore.
 }
 
 func (c *call) release(lock *lockcore.Lock, result lockcore.Result, ref string, opts ...lockcore.ReleaseOption) {
-	rctx, rspan := c.tr.start(c.tctx, SpanRelease)
+	rctx, rspan := c.tr.start(c.tctx, spanRelease)
 	err := lock.Release(rctx, result, ref, opts...)
 	c.tr.released(rspan, result, c.info.Fence, err)
 	c.relErr = err

@@ -22,16 +22,18 @@ const (
 	envLogLevel           = "LOG_LEVEL"
 )
 
-// LevelTrace and LevelFatal are the slog levels of Lambda's TRACE and FATAL
+// levelTrace and levelFatal are the slog levels of Lambda's TRACE and FATAL
 // application log levels. The default logger writes them with those names,
 // which Lambda's log-level filter understands (slog's own names for them
-// would be DEBUG-4 and ERROR+4).
+// would be DEBUG-4 and ERROR+4). docs/operations.md lists them, with the
+// metric names, the outcome NOT_TRIED and the reasons (a test ties its
+// lists to the values).
 const (
-	LevelTrace = slog.LevelDebug - 4
-	LevelFatal = slog.LevelError + 4
+	levelTrace = slog.LevelDebug - 4
+	levelFatal = slog.LevelError + 4
 )
 
-// defaultLogger is the logger of [WithLogger]'s default: JSON inside
+// defaultLogger is the default of [Telemetry].Logger: JSON inside
 // Lambda, tint on a terminal, text otherwise, always on stderr (stdout
 // carries only metrics), at the level of [logLevel], with Lambda's level
 // names.
@@ -70,7 +72,7 @@ func logLevel(getenv func(string) string) (slog.Level, string) {
 func lambdaLevel(s string) slog.Level {
 	switch strings.ToUpper(strings.TrimSpace(s)) {
 	case "TRACE":
-		return LevelTrace
+		return levelTrace
 	case "DEBUG":
 		return slog.LevelDebug
 	case "WARN", "WARNING":
@@ -78,7 +80,7 @@ func lambdaLevel(s string) slog.Level {
 	case "ERROR":
 		return slog.LevelError
 	case "FATAL", "CRITICAL":
-		return LevelFatal
+		return levelFatal
 	default:
 		return slog.LevelInfo
 	}

@@ -21,9 +21,9 @@ func TestLogLevelPrecedence(t *testing.T) {
 		{"none", nil, slog.LevelInfo, ""},
 		{"LOG_LEVEL", map[string]string{envLogLevel: "debug"}, slog.LevelDebug, envLogLevel},
 		{"Powertools over LOG_LEVEL", map[string]string{envLogLevel: "DEBUG", envPowertoolsLogLevel: "ERROR"}, slog.LevelError, envPowertoolsLogLevel},
-		{"Lambda over Powertools", map[string]string{envPowertoolsLogLevel: "ERROR", envLambdaLogLevel: "TRACE"}, LevelTrace, envLambdaLogLevel},
+		{"Lambda over Powertools", map[string]string{envPowertoolsLogLevel: "ERROR", envLambdaLogLevel: "TRACE"}, levelTrace, envLambdaLogLevel},
 		{"blank is unset", map[string]string{envLambdaLogLevel: " ", envPowertoolsLogLevel: "warn"}, slog.LevelWarn, envPowertoolsLogLevel},
-		{"Powertools CRITICAL", map[string]string{envPowertoolsLogLevel: "CRITICAL"}, LevelFatal, envPowertoolsLogLevel},
+		{"Powertools CRITICAL", map[string]string{envPowertoolsLogLevel: "CRITICAL"}, levelFatal, envPowertoolsLogLevel},
 		{"unknown is INFO", map[string]string{envLogLevel: "loud"}, slog.LevelInfo, envLogLevel},
 	}
 	for _, tt := range tests {
@@ -41,11 +41,11 @@ func TestDefaultLoggerLevelNames(t *testing.T) {
 	var buf bytes.Buffer
 	log := newLogger(&buf, envOf(map[string]string{envFunctionName: "fn", envPowertoolsLogLevel: "TRACE"}), false)
 	ctx := context.Background()
-	log.Log(ctx, LevelTrace-1, "below trace")
-	log.Log(ctx, LevelTrace, "trace")
+	log.Log(ctx, levelTrace-1, "below trace")
+	log.Log(ctx, levelTrace, "trace")
 	log.Debug("debug")
 	log.Warn("warn")
-	log.Log(ctx, LevelFatal, "fatal")
+	log.Log(ctx, levelFatal, "fatal")
 	var got []string
 	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		var rec struct{ Level, Msg string }
@@ -62,7 +62,7 @@ func TestDefaultLoggerLevelNames(t *testing.T) {
 	buf.Reset()
 	log = newLogger(&buf, envOf(map[string]string{envLambdaLogLevel: "ERROR", envLogLevel: "DEBUG"}), false)
 	log.Warn("dropped")
-	log.Log(ctx, LevelFatal, "kept")
+	log.Log(ctx, levelFatal, "kept")
 	if out := buf.String(); strings.Contains(out, "dropped") || !strings.Contains(out, "level=FATAL") {
 		t.Errorf("text logger at ERROR wrote %q, want only the FATAL line", out)
 	}

@@ -20,7 +20,7 @@ func TestNewWarnsWhenLambdaDropsMetrics(t *testing.T) {
 	var buf bytes.Buffer
 	h := func(context.Context, string) (string, error) { return "", nil }
 	_, err := lockmw.New(h, lockcore.NewMemoryStore(), lockmw.StaticKey[string]("k"),
-		lockmw.WithLogger(slog.New(slog.NewJSONHandler(&buf, nil))), lockmw.WithMetricsWriter(&bytes.Buffer{}))
+		lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&buf, nil))}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: &bytes.Buffer{}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestNewWarnsWhenLambdaDropsMetrics(t *testing.T) {
 	t.Setenv("AWS_LAMBDA_LOG_LEVEL", "INFO")
 	buf.Reset()
 	if _, err := lockmw.New(h, lockcore.NewMemoryStore(), lockmw.StaticKey[string]("k"),
-		lockmw.WithLogger(slog.New(slog.NewJSONHandler(&buf, nil))), lockmw.WithMetricsWriter(&bytes.Buffer{})); err != nil {
+		lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&buf, nil))}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: &bytes.Buffer{}})); err != nil {
 		t.Fatal(err)
 	}
 	if buf.Len() != 0 {

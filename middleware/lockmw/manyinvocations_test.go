@@ -69,8 +69,8 @@ func TestPerInvocationTelemetry(t *testing.T) {
 		return e.Key + "@" + strconv.FormatInt(info.Fence, 10), nil
 	}
 	h := mustNewHandlers(t, lockmw.Handlers[event, string]{Fetch: work, OnReleased: work}, lockcore.NewMemoryStore(),
-		lockmw.WithLockGroup(group), lockmw.WithMetrics(m),
-		lockmw.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+		lockmw.WithLockGroup(group), lockmw.WithTelemetry(lockmw.Telemetry{EMF: m}),
+		lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
 
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -183,8 +183,8 @@ func (hd *coalescedHerd) run(t *testing.T) {
 		},
 		OnReleased: read,
 		ResultRef:  func(s string) string { return "ref:" + s },
-	}, hd.store, append([]lockmw.Option{lockmw.WithLockGroup(group), lockmw.WithLogger(discardLogger()),
-		lockmw.WithMetrics(newTestMetrics(t, &hd.metrics))}, hd.opts...)...)
+	}, hd.store, append([]lockmw.Option{lockmw.WithLockGroup(group), lockmw.WithTelemetry(lockmw.Telemetry{Logger: discardLogger()}),
+		lockmw.WithTelemetry(lockmw.Telemetry{EMF: newTestMetrics(t, &hd.metrics)})}, hd.opts...)...)
 	var wg sync.WaitGroup
 	for i := range hd.n {
 		timeout := time.Minute
@@ -246,8 +246,8 @@ func TestCoalescedHerd(t *testing.T) {
 		if a, g, r := hd.store.acquires.Load(), hd.store.gets.Load(), hd.store.releases.Load(); a != 1 || g != 0 || r != 1 {
 			t.Errorf("store calls: %d acquires, %d reads, %d releases; want 1, 0, 1", a, g, r)
 		}
-		if got := hd.sum(t, lockmw.MetricLockCoalesced); got != float64(hd.n-1) {
-			t.Errorf("sum of %s = %v, want %d", lockmw.MetricLockCoalesced, got, hd.n-1)
+		if got := hd.sum(t, "LockCoalesced"); got != float64(hd.n-1) {
+			t.Errorf("sum of %s = %v, want %d", "LockCoalesced", got, hd.n-1)
 		}
 		if got := hd.sum(t, "LockAcquisitionSuccess"); got != 1 {
 			t.Errorf("sum of %s = %v, want 1", "LockAcquisitionSuccess", got)
@@ -255,11 +255,11 @@ func TestCoalescedHerd(t *testing.T) {
 	})
 }
 
-// TestCoalescingOff: with WithCoalescing(false), every invocation tries the
+// TestCoalescingOff: with WithoutCoalescing(), every invocation tries the
 // lock on the store.
 func TestCoalescingOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		hd := &coalescedHerd{n: 4, work: 3 * time.Second, opts: []lockmw.Option{lockmw.WithCoalescing(false)}}
+		hd := &coalescedHerd{n: 4, work: 3 * time.Second, opts: []lockmw.Option{lockmw.WithoutCoalescing()}}
 		hd.run(t)
 		if a, g := hd.store.acquires.Load(), hd.store.gets.Load(); a < 4 || g == 0 {
 			t.Errorf("store calls: %d acquires, %d reads; want one acquire each and polls", a, g)
@@ -303,8 +303,8 @@ func TestCoalescedLeaderFails(t *testing.T) {
 				t.Errorf("follower %d: %+v, %v; want an answer of its own attempt", i, hd.infos[i], hd.errs[i])
 			}
 		}
-		if got := hd.sum(t, lockmw.MetricLockCoalescedFallThrough); got != float64(hd.n-1) {
-			t.Errorf("sum of %s = %v, want %d", lockmw.MetricLockCoalescedFallThrough, got, hd.n-1)
+		if got := hd.sum(t, "LockCoalescedFallThrough"); got != float64(hd.n-1) {
+			t.Errorf("sum of %s = %v, want %d", "LockCoalescedFallThrough", got, hd.n-1)
 		}
 	})
 }
@@ -379,7 +379,7 @@ func TestCoalescedDeadlines(t *testing.T) {
 func TestPanicAsError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var calls atomic.Int32
-		hd := &coalescedHerd{n: 3, opts: []lockmw.Option{lockmw.WithPanicAsError(true)},
+		hd := &coalescedHerd{n: 3, opts: []lockmw.Option{lockmw.WithPanicAsError()},
 			fetch: func(ctx context.Context, e event) (string, error) {
 				time.Sleep(time.Second) // the others arrive meanwhile
 				if calls.Add(1) == 1 {

@@ -42,18 +42,18 @@ type prop struct {
 	v any
 }
 
-// newDefaultMetrics returns the metrics of [WithMetrics]' default: an
+// newDefaultMetrics returns the default of [Telemetry].EMF: an
 // emf.Metrics on w, with namespace and service from the Powertools variables
-// or else DefaultNamespace and the function name.
+// or else defaultNamespace and the function name.
 func newDefaultMetrics(w io.Writer) (*emf.Metrics, error) {
 	opts := []emf.Option{emf.WithWriter(w)}
 	if os.Getenv(emf.EnvNamespace) == "" {
-		opts = append(opts, emf.WithNamespace(DefaultNamespace))
+		opts = append(opts, emf.WithNamespace(defaultNamespace))
 	}
 	if os.Getenv(emf.EnvService) == "" {
 		svc := os.Getenv(envFunctionName)
 		if svc == "" {
-			svc = DefaultNamespace
+			svc = defaultNamespace
 		}
 		opts = append(opts, emf.WithService(svc))
 	}

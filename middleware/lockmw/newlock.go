@@ -66,14 +66,14 @@ func (w *wrapper[TIn, TOut]) timeLeft(c *call) error {
 		return nil
 	}
 	if left := time.Until(c.deadline); left <= w.margin {
-		return fmt.Errorf("%w: %v left, safety margin %v", ErrNoTimeLeft, left.Round(time.Millisecond), w.margin)
+		return fmt.Errorf("%w: %v left, safety margin %v", errNoTimeLeft, left.Round(time.Millisecond), w.margin)
 	}
 	return nil
 }
 
 // params are the lock's parameters for this invocation.
 func (w *wrapper[TIn, TOut]) params(c *call, id string, acct, app int64) lockcore.Params {
-	owner := strings.TrimSpace(w.owner(c.tctx))
+	owner := strings.TrimSpace(w.holder.Name(c.tctx))
 	if owner == "" {
 		owner = defaultOwner(c.tctx)
 	}
@@ -89,16 +89,36 @@ func (w *wrapper[TIn, TOut]) params(c *call, id string, acct, app int64) lockcor
 
 // lockOptions are the middleware's default fresh-success window, the
 // configured lock options (which may override it), and the invocation's
-// logger, metrics and release budget.
+// logger, metrics and release budget, which honour those the configured
+// options set: their logger gets the lock's lines (with the request id),
+// their metrics get the lock's measurements as the invocation's document
+// does, and their release timeout replaces the default budget.
 func (w *wrapper[TIn, TOut]) lockOptions(c *call) []lockcore.Option {
 	opts := make([]lockcore.Option, 0, len(w.lockOpts)+4)
 	opts = append(opts, lockcore.WithFreshSuccess(DefaultFreshSuccess))
 	opts = append(opts, w.lockOpts...)
+	var rec lockcore.Metrics = c.rec
+	if m := w.lockSet.Metrics; m != nil {
+		rec = bothMetrics{c.rec, m}
+	}
 	// Release, also the one the lock makes by itself at the maximum hold,
-	// may use three quarters of the margin; the last quarter is the
+	// may use three quarters of the margin by default; the rest is the
 	// metrics flush's.
-	return append(opts, lockcore.WithLogger(c.lockLog), lockcore.WithMetrics(c.rec),
-		lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseTimeout: max(w.margin*3/4, time.Millisecond)}))
+	release := max(w.margin*3/4, time.Millisecond)
+	if rt := w.lockSet.ReleaseTimeout; rt > 0 {
+		release = rt
+	}
+	return append(opts, lockcore.WithLogger(c.lockLog), lockcore.WithMetrics(rec),
+		lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseTimeout: release}))
+}
+
+// bothMetrics records each of the lock's measurements in the invocation's
+// document and in the metrics of a lockcore.WithMetrics in WithLockOptions.
+type bothMetrics [2]lockcore.Metrics
+
+func (b bothMetrics) AddMetric(name, unit string, value float64) {
+	b[0].AddMetric(name, unit, value)
+	b[1].AddMetric(name, unit, value)
 }
 
 // lockID takes the lock id from the event.
@@ -114,18 +134,24 @@ func (w *wrapper[TIn, TOut]) lockID(ctx context.Context, in TIn) (string, error)
 	return id, nil
 }
 
-// account returns the record account: configured, or from the function ARN.
+// account returns the record account: configured, from the invoked
+// function ARN in the Lambda context, or, with none there (outside
+// Lambda), the local account.
 func (w *wrapper[TIn, TOut]) account(ctx context.Context) (int64, int64, error) {
-	if w.accountSet {
-		return w.accountID, w.appID, nil
+	app := w.holder.AppID
+	if app == 0 {
+		app = 1
+	}
+	if w.holder.AccountID != 0 {
+		return w.holder.AccountID, app, nil
 	}
 	lc, ok := lambdacontext.FromContext(ctx)
 	if !ok || lc.InvokedFunctionArn == "" {
-		return 0, 0, fmt.Errorf("%w: no WithRecordAccount and no function ARN in the Lambda context", ErrNoAccount)
+		return localAccountID, app, nil
 	}
 	id, err := accountFromARN(lc.InvokedFunctionArn)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%w: %w", ErrNoAccount, err)
+		return 0, 0, fmt.Errorf("%w: no record account (WithHolder): %w", errConfig, err)
 	}
-	return id, 1, nil
+	return id, app, nil
 }

@@ -31,71 +31,85 @@ const DefaultSafetyMargin = 2 * time.Second
 // it off.
 const DefaultFreshSuccess = 10 * time.Second
 
-// DefaultLockGroup is the lock group when [WithLockGroup] is not given and
+// defaultLockGroup is the lock group when [WithLockGroup] is not given and
 // AWS_LAMBDA_FUNCTION_NAME is not set.
-const DefaultLockGroup = "herdlock"
+const defaultLockGroup = "herdlock"
 
-// DefaultNamespace is the CloudWatch namespace of the default metrics when
+// defaultNamespace is the CloudWatch namespace of the default metrics when
 // POWERTOOLS_METRICS_NAMESPACE is not set.
-const DefaultNamespace = "herdlock"
+const defaultNamespace = "herdlock"
 
 // Option configures [Wrap], [WrapHandlers], [New] and [NewHandlers] with a
 // setting that does not depend on the handler's types, so options can be
 // collected in one slice and shared between handlers. What does depend on
 // them (the key function, the read and failure handlers, the result
 // reference, the codec) is positional or in [Handlers], where the compiler
-// checks it.
+// checks it. The options that take a struct ([WithTelemetry],
+// [WithAnswers], [WithHolder]) may be given more than once: each sets the
+// fields it does not leave zero, and a zero field keeps the default or what
+// an earlier one set.
 type Option func(*options)
 
 type options struct {
-	group       string
-	groupSet    bool
-	accountID   int64
-	appID       int64
-	accountSet  bool
-	owner       func(context.Context) string
-	ownerSet    bool
-	margin      time.Duration
-	lockOpts    []lockcore.Option
-	metrics     *emf.Metrics
-	metricsSet  bool
-	metricsW    io.Writer
-	metricsWSet bool
-	coldStart   bool
-	logger      *slog.Logger
-	loggerSet   bool
-	tracer      Tracer
+	group    string
+	groupSet bool
+	holder   Holder
+	margin   time.Duration
+	lockOpts []lockcore.Option
+	tel      Telemetry
+	answers  Answers
 
 	panicAsError bool
 	noCoalesce   bool
-	maxAnswer    int
 	tableCheck   bool
-	answers      AnswerStore
-	answersSet   bool
 }
 
 // WithLockGroup sets the lock group, the kind of resource the lock ids name.
 // Default: the AWS_LAMBDA_FUNCTION_NAME environment variable, else
-// [DefaultLockGroup].
+// "herdlock".
 func WithLockGroup(group string) Option {
 	return func(o *options) { o.group, o.groupSet = group, true }
 }
 
-// WithRecordAccount sets the account and application ids stored on the lock
-// item. Default: the account id from the invoked function ARN in the
-// Lambda context, and application id 1; an invocation with neither returns
-// an error matching [ErrNoAccount].
-func WithRecordAccount(accountID, appID int64) Option {
-	return func(o *options) { o.accountID, o.appID, o.accountSet = accountID, appID, true }
+// localAccountID is the record account outside Lambda (see [Holder]).
+const localAccountID = 1
+
+// Holder is how the lock item records its holder (see [WithHolder]). A
+// zero field keeps its default.
+type Holder struct {
+	// Name names the holder on the lock item, for diagnostics only:
+	// ownership is decided by the revision. Default: the log stream name
+	// and the request id from the Lambda context
+	// ("2026/11/30/[$LATEST]abc.../c6af9ac6-..."), and hostname:pid
+	// outside Lambda. A blank name it returns also gets the default.
+	Name func(ctx context.Context) string
+
+	// AccountID and AppID are the record account written on the lock item
+	// ("act:{AccountID}/app:{AppID}", for accounting; not part of the
+	// key). They must not be negative. Default: the account of the invoked
+	// function ARN in the Lambda context, and application 1; outside
+	// Lambda (no function ARN in the context, as in a test or a local
+	// run) account 1. An invocation whose function ARN has no account
+	// returns a configuration error (matching lockcore.ErrConfig).
+	AccountID int64
+	AppID     int64
 }
 
-// WithOwnerName sets the function that names the holder on the lock item,
-// for diagnostics only: ownership is decided by the revision. Default: the
-// log stream name and the request id from the Lambda context
-// ("2026/11/30/[$LATEST]abc.../c6af9ac6-..."), and hostname:pid outside
-// Lambda.
-func WithOwnerName(f func(ctx context.Context) string) Option {
-	return func(o *options) { o.owner, o.ownerSet = f, true }
+// WithHolder sets how the lock item records its holder: its name and its
+// record account (see [Holder]). Default: the zero Holder, every field's
+// default.
+func WithHolder(h Holder) Option {
+	return func(o *options) {
+		if h.Name != nil {
+			o.holder.Name = h.Name
+		}
+		if h.AccountID != 0 {
+			o.holder.AccountID = h.AccountID
+		}
+		if h.AppID != 0 {
+			o.holder.AppID = h.AppID
+		}
+	}
 }
 
 // WithSafetyMargin sets the time kept back from the invocation's deadline.
@@ -103,75 +117,87 @@ func WithOwnerName(f func(ctx context.Context) string) Option {
 // and waited for until the deadline minus the margin; releasing the lock
 // may use the margin up to its last quarter, which is left for the metrics
 // flush. An invocation that starts with less time left than the margin
-// returns an error matching [ErrNoTimeLeft] without running the handler.
+// returns an error matching lockcore.ErrNoTimeLeft without running the
+// handler.
 func WithSafetyMargin(d time.Duration) Option {
 	return func(o *options) { o.margin = d }
 }
 
 // WithLockOptions passes options to every [lockcore.New]: lease, poll
 // interval, maximum wait and so on. Default: lockcore's defaults, except a
-// fresh-success window of [DefaultFreshSuccess]. The
-// middleware adds its own lockcore.WithLogger, lockcore.WithMetrics and
-// lockcore.StoreCalls.ReleaseTimeout after them, so those three given here have
-// no effect (use [WithLogger], [WithMetrics] and [WithSafetyMargin]); the
-// maximum hold and wait are further capped by the invocation's deadline.
+// fresh-success window of [DefaultFreshSuccess]. The maximum hold and
+// wait are further capped by the invocation's deadline. Of the settings
+// the middleware sets itself, those given here are honoured:
+// lockcore.WithLogger gets the lock's lines (with the request id, and the
+// messages of AWS API errors withheld as in the middleware's) instead of
+// the middleware's logger; lockcore.WithMetrics gets the lock's
+// measurements as well as the invocation's metrics document; and
+// lockcore.StoreCalls.ReleaseTimeout (in lockcore.WithStoreCalls) replaces
+// the default release budget, three quarters of the safety margin, and must
+// be less than the margin (a configuration error otherwise), whose rest is
+// the metrics flush's.
 func WithLockOptions(opts ...lockcore.Option) Option {
 	return func(o *options) { o.lockOpts = append(o.lockOpts, opts...) }
 }
 
-// WithMetrics sets where the invocation's metrics go; the middleware flushes
-// m once per invocation, so metrics the handler adds to m go out in the
-// same flush. Default: an [emf.Metrics] writing to os.Stdout, with the
-// namespace and service from POWERTOOLS_METRICS_NAMESPACE and
-// POWERTOOLS_SERVICE_NAME, else [DefaultNamespace] and the function name.
-// Not together with [WithMetricsWriter].
-func WithMetrics(m *emf.Metrics) Option {
-	return func(o *options) { o.metrics, o.metricsSet = m, true }
+// Telemetry is where an invocation's logs, metrics and spans go (see
+// [WithTelemetry]). A zero field keeps its default.
+type Telemetry struct {
+	// Logger is the middleware's logger. Default: inside Lambda
+	// (AWS_LAMBDA_FUNCTION_NAME set), JSON on stderr; elsewhere
+	// github.com/lmittmann/tint on stderr when it is a terminal, plain
+	// text on stderr otherwise. Its level is the first set of
+	// AWS_LAMBDA_LOG_LEVEL, POWERTOOLS_LOG_LEVEL and LOG_LEVEL (INFO when
+	// none is), and it writes the levels slog.LevelDebug-4 and
+	// slog.LevelError+4 as TRACE and FATAL. Whatever the logger, New and
+	// Wrap log one warning when AWS_LAMBDA_LOG_LEVEL is above INFO,
+	// because Lambda then drops the metric lines.
+	Logger *slog.Logger
+
+	// EMF is where the invocation's metrics go; the middleware flushes it
+	// once per invocation, so metrics the handler adds to it go out in the
+	// same flush. Default: an [emf.Metrics] writing to os.Stdout (or
+	// EMFWriter), with the namespace and service from
+	// POWERTOOLS_METRICS_NAMESPACE and POWERTOOLS_SERVICE_NAME, else
+	// "herdlock" and the function name. Not together with EMFWriter.
+	EMF *emf.Metrics
+
+	// EMFWriter makes the default metrics write to it instead of
+	// os.Stdout, such as io.Discard in a test. Not together with EMF.
+	EMFWriter io.Writer
+
+	// ColdStartMetric records the ColdStart metric, the way Powertools
+	// does, in the first invocation of the process. Default: off.
+	ColdStartMetric bool
+
+	// Tracer records the spans of each invocation: "herdlock", and under
+	// it "lock.acquire", "lock.wait" and "lock.release" (see [Tracer]).
+	// Package xraytracer records them as X-Ray subsegments, package
+	// oteltracer as OpenTelemetry spans; [MultiTracer] combines tracers.
+	// Default: none, no spans.
+	Tracer Tracer
 }
 
-// WithMetricsWriter makes the default metrics write to w instead of
-// os.Stdout. Not together with [WithMetrics].
-func WithMetricsWriter(w io.Writer) Option {
-	return func(o *options) { o.metricsW, o.metricsWSet = w, true }
-}
-
-// WithColdStartMetric records the ColdStart metric, the way Powertools does,
-// in the first invocation of the process. Default: off.
-func WithColdStartMetric() Option {
-	return func(o *options) { o.coldStart = true }
-}
-
-// WithLogger sets the logger. Default: inside Lambda
-// (AWS_LAMBDA_FUNCTION_NAME set), JSON on stderr; elsewhere
-// github.com/lmittmann/tint on stderr when it is a terminal, plain text on
-// stderr otherwise. Its level is the first set of AWS_LAMBDA_LOG_LEVEL,
-// POWERTOOLS_LOG_LEVEL and LOG_LEVEL (INFO when none is), and it writes
-// [LevelTrace] and [LevelFatal] as TRACE and FATAL. Whatever the logger,
-// New and Wrap log one warning when AWS_LAMBDA_LOG_LEVEL is above INFO,
-// because Lambda then drops the metric lines.
-func WithLogger(l *slog.Logger) Option {
-	return func(o *options) { o.logger, o.loggerSet = l, true }
-}
-
-// WithTracer records the spans of each invocation with t: "herdlock", and
-// under it "lock.acquire", "lock.wait" and "lock.release" (see [Tracer]).
-// Package xraytracer records them as X-Ray subsegments, package oteltracer
-// as OpenTelemetry spans; [MultiTracer] combines tracers. Default: none,
-// no spans; a nil t is the same.
-func WithTracer(t Tracer) Option {
-	return func(o *options) { o.tracer = t }
-}
-
-// WithMaxAnswerBytes sets the largest answer that a holder publishes inline
-// (see [Handlers].OnReleased), as stored in the lock item: encoded,
-// compressed when that is smaller, plus one format byte. Default
-// [DefaultMaxAnswerBytes]; at most lockcore.MaxAnswerBytes. A larger answer
-// goes by reference to the [WithAnswerStore] store; without one it is not
-// published: the holder releases with success and the reference only,
-// says so in its log line at Error level, and waiters without a read
-// handler get an error matching [ErrNoAnswer].
-func WithMaxAnswerBytes(n int) Option {
-	return func(o *options) { o.maxAnswer = n }
+// WithTelemetry sets where an invocation's logs, metrics and spans go (see
+// [Telemetry]). Default: the zero Telemetry, every field's default.
+func WithTelemetry(t Telemetry) Option {
+	return func(o *options) {
+		if t.Logger != nil {
+			o.tel.Logger = t.Logger
+		}
+		if t.EMF != nil {
+			o.tel.EMF = t.EMF
+		}
+		if t.EMFWriter != nil {
+			o.tel.EMFWriter = t.EMFWriter
+		}
+		if t.ColdStartMetric {
+			o.tel.ColdStartMetric = true
+		}
+		if t.Tracer != nil {
+			o.tel.Tracer = t.Tracer
+		}
+	}
 }
 
 // WithTableCheck makes [New], [NewHandlers], [Wrap] and [WrapHandlers]
@@ -217,7 +243,7 @@ func checkTable(store storeapi.Store, log *slog.Logger) error {
 	case errors.Is(err, lockcore.ErrConfig), errors.Is(err, lockcore.ErrStoreRefused):
 		return fmt.Errorf("WithTableCheck: %w", err)
 	default:
-		log.Warn("lockmw: the table check got no answer; the table is not checked", slog.String("error_code", ErrorCode(err)))
+		log.Warn("lockmw: the table check got no answer; the table is not checked", slog.String("error_code", ErrorReason(err)))
 	}
 	return nil
 }
@@ -228,32 +254,17 @@ func (o *options) check() error {
 	if o.groupSet && isBlank(o.group) {
 		errs = append(errs, errors.New("WithLockGroup: blank group"))
 	}
-	if o.accountSet && (o.accountID <= 0 || o.appID <= 0) {
-		errs = append(errs, fmt.Errorf("WithRecordAccount: ids must be positive, got %d and %d", o.accountID, o.appID))
-	}
-	if o.ownerSet && o.owner == nil {
-		errs = append(errs, errors.New("WithOwnerName: nil function"))
+	if o.holder.AccountID < 0 || o.holder.AppID < 0 {
+		errs = append(errs, fmt.Errorf("WithHolder: negative record account, AccountID %d, AppID %d", o.holder.AccountID, o.holder.AppID))
 	}
 	if o.margin < 0 {
 		errs = append(errs, fmt.Errorf("WithSafetyMargin: negative duration %v", o.margin))
 	}
-	if o.metricsSet && o.metrics == nil {
-		errs = append(errs, errors.New("WithMetrics: nil metrics"))
+	if o.tel.EMF != nil && o.tel.EMFWriter != nil {
+		errs = append(errs, errors.New("WithTelemetry: EMF and EMFWriter are exclusive"))
 	}
-	if o.metricsWSet && o.metricsW == nil {
-		errs = append(errs, errors.New("WithMetricsWriter: nil writer"))
-	}
-	if o.metricsSet && o.metricsWSet {
-		errs = append(errs, errors.New("WithMetrics and WithMetricsWriter are exclusive"))
-	}
-	if o.maxAnswer < 1 || o.maxAnswer > maxInlineAnswer {
-		errs = append(errs, fmt.Errorf("WithMaxAnswerBytes: %d is not between 1 and %d", o.maxAnswer, maxInlineAnswer))
-	}
-	if o.answersSet && o.answers == nil {
-		errs = append(errs, errors.New("WithAnswerStore: nil store"))
-	}
-	if o.loggerSet && o.logger == nil {
-		errs = append(errs, errors.New("WithLogger: nil logger"))
+	if n := o.answers.MaxInlineBytes; n < 0 || n > maxInlineAnswer {
+		errs = append(errs, fmt.Errorf("WithAnswers: MaxInlineBytes %d is not between 1 and %d", n, maxInlineAnswer))
 	}
 	return errors.Join(errs...)
 }

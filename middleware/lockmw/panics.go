@@ -25,8 +25,8 @@ var ErrHandlerPanicked = errors.New("lockmw: handler panicked")
 // to the lock on its own. Turning the panic into an error keeps the
 // process, its warm clients and its other invocations running; the error
 // carries the panic value, and the stack goes to the log at Error level.
-func WithPanicAsError(on bool) Option {
-	return func(o *options) { o.panicAsError = on }
+func WithPanicAsError() Option {
+	return func(o *options) { o.panicAsError = true }
 }
 
 // panicError turns a recovered panic value into the invocation's error.

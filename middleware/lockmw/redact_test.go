@@ -54,8 +54,8 @@ func TestAWSErrorMessagesNeverReachTheLog(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf syncBuffer
 			h, err := lockmw.New(tt.fetch, lockcore.NewMemoryStore(), keyOf,
-				lockmw.WithLogger(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))),
-				lockmw.WithMetricsWriter(&syncBuffer{}))
+				lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}),
+				lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: &syncBuffer{}}))
 			if err != nil {
 				t.Fatal(err)
 			}

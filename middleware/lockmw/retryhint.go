@@ -21,25 +21,26 @@ type RetryAfterer interface {
 	RetryAfter() time.Duration
 }
 
-// FailureCoder is the reason hint of a handler error: an error from the
+// FailureReasoner is the reason hint of a handler error: an error from the
 // handler that holds the lock, or one it wraps, that implements it sets the
-// reason code of the lock's failure release (lockcore.WithFailureReason),
-// which waiters find in their lockcore.HolderFailedError. The code is
+// reason of the lock's failure release (lockcore.WithFailureReason), which
+// waiters find in their lockcore.HolderFailedError. The reason is
 // published for every invocation of the burst to read, so it must be a
 // short fixed string such as "upstream_throttled", never error text:
 // lockcore replaces anything outside [a-z0-9_.-]{1,64} with "unspecified".
-// Without it, or when it returns "", the reason is [ReasonHandlerError].
-type FailureCoder interface {
-	FailureCode() string
+// Without it, or when it returns "", the reason is "handler_error" (and
+// "handler_panic" after a panic).
+type FailureReasoner interface {
+	FailureReason() string
 }
 
-// Reason codes of the failure releases lockmw makes without a
-// [FailureCoder].
+// Reasons of the failure releases lockmw makes without a
+// [FailureReasoner].
 const (
-	// ReasonHandlerError: the handler returned an error.
-	ReasonHandlerError = "handler_error"
-	// ReasonHandlerPanic: the handler panicked.
-	ReasonHandlerPanic = "handler_panic"
+	// reasonHandlerError: the handler returned an error.
+	reasonHandlerError = "handler_error"
+	// reasonHandlerPanic: the handler panicked.
+	reasonHandlerPanic = "handler_panic"
 )
 
 // maxRetryAfter bounds the not-before a [RetryAfterer] can set.
@@ -49,15 +50,15 @@ const maxRetryAfter = time.Hour
 // error err (nil after a panic), at now.
 func failureOptions(err error, now time.Time) []lockcore.ReleaseOption {
 	if err == nil {
-		return []lockcore.ReleaseOption{lockcore.WithFailureReason(ReasonHandlerPanic)}
+		return []lockcore.ReleaseOption{lockcore.WithFailureReason(reasonHandlerPanic)}
 	}
 	if errors.Is(err, ErrBadInput) {
 		return []lockcore.ReleaseOption{lockcore.WithKeepEpisode()}
 	}
-	reason := ReasonHandlerError
-	var fc FailureCoder
-	if errors.As(err, &fc) && fc.FailureCode() != "" {
-		reason = fc.FailureCode()
+	reason := reasonHandlerError
+	var fc FailureReasoner
+	if errors.As(err, &fc) && fc.FailureReason() != "" {
+		reason = fc.FailureReason()
 	}
 	opts := []lockcore.ReleaseOption{lockcore.WithFailureReason(reason)}
 	var ra RetryAfterer

@@ -21,7 +21,7 @@ type hintedError struct {
 
 func (e *hintedError) Error() string             { return "test: upstream refused: secret body text" }
 func (e *hintedError) RetryAfter() time.Duration { return e.after }
-func (e *hintedError) FailureCode() string       { return e.code }
+func (e *hintedError) FailureReason() string     { return e.code }
 
 // flakyUpstream stands for an upstream that fails its first failures calls
 // after 20 ms each, with err, and answers afterwards. It records when each
@@ -79,7 +79,7 @@ func TestRetryAfterHoldsEveryoneBackUntilTheNotBefore(t *testing.T) {
 		up := &flakyUpstream{failures: 1, err: &hintedError{after: retryAfter, code: "upstream_throttled"}}
 		store := lockcore.NewMemoryStore()
 		h := lockmw.Wrap(up.fetch, store, keyOf, lockmw.WithLockGroup(group),
-			lockmw.WithLogger(discardLogger()), lockmw.WithMetricsWriter(&syncBuffer{}))
+			lockmw.WithTelemetry(lockmw.Telemetry{Logger: discardLogger()}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: &syncBuffer{}}))
 
 		start := time.Now()
 		var outs []string
@@ -136,14 +136,14 @@ func TestFailureReleaseReasonAndNotBefore(t *testing.T) {
 		wantReason    string
 		wantNotBefore time.Duration // from the release; 0: none
 	}{
-		{"plain error", errors.New("boom"), false, lockmw.ReasonHandlerError, 0},
+		{"plain error", errors.New("boom"), false, "handler_error", 0},
 		{"failure code", &hintedError{code: "upstream_timeout"}, false, "upstream_timeout", 0},
 		{"wrapped hints", fmt.Errorf("fetch: %w", &hintedError{after: 3 * time.Second, code: "upstream_throttled"}), false, "upstream_throttled", 3 * time.Second},
-		{"empty code", &hintedError{after: time.Second}, false, lockmw.ReasonHandlerError, time.Second},
+		{"empty code", &hintedError{after: time.Second}, false, "handler_error", time.Second},
 		{"unsafe code", &hintedError{code: "Status 429: {\"token\":1}"}, false, "unspecified", 0},
 		{"negative wait", &hintedError{after: -time.Second, code: "x"}, false, "x", 0},
 		{"a day's wait", &hintedError{after: 24 * time.Hour, code: "x"}, false, "x", time.Hour},
-		{"panic", nil, true, lockmw.ReasonHandlerPanic, 0},
+		{"panic", nil, true, "handler_panic", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -156,7 +156,7 @@ func TestFailureReleaseReasonAndNotBefore(t *testing.T) {
 						panic("handler bug")
 					}
 					return "", tt.err
-				}, store, keyOf, lockmw.WithLockGroup(group), lockmw.WithLogger(discardLogger()), lockmw.WithMetricsWriter(&syncBuffer{}))
+				}, store, keyOf, lockmw.WithLockGroup(group), lockmw.WithTelemetry(lockmw.Telemetry{Logger: discardLogger()}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: &syncBuffer{}}))
 				ctx, cancel := invocationContext(t.Context(), 10*time.Second, "req-1")
 				defer cancel()
 				func() {

@@ -50,7 +50,7 @@ func TestFailingUpstreamIsCalledAtMostMaxAttemptsPerBurst(t *testing.T) {
 				}
 				var metrics syncBuffer
 				h := lockmw.Wrap(up.fetch, lockcore.NewMemoryStore(), keyOf, lockmw.WithLockGroup(group),
-					lockmw.WithLogger(discardLogger()), lockmw.WithMetricsWriter(&metrics), lockmw.WithLockOptions(lockOpts...))
+					lockmw.WithTelemetry(lockmw.Telemetry{Logger: discardLogger()}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: &metrics}), lockmw.WithLockOptions(lockOpts...))
 
 				_, errs := burst(t, h, n, 5*time.Second)
 				calls := up.callTimes()
@@ -66,10 +66,10 @@ func TestFailingUpstreamIsCalledAtMostMaxAttemptsPerBurst(t *testing.T) {
 						own++
 					case errors.Is(err, lockmw.ErrLockFailed) && errors.As(err, &hf):
 						shared++
-						if hf.Reason != lockmw.ReasonHandlerError || hf.Attempts != tt.want ||
+						if hf.Reason != "handler_error" || hf.Attempts != tt.want ||
 							hf.NotBefore.Before(holdBackEnd) || hf.NotBefore.After(holdBackEnd.Add(100*time.Millisecond)) {
 							t.Errorf("invocation %d: %+v, want reason %s after %d attempts, retry after the hold-back, %v",
-								i, hf, lockmw.ReasonHandlerError, tt.want, holdBackEnd)
+								i, hf, "handler_error", tt.want, holdBackEnd)
 						}
 					default:
 						t.Errorf("invocation %d: error %v, want the upstream's or the shared failure", i, err)
@@ -104,7 +104,7 @@ func TestRetryAfterLongerThanTheWaitEndsTheWaitersAtOnce(t *testing.T) {
 		}
 		h := lockmw.WrapHandlers(lockmw.Handlers[event, string]{Fetch: up.fetch, OnFailed: fallback},
 			lockcore.NewMemoryStore(), keyOf, lockmw.WithLockGroup(group),
-			lockmw.WithLogger(discardLogger()), lockmw.WithMetricsWriter(&syncBuffer{}))
+			lockmw.WithTelemetry(lockmw.Telemetry{Logger: discardLogger()}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: &syncBuffer{}}))
 
 		start := time.Now()
 		outs, errs := burst(t, h, n, 6*time.Second)

@@ -62,12 +62,12 @@ func TestNewWithTableCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := append([]lockmw.Option{lockmw.WithRecordAccount(1, 1), lockmw.WithLockGroup("g")}, tt.opts...)
+			opts := append([]lockmw.Option{lockmw.WithHolder(lockmw.Holder{AccountID: 1, AppID: 1}), lockmw.WithLockGroup("g")}, tt.opts...)
 			_, err := lockmw.New(handler, tt.store, key, opts...)
 			switch {
 			case tt.wantText == "" && err != nil:
 				t.Fatalf("New() = %v, want nil", err)
-			case tt.wantText != "" && (err == nil || !errors.Is(err, lockmw.ErrConfig) || !strings.Contains(err.Error(), tt.wantText)):
+			case tt.wantText != "" && (err == nil || !errors.Is(err, lockcore.ErrConfig) || !strings.Contains(err.Error(), tt.wantText)):
 				t.Fatalf("New() = %v; want an ErrConfig naming %q", err, tt.wantText)
 			}
 		})
@@ -140,8 +140,8 @@ func TestTableCheckTransientErrorIsNoConfigError(t *testing.T) {
 			calls := 0
 			handler := func(context.Context, string) (string, error) { calls++; return "done", nil }
 			key := func(_ context.Context, in string) (string, error) { return in, nil }
-			h, err := lockmw.New(handler, store, key, lockmw.WithRecordAccount(1, 1), lockmw.WithLockGroup("g"),
-				lockmw.WithTableCheck(), lockmw.WithLogger(slog.New(slog.DiscardHandler)))
+			h, err := lockmw.New(handler, store, key, lockmw.WithHolder(lockmw.Holder{AccountID: 1, AppID: 1}), lockmw.WithLockGroup("g"),
+				lockmw.WithTableCheck(), lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}))
 			if err != nil {
 				t.Fatalf("New() = %v; want a handler (the table is a lock table; the check got no answer)", err)
 			}

@@ -36,7 +36,7 @@ func Metrics(ctx context.Context) *emf.Batch {
 }
 
 // Logger returns the logger of the invocation whose handler got ctx: the
-// middleware's logger ([WithLogger]) with the request id, lock group and
+// middleware's logger ([Telemetry].Logger) with the request id, lock group and
 // lock id as attributes, so that the handler's lines can be told apart
 // from those of the other invocations running in the process. It returns
 // slog.Default() when ctx does not come from a handler wrapped by this

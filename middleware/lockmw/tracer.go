@@ -7,7 +7,7 @@ import (
 )
 
 // Tracer records the spans of the lock's phases in each invocation; give
-// one with [WithTracer]. Package xraytracer records them as X-Ray
+// one with [Telemetry].Tracer. Package xraytracer records them as X-Ray
 // subsegments, package oteltracer as OpenTelemetry spans, and
 // [MultiTracer] records them with several tracers at once, for a
 // migration from one to the other. Implementations must be safe for
@@ -40,36 +40,37 @@ type Span interface {
 }
 
 // Span names: the invocation's span, and its children for the phases of
-// the lock.
+// the lock. docs/tracing.md lists them, and the attribute keys below (a
+// test ties its list to these values).
 const (
-	SpanInvocation = "herdlock"     // the middleware's part of the invocation
-	SpanAcquire    = "lock.acquire" // TryAcquireElseWaitForRelease
-	SpanWait       = "lock.wait"    // the wait for another holder, back-dated
-	SpanRelease    = "lock.release" // Release
+	spanInvocation = "herdlock"     // the middleware's part of the invocation
+	spanAcquire    = "lock.acquire" // TryAcquireElseWaitForRelease
+	spanWait       = "lock.wait"    // the wait for another holder, back-dated
+	spanRelease    = "lock.release" // Release
 )
 
 // Attribute keys. Those of the lock are herdlock's own; those of the
 // invocation follow the OpenTelemetry semantic conventions.
 const (
-	AttrLockGroup = "herdlock.lock.group"         // string: the lock group
-	AttrLockID    = "herdlock.lock.id"            // string: the lock id
-	AttrOutcome   = "herdlock.lock.outcome"       // string: ACQUIRED, RELEASED or FAILED
-	AttrFence     = "herdlock.lock.fence"         // int: the holder's fence
-	AttrTakeover  = "herdlock.lock.takeover"      // bool: acquired by taking over an abandoned lease
-	AttrAfterFail = "herdlock.lock.after_failure" // bool: acquired after the previous holder published a failure
-	AttrPolls     = "herdlock.lock.polls"         // int: reads of the lock item while waiting
-	AttrResult    = "herdlock.lock.result"        // string: success or failure, on the release span
-	AttrCoalesced = "herdlock.lock.coalesced"     // bool: shared another invocation's attempt in this process
+	attrLockGroup = "herdlock.lock.group"         // string: the lock group
+	attrLockID    = "herdlock.lock.id"            // string: the lock id
+	attrOutcome   = "herdlock.lock.outcome"       // string: ACQUIRED, RELEASED or FAILED
+	attrFence     = "herdlock.lock.fence"         // int: the holder's fence
+	attrTakeover  = "herdlock.lock.takeover"      // bool: acquired by taking over an abandoned lease
+	attrAfterFail = "herdlock.lock.after_failure" // bool: acquired after the previous holder published a failure
+	attrPolls     = "herdlock.lock.polls"         // int: reads of the lock item while waiting
+	attrResult    = "herdlock.lock.result"        // string: success or failure, on the release span
+	attrCoalesced = "herdlock.lock.coalesced"     // bool: shared another invocation's attempt in this process
 
-	AttrInvocationID = "faas.invocation_id" // string: the Lambda request id
-	AttrResourceID   = "cloud.resource_id"  // string: the invoked function ARN
-	AttrAccountID    = "cloud.account.id"   // string: the account of the function
+	attrInvocationID = "faas.invocation_id" // string: the Lambda request id
+	attrResourceID   = "cloud.resource_id"  // string: the invoked function ARN
+	attrAccountID    = "cloud.account.id"   // string: the account of the function
 )
 
 // MultiTracer returns a [Tracer] that records every span with each of
 // tracers, in order, so that two tracing systems can run side by side
 // while one replaces the other. Nil tracers are skipped; with none left it
-// returns nil, which [WithTracer] takes as tracing off. The context a
+// returns nil, which [Telemetry].Tracer takes as tracing off. The context a
 // tracer returns is passed to the next, so each finds its own parent.
 func MultiTracer(tracers ...Tracer) Tracer {
 	var ts multiTracer

@@ -25,19 +25,19 @@ func beginTrace(ctx context.Context, t Tracer) (context.Context, *invTrace) {
 	if t == nil {
 		return ctx, nil
 	}
-	tctx, root := t.Start(ctx, SpanInvocation, time.Now())
+	tctx, root := t.Start(ctx, spanInvocation, time.Now())
 	if root == nil {
 		return ctx, nil
 	}
 	if lc, ok := lambdacontext.FromContext(ctx); ok {
 		attrs := make([]slog.Attr, 0, 3)
 		if lc.AwsRequestID != "" {
-			attrs = append(attrs, slog.String(AttrInvocationID, lc.AwsRequestID))
+			attrs = append(attrs, slog.String(attrInvocationID, lc.AwsRequestID))
 		}
 		if arn := lc.InvokedFunctionArn; arn != "" {
-			attrs = append(attrs, slog.String(AttrResourceID, arn))
+			attrs = append(attrs, slog.String(attrResourceID, arn))
 			if id, err := accountFromARN(arn); err == nil {
-				attrs = append(attrs, slog.String(AttrAccountID, strconv.FormatInt(id, 10)))
+				attrs = append(attrs, slog.String(attrAccountID, strconv.FormatInt(id, 10)))
 			}
 		}
 		root.SetAttributes(attrs...)
@@ -50,7 +50,7 @@ func (tr *invTrace) setKey(key lockcore.Key) {
 	if tr == nil {
 		return
 	}
-	tr.set(slog.String(AttrLockGroup, key.Group), slog.String(AttrLockID, key.ID))
+	tr.set(slog.String(attrLockGroup, key.Group), slog.String(attrLockID, key.ID))
 }
 
 // set records attrs on the invocation's span: the hook for attributes of
@@ -79,17 +79,17 @@ func (tr *invTrace) acquired(actx context.Context, acquire Span, res lockcore.Wa
 	if tr == nil {
 		return
 	}
-	outcome := slog.String(AttrOutcome, res.Outcome.String())
-	takeover := slog.Bool(AttrTakeover, res.TookOver)
-	afterFailure := slog.Bool(AttrAfterFail, res.AfterFailure)
-	polls := slog.Int(AttrPolls, res.Polls)
+	outcome := slog.String(attrOutcome, res.Outcome.String())
+	takeover := slog.Bool(attrTakeover, res.TookOver)
+	afterFailure := slog.Bool(attrAfterFail, res.AfterFailure)
+	polls := slog.Int(attrPolls, res.Polls)
 	if res.Polls > 0 || res.Waited > 0 {
-		if _, wait := tr.t.Start(actx, SpanWait, time.Now().Add(-res.Waited)); wait != nil {
+		if _, wait := tr.t.Start(actx, spanWait, time.Now().Add(-res.Waited)); wait != nil {
 			wait.SetAttributes(outcome, polls, takeover, afterFailure)
 			wait.End(nil)
 		}
 	}
-	fence := slog.Int64(AttrFence, res.Fence)
+	fence := slog.Int64(attrFence, res.Fence)
 	if acquire != nil {
 		acquire.SetAttributes(outcome, fence, takeover, afterFailure)
 		acquire.End(err)
@@ -102,7 +102,7 @@ func (tr *invTrace) released(release Span, result lockcore.Result, fence int64, 
 	if tr == nil || release == nil {
 		return
 	}
-	release.SetAttributes(slog.String(AttrResult, string(result)), slog.Int64(AttrFence, fence))
+	release.SetAttributes(slog.String(attrResult, string(result)), slog.Int64(attrFence, fence))
 	release.End(err)
 }
 

@@ -17,15 +17,15 @@ func TestTypedNilStoreIsConfigError(t *testing.T) {
 	var store *lockcore.DynamoStore
 	h := func(ctx context.Context, e event) (string, error) { return "ran", nil }
 	f, err := lockmw.New(h, store, keyOf)
-	if f != nil || !errors.Is(err, lockmw.ErrConfig) || !errors.Is(err, lockcore.ErrConfig) || !strings.Contains(err.Error(), "store") {
-		t.Fatalf("New(typed-nil store) = %v, %v; want nil and an error matching lockmw.ErrConfig and lockcore.ErrConfig", f != nil, err)
+	if f != nil || !errors.Is(err, lockcore.ErrConfig) || !errors.Is(err, lockcore.ErrConfig) || !strings.Contains(err.Error(), "store") {
+		t.Fatalf("New(typed-nil store) = %v, %v; want nil and an error matching lockcore.ErrConfig", f != nil, err)
 	}
 	_, err = lockmw.NewHandlers(lockmw.Handlers[event, string]{Fetch: h}, store, keyOf)
-	if !errors.Is(err, lockmw.ErrConfig) {
+	if !errors.Is(err, lockcore.ErrConfig) {
 		t.Errorf("NewHandlers(typed-nil store) = %v, want ErrConfig", err)
 	}
-	w := lockmw.Wrap(h, store, keyOf, lockmw.WithLogger(discardLogger()))
-	if out, err := w(t.Context(), event{Key: "k"}); out != "" || !errors.Is(err, lockmw.ErrConfig) {
+	w := lockmw.Wrap(h, store, keyOf, lockmw.WithTelemetry(lockmw.Telemetry{Logger: discardLogger()}))
+	if out, err := w(t.Context(), event{Key: "k"}); out != "" || !errors.Is(err, lockcore.ErrConfig) {
 		t.Errorf("Wrap(typed-nil store)() = %q, %v; want ErrConfig, the handler not run", out, err)
 	}
 }

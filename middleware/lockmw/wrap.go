@@ -20,7 +20,7 @@ import (
 // [WrapHandlers] for what an invocation does.
 //
 // Wrap never panics on a bad configuration: it logs the error once and the
-// returned handler returns it, matching [ErrConfig], on every call. Use
+// returned handler returns it, matching lockcore.ErrConfig, on every call. Use
 // [New] to get the error instead. The returned handler is safe for
 // concurrent use.
 func Wrap[TIn, TOut any](h func(context.Context, TIn) (TOut, error), store storeapi.Store,
@@ -54,7 +54,7 @@ func Wrap[TIn, TOut any](h func(context.Context, TIn) (TOut, error), store store
 // The handlers find the outcome, fence and revision with [FromContext].
 // Every invocation, also one that returns before trying the lock (no time
 // left, no key, no account), flushes one metrics document, logs one line,
-// and, with a [WithTracer] tracer, records its spans.
+// and, with a [Telemetry].Tracer, records its spans.
 //
 // Like [Wrap], it never panics on a bad configuration. The returned
 // handler is safe for concurrent use.
@@ -68,7 +68,7 @@ func WrapHandlers[TIn, TOut any](hs Handlers[TIn, TOut], store storeapi.Store,
 }
 
 // New is [Wrap], but returns the configuration error, which matches
-// [ErrConfig] and names every problem found, instead of a handler that
+// lockcore.ErrConfig and names every problem found, instead of a handler that
 // returns it.
 func New[TIn, TOut any](h func(context.Context, TIn) (TOut, error), store storeapi.Store,
 	key func(context.Context, TIn) (string, error), opts ...Option) (func(context.Context, TIn) (TOut, error), error) {
@@ -76,7 +76,7 @@ func New[TIn, TOut any](h func(context.Context, TIn) (TOut, error), store storea
 }
 
 // NewHandlers is [WrapHandlers], but returns the configuration error, which
-// matches [ErrConfig] and names every problem found, instead of a handler
+// matches lockcore.ErrConfig and names every problem found, instead of a handler
 // that returns it.
 func NewHandlers[TIn, TOut any](hs Handlers[TIn, TOut], store storeapi.Store,
 	key func(context.Context, TIn) (string, error), opts ...Option) (func(context.Context, TIn) (TOut, error), error) {
@@ -108,8 +108,8 @@ func loggerOf(opts []Option) *slog.Logger {
 			opt(&o)
 		}
 	}
-	if o.logger != nil {
-		return o.logger
+	if o.tel.Logger != nil {
+		return o.tel.Logger
 	}
 	return defaultLogger()
 }

@@ -21,8 +21,8 @@ const group = "fx"
 func options(extra ...lockmw.Option) []lockmw.Option {
 	return append([]lockmw.Option{
 		lockmw.WithLockGroup(group),
-		lockmw.WithLogger(discardLogger()),
-		lockmw.WithMetricsWriter(io.Discard),
+		lockmw.WithTelemetry(lockmw.Telemetry{Logger: discardLogger()}),
+		lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}),
 	}, extra...)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/herdlock/herdlock/emf"
+	"github.com/herdlock/herdlock/internal/lockcoreopts"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
@@ -25,13 +26,11 @@ type wrapper[TIn, TOut any] struct {
 	maxAnswer int
 	answers   AnswerStore // nil: no answers by reference
 
-	group      string
-	accountID  int64
-	appID      int64
-	accountSet bool
-	owner      func(context.Context) string
-	margin     time.Duration
-	lockOpts   []lockcore.Option
+	group    string
+	holder   Holder // Name set; zero ids: the default record account
+	margin   time.Duration
+	lockOpts []lockcore.Option
+	lockSet  lockcoreopts.Settings // the logger, metrics and release timeout lockOpts set
 
 	metrics   *emf.Metrics
 	coldStart bool
@@ -51,11 +50,11 @@ func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store storeapi.Store,
 	if err := o.check(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := checkLockOptions(o.lockOpts); err != nil {
+	if err := checkLockOptions(o.lockOpts, o.margin); err != nil {
 		errs = append(errs, err)
 	}
 	if o.tableCheck && lockcore.CheckStore(store) == nil {
-		log := o.logger
+		log := o.tel.Logger
 		if log == nil {
 			log = defaultLogger()
 		}
@@ -64,18 +63,18 @@ func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store storeapi.Store,
 		}
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, errors.Join(errs...))
+		return nil, fmt.Errorf("%w: %w", errConfig, errors.Join(errs...))
 	}
 	w := &wrapper[TIn, TOut]{hs: hs, store: store, key: key}
 	if err := w.apply(&o); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", errConfig, err)
 	}
 	return w, nil
 }
 
 // collect applies opts over the defaults; a nil option is an error.
 func collect(opts []Option) (options, []error) {
-	o := options{margin: DefaultSafetyMargin, maxAnswer: DefaultMaxAnswerBytes}
+	o := options{margin: DefaultSafetyMargin}
 	var errs []error
 	for i, opt := range opts {
 		if opt == nil {
@@ -104,8 +103,12 @@ func checkRequired[TIn, TOut any](hs *Handlers[TIn, TOut], store storeapi.Store,
 }
 
 // checkLockOptions checks the lock options once here, not on every
-// invocation, by building a lock on a memory store.
-func checkLockOptions(opts []lockcore.Option) error {
+// invocation, by building a lock on a memory store; and that a release
+// timeout they set ends before the deadline, within the safety margin.
+func checkLockOptions(opts []lockcore.Option, margin time.Duration) error {
+	if rt := lockcoreopts.Read(opts).ReleaseTimeout; rt > 0 && rt >= margin {
+		return fmt.Errorf("WithLockOptions: lockcore.StoreCalls.ReleaseTimeout %v is not less than the safety margin %v (WithSafetyMargin): the release would run past the deadline", rt, margin)
+	}
 	probe := append(append([]lockcore.Option(nil), opts...), lockcore.WithLogger(slog.New(slog.DiscardHandler)))
 	if _, err := lockcore.New(lockcore.NewMemoryStore(), lockcore.Params{
 		LockID: "probe", LockGroup: "probe", HolderName: "probe", AccountID: 1, AppID: 1,
@@ -122,14 +125,16 @@ func (w *wrapper[TIn, TOut]) apply(o *options) error {
 	if !o.groupSet {
 		w.group = defaultGroup()
 	}
-	w.accountID, w.appID, w.accountSet = o.accountID, o.appID, o.accountSet
-	w.owner = o.owner
-	if w.owner == nil {
-		w.owner = defaultOwner
+	w.holder = o.holder
+	if w.holder.Name == nil {
+		w.holder.Name = defaultOwner
 	}
 	w.margin = o.margin
-	w.maxAnswer = o.maxAnswer
-	w.answers = o.answers
+	w.maxAnswer = o.answers.MaxInlineBytes
+	if w.maxAnswer == 0 {
+		w.maxAnswer = defaultMaxAnswerBytes
+	}
+	w.answers = o.answers.Store
 	if w.hs.OnReleased == nil {
 		w.codec = w.hs.Codec
 		if w.codec == nil {
@@ -137,23 +142,27 @@ func (w *wrapper[TIn, TOut]) apply(o *options) error {
 		}
 	}
 	w.lockOpts = o.lockOpts
-	w.coldStart = o.coldStart
-	w.tracer = o.tracer
+	w.lockSet = lockcoreopts.Read(o.lockOpts)
+	if w.lockSet.Logger != nil {
+		w.lockSet.Logger = redacting(w.lockSet.Logger) // as the middleware's own
+	}
+	w.coldStart = o.tel.ColdStartMetric
+	w.tracer = o.tel.Tracer
 	w.panicAsError = o.panicAsError
 	if !o.noCoalesce {
 		w.co = newCoalescer()
 	}
-	w.log = o.logger
+	w.log = o.tel.Logger
 	if w.log == nil {
 		w.log = defaultLogger()
 	}
 	w.log = redacting(w.log) // no AWS API error's message in a log line
 	warnFilteredMetrics(w.log, os.Getenv)
-	w.metrics = o.metrics
+	w.metrics = o.tel.EMF
 	if w.metrics != nil {
 		return nil
 	}
-	mw := o.metricsW
+	mw := o.tel.EMFWriter
 	if mw == nil {
 		mw = os.Stdout
 	}
@@ -166,7 +175,7 @@ func (w *wrapper[TIn, TOut]) apply(o *options) error {
 }
 
 // defaultGroup is [WithLockGroup]'s default: the function name, else
-// DefaultLockGroup.
+// defaultLockGroup.
 func defaultGroup() string {
 	if g := lambdacontext.FunctionName; g != "" {
 		return g
@@ -174,5 +183,5 @@ func defaultGroup() string {
 	if g := os.Getenv(envFunctionName); g != "" {
 		return g
 	}
-	return DefaultLockGroup
+	return defaultLockGroup
 }

@@ -248,7 +248,7 @@ func TestASuccessWithoutAnAnswerStillDoesTheKey(t *testing.T) {
 			Fetch:      func(context.Context, string) (string, error) { return "fetched", nil },
 			OnReleased: func(context.Context, string) (string, error) { return "read", nil },
 		}, store, func(_ context.Context, pair string) (string, error) { return pair, nil },
-			lockmw.WithLockGroup("rates"), lockmw.WithLogger(slog.New(slog.DiscardHandler)), lockmw.WithMetricsWriter(io.Discard))
+			lockmw.WithLockGroup("rates"), lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}))
 		if err != nil {
 			t.Fatal(err)
 		}

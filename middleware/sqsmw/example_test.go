@@ -26,8 +26,8 @@ func ExampleWrap() {
 	}
 	h := sqsmw.Wrap(refreshPair, lockcore.NewMemoryStore(), sqsmw.JSONBody(func(r struct{ Pair string }) (string, error) {
 		return r.Pair, nil
-	}), sqsmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithRecordAccount(123456789012, 1),
-		lockmw.WithMetricsWriter(io.Discard), lockmw.WithLogger(slog.New(slog.DiscardHandler))))
+	}), sqsmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithHolder(lockmw.Holder{AccountID: 123456789012, AppID: 1}),
+		lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}), lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)})))
 	// In a Lambda function: lambda.Start(h).
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -82,8 +82,8 @@ func invocation(timeout time.Duration) (context.Context, context.CancelFunc) {
 }
 
 func quiet(lockOpts ...lockcore.Option) sqsmw.Option {
-	return sqsmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithLogger(slog.New(slog.DiscardHandler)),
-		lockmw.WithMetricsWriter(io.Discard), lockmw.WithLockOptions(lockOpts...))
+	return sqsmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}),
+		lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}), lockmw.WithLockOptions(lockOpts...))
 }
 
 // recorder is a handler that records its calls and fails the keys in fail.

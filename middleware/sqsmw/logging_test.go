@@ -58,8 +58,8 @@ func (l *logLines) text() string {
 }
 
 func logTo(w io.Writer) sqsmw.Option {
-	return sqsmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithMetricsWriter(io.Discard),
-		lockmw.WithLogger(slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	return sqsmw.WithLockmw(lockmw.WithLockGroup("rates"), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}),
+		lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))}))
 }
 
 func TestBadRecordsAreOneTruncatedWarning(t *testing.T) {

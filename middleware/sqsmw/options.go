@@ -59,7 +59,7 @@ func WithBatchMargin(d time.Duration) Option {
 
 // WithLockmw passes options to the lockmw middleware of the key attempts
 // (metrics, logger, tracer, lock group, lock options). They come after
-// sqsmw's own defaults, lockmw.WithPanicAsError(true), which makes a
+// sqsmw's own defaults, lockmw.WithPanicAsError(), which makes a
 // panicking handler fail its key's records instead of the whole batch,
 // and a lockcore.WithMaxHold of 15 min, Lambda's longest timeout, so that
 // a key holds for its whole share (a shorter one of yours ends the hold,

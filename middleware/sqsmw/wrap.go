@@ -68,7 +68,7 @@ func Wrap(h Handler, store storeapi.Store, key func(ctx context.Context, record 
 	// The batch margin is each key's safety margin: a key's context ends
 	// that long after its share, so lockmw holds until the share's end and
 	// releases in the margin, which the batch keeps once.
-	lockOpts := append([]lockmw.Option{lockmw.WithPanicAsError(true),
+	lockOpts := append([]lockmw.Option{lockmw.WithPanicAsError(),
 		lockmw.WithLockOptions(lockcore.WithMaxHold(maxShare))}, o.lockOpts...)
 	lockOpts = append(lockOpts, lockmw.WithSafetyMargin(o.margin))
 	// The answer is the fronts' shared format (a bare success), so that an

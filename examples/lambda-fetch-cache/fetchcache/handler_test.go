@@ -34,9 +34,9 @@ func countingUpstream(t *testing.T) (*Upstream, *atomic.Int32) {
 // quietOptions are the lockmw options of the handler tests: a fixed
 // account, no metrics and no logs.
 var quietOptions = []lockmw.Option{
-	lockmw.WithRecordAccount(1, 1),
-	lockmw.WithMetricsWriter(io.Discard),
-	lockmw.WithLogger(slog.New(slog.DiscardHandler)),
+	lockmw.WithHolder(lockmw.Holder{AccountID: 1, AppID: 1}),
+	lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}),
+	lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}),
 }
 
 func newTestHandler(t *testing.T, c *Cache) (func(context.Context, Request) (Response, error), *atomic.Int32) {

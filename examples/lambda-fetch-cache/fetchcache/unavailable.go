@@ -19,7 +19,7 @@ var ErrUnavailable = errors.New("fetchcache: upstream unavailable")
 // "UnavailableError".
 //
 // It carries the retry hints of package lockmw too (RetryAfter,
-// FailureCode), so that a holder answering with it still tells the herd.
+// FailureReason), so that a holder answering with it still tells the herd.
 type UnavailableError struct {
 	Pair string
 	// Reason is the failure code, such as upstream_throttled (see
@@ -63,8 +63,8 @@ func (e *UnavailableError) RetryAfter() time.Duration {
 	return max(time.Until(e.RetryAt), 0)
 }
 
-// FailureCode returns Reason.
-func (e *UnavailableError) FailureCode() string { return e.Reason }
+// FailureReason returns Reason.
+func (e *UnavailableError) FailureReason() string { return e.Reason }
 
 // describeReason words a failure code for the answer.
 func describeReason(code string) string {

@@ -22,7 +22,7 @@ func TestUnavailableErrorMessage(t *testing.T) {
 			"fetchcache: EUR-USD: the upstream did not answer in time (upstream_timeout); retry after 2026-12-01T10:00:07Z"},
 		{&UnavailableError{Pair: "EUR-USD", Reason: CodeUnavailable},
 			"fetchcache: EUR-USD: the upstream is unavailable (upstream_unavailable); retry later"},
-		{&UnavailableError{Pair: "EUR-USD", Reason: lockmw.ReasonHandlerError},
+		{&UnavailableError{Pair: "EUR-USD", Reason: "handler_error"},
 			"fetchcache: EUR-USD: fetching failed (handler_error); retry later"},
 	}
 	for _, tt := range tests {
@@ -42,8 +42,8 @@ func TestOwnFailureKeepsTheHints(t *testing.T) {
 	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrRateLimited) {
 		t.Errorf("ownFailure() = %v, want it to match ErrUnavailable and ErrRateLimited", err)
 	}
-	if d := ue.RetryAfter(); d <= 7*time.Second || d > 8*time.Second || ue.FailureCode() != CodeThrottled {
-		t.Errorf("RetryAfter(), FailureCode() = %v, %q; want about 8s, %q", d, ue.FailureCode(), CodeThrottled)
+	if d := ue.RetryAfter(); d <= 7*time.Second || d > 8*time.Second || ue.FailureReason() != CodeThrottled {
+		t.Errorf("RetryAfter(), FailureReason() = %v, %q; want about 8s, %q", d, ue.FailureReason(), CodeThrottled)
 	}
 	other := errors.New("cache: write failed")
 	if got := ownFailure("EUR-USD", other, now); got != other {

@@ -49,7 +49,7 @@ const (
 // carry tokens or payload fragments: it is safe to log and to return.
 //
 // It implements the retry hints of package lockmw: RetryAfter is the wait
-// the upstream asked for, and FailureCode the code, so the lock's failure
+// the upstream asked for, and FailureReason the code, so the lock's failure
 // release tells the whole herd when to try again and why.
 type UpstreamError struct {
 	// Code is one of CodeThrottled, CodeUnavailable, CodeTimeout and
@@ -99,8 +99,8 @@ func (e *UpstreamError) Is(target error) bool {
 // alone.
 func (e *UpstreamError) RetryAfter() time.Duration { return e.Wait }
 
-// FailureCode returns Code.
-func (e *UpstreamError) FailureCode() string { return e.Code }
+// FailureReason returns Code.
+func (e *UpstreamError) FailureReason() string { return e.Code }
 
 // Upstream fetches one item from the rate-limited upstream API:
 // GET {base}/{item}, which answers a JSON document. It is safe for

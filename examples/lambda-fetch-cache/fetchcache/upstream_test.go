@@ -70,8 +70,8 @@ func TestFetchFailures(t *testing.T) {
 			if !errors.As(err, &ue) || *ue != tt.want || n.Load() != 1 {
 				t.Fatalf("Fetch() = %#v after %d requests, want %#v after 1 (no retry inside Fetch)", err, n.Load(), tt.want)
 			}
-			if ue.RetryAfter() != tt.want.Wait || ue.FailureCode() != tt.want.Code {
-				t.Errorf("RetryAfter(), FailureCode() = %v, %q, want %v, %q", ue.RetryAfter(), ue.FailureCode(), tt.want.Wait, tt.want.Code)
+			if ue.RetryAfter() != tt.want.Wait || ue.FailureReason() != tt.want.Code {
+				t.Errorf("RetryAfter(), FailureReason() = %v, %q, want %v, %q", ue.RetryAfter(), ue.FailureReason(), tt.want.Wait, tt.want.Code)
 			}
 			if tt.is != nil && !errors.Is(err, tt.is) {
 				t.Errorf("errors.Is(%v, %v) = false", err, tt.is)

@@ -39,8 +39,8 @@ func benchWrap(b *testing.B, tr lockmw.Tracer) {
 	ctx = lambdaHeaderContext(ctx, traceHeader)
 	h, err := lockmw.New(func(_ context.Context, k string) (string, error) { return k, nil }, lockcore.NewMemoryStore(),
 		func(_ context.Context, k string) (string, error) { return k, nil },
-		lockmw.WithLockGroup("bench"), lockmw.WithLogger(slog.New(slog.DiscardHandler)),
-		lockmw.WithMetricsWriter(io.Discard), lockmw.WithTracer(tr))
+		lockmw.WithLockGroup("bench"), lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}),
+		lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}), lockmw.WithTelemetry(lockmw.Telemetry{Tracer: tr}))
 	if err != nil {
 		b.Fatal(err)
 	}

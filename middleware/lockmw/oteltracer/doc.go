@@ -6,14 +6,14 @@
 //
 //	tracer, err := oteltracer.New(tp)
 //	client := dynamodb.NewFromConfig(awsCfg, oteltracer.InstrumentDynamoDB(tp))
-//	h := lockmw.Wrap(fetch, store, key, lockmw.WithTracer(tracer))
+//	h := lockmw.Wrap(fetch, store, key, lockmw.WithTelemetry(lockmw.Telemetry{Tracer: tracer}))
 //
 // The spans are "herdlock" (the middleware's part of the invocation), and
 // under it "lock.acquire", "lock.wait" (back-dated to the start of the
 // wait) and "lock.release", with the attributes of [lockmw.Tracer]:
 // herdlock.lock.* for the lock, faas.invocation_id, cloud.resource_id and
 // cloud.account.id for the invocation. A failed span has status Error with
-// [lockmw.ErrorCode] as its description and its error.type attribute; the
+// [lockmw.ErrorReason] as its description and its error.type attribute; the
 // error's text is never recorded.
 //
 // # Joining Lambda's trace

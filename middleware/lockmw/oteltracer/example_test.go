@@ -36,8 +36,7 @@ func ExampleNew() {
 	}
 	h := lockmw.Wrap(func(ctx context.Context, pair string) (string, error) { return "rates for " + pair, nil },
 		lockcore.NewMemoryStore(), func(_ context.Context, pair string) (string, error) { return pair, nil },
-		lockmw.WithRecordAccount(1, 1), lockmw.WithMetricsWriter(io.Discard),
-		lockmw.WithLogger(slog.New(slog.DiscardHandler)), lockmw.WithTracer(tracer))
+		lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler), EMFWriter: io.Discard, Tracer: tracer}))
 	if _, err := h(context.Background(), "EUR-USD"); err != nil {
 		fmt.Println(err)
 		return

@@ -63,7 +63,7 @@ const errorTypeKey = attribute.Key("error.type")
 
 func (s span) End(err error) {
 	if err != nil {
-		code := lockmw.ErrorCode(err)
+		code := lockmw.ErrorReason(err)
 		s.s.SetAttributes(errorTypeKey.String(code))
 		s.s.SetStatus(codes.Error, code)
 	}

@@ -57,9 +57,9 @@ func wrap(t *testing.T, store storeapi.Store, tr lockmw.Tracer, fetch func(conte
 		func(_ context.Context, key string) (string, error) { return key, nil },
 		append([]lockmw.Option{
 			lockmw.WithLockGroup(group),
-			lockmw.WithLogger(slog.New(slog.DiscardHandler)),
-			lockmw.WithMetricsWriter(io.Discard),
-			lockmw.WithTracer(tr),
+			lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}),
+			lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}),
+			lockmw.WithTelemetry(lockmw.Telemetry{Tracer: tr}),
 		}, opts...)...)
 	if err != nil {
 		t.Fatalf("lockmw.NewHandlers() = %v", err)
@@ -144,9 +144,9 @@ func toValue(v any) string {
 func checkTree(t *testing.T, m map[string]sdktrace.ReadOnlySpan, parents map[string]string) {
 	t.Helper()
 	want, _ := oteltracer.ParseTraceHeader(traceHeader)
-	root, ok := m[lockmw.SpanInvocation]
+	root, ok := m["herdlock"]
 	if !ok {
-		t.Fatalf("no %s span among %v", lockmw.SpanInvocation, names(m))
+		t.Fatalf("no %s span among %v", "herdlock", names(m))
 	}
 	if p := root.Parent(); p.SpanID() != want.SpanID() || p.TraceID() != want.TraceID() || !p.IsRemote() {
 		t.Errorf("%s parent = %v, want the remote parent of the Lambda trace header %v", root.Name(), p, want)
@@ -179,18 +179,18 @@ func TestAcquiredSpans(t *testing.T) {
 		if len(m) != 3 {
 			t.Errorf("spans %v, want herdlock, lock.acquire and lock.release", names(m))
 		}
-		checkTree(t, m, map[string]string{lockmw.SpanAcquire: lockmw.SpanInvocation, lockmw.SpanRelease: lockmw.SpanInvocation})
-		fence := attrs(m[lockmw.SpanAcquire])[lockmw.AttrFence].AsInt64()
+		checkTree(t, m, map[string]string{"lock.acquire": "herdlock", "lock.release": "herdlock"})
+		fence := attrs(m["lock.acquire"])["herdlock.lock.fence"].AsInt64()
 		if fence <= 0 {
 			t.Errorf("acquire fence = %d, want positive", fence)
 		}
-		checkAttrs(t, m[lockmw.SpanInvocation], map[string]any{
-			lockmw.AttrLockGroup: group, lockmw.AttrLockID: "EUR-USD",
-			lockmw.AttrOutcome: "ACQUIRED", lockmw.AttrFence: fence, lockmw.AttrTakeover: false, lockmw.AttrPolls: 0,
-			lockmw.AttrInvocationID: "req-1", lockmw.AttrResourceID: testARN, lockmw.AttrAccountID: "123456789012",
+		checkAttrs(t, m["herdlock"], map[string]any{
+			"herdlock.lock.group": group, "herdlock.lock.id": "EUR-USD",
+			"herdlock.lock.outcome": "ACQUIRED", "herdlock.lock.fence": fence, "herdlock.lock.takeover": false, "herdlock.lock.polls": 0,
+			"faas.invocation_id": "req-1", "cloud.resource_id": testARN, "cloud.account.id": "123456789012",
 		})
-		checkAttrs(t, m[lockmw.SpanAcquire], map[string]any{lockmw.AttrOutcome: "ACQUIRED", lockmw.AttrFence: fence, lockmw.AttrTakeover: false})
-		checkAttrs(t, m[lockmw.SpanRelease], map[string]any{lockmw.AttrResult: "success", lockmw.AttrFence: fence})
+		checkAttrs(t, m["lock.acquire"], map[string]any{"herdlock.lock.outcome": "ACQUIRED", "herdlock.lock.fence": fence, "herdlock.lock.takeover": false})
+		checkAttrs(t, m["lock.release"], map[string]any{"herdlock.lock.result": "success", "herdlock.lock.fence": fence})
 		for _, s := range m {
 			if s.Status().Code != codes.Unset {
 				t.Errorf("span %s status %v, want unset", s.Name(), s.Status())
@@ -222,17 +222,17 @@ func TestReleasedSpans(t *testing.T) {
 		if len(m) != 3 {
 			t.Errorf("spans %v, want herdlock, lock.acquire and lock.wait", names(m))
 		}
-		checkTree(t, m, map[string]string{lockmw.SpanAcquire: lockmw.SpanInvocation, lockmw.SpanWait: lockmw.SpanAcquire})
-		wait := m[lockmw.SpanWait]
-		checkAttrs(t, wait, map[string]any{lockmw.AttrOutcome: "RELEASED", lockmw.AttrTakeover: false})
-		if polls := attrs(wait)[lockmw.AttrPolls].AsInt64(); polls < 1 {
+		checkTree(t, m, map[string]string{"lock.acquire": "herdlock", "lock.wait": "lock.acquire"})
+		wait := m["lock.wait"]
+		checkAttrs(t, wait, map[string]any{"herdlock.lock.outcome": "RELEASED", "herdlock.lock.takeover": false})
+		if polls := attrs(wait)["herdlock.lock.polls"].AsInt64(); polls < 1 {
 			t.Errorf("wait polls = %d, want at least 1", polls)
 		}
 		if d := wait.EndTime().Sub(wait.StartTime()); d < time.Second {
 			t.Errorf("wait span lasts %v, want the second the holder held on (back-dated start)", d)
 		}
-		checkAttrs(t, m[lockmw.SpanAcquire], map[string]any{lockmw.AttrOutcome: "RELEASED"})
-		checkAttrs(t, m[lockmw.SpanInvocation], map[string]any{lockmw.AttrOutcome: "RELEASED"})
+		checkAttrs(t, m["lock.acquire"], map[string]any{"herdlock.lock.outcome": "RELEASED"})
+		checkAttrs(t, m["herdlock"], map[string]any{"herdlock.lock.outcome": "RELEASED"})
 	})
 }
 
@@ -253,14 +253,14 @@ func TestFailedSpans(t *testing.T) {
 		if len(m) != 3 {
 			t.Errorf("spans %v, want herdlock, lock.acquire and lock.wait", names(m))
 		}
-		checkTree(t, m, map[string]string{lockmw.SpanAcquire: lockmw.SpanInvocation, lockmw.SpanWait: lockmw.SpanAcquire})
-		checkAttrs(t, m[lockmw.SpanWait], map[string]any{lockmw.AttrOutcome: "FAILED"})
-		for _, name := range []string{lockmw.SpanInvocation, lockmw.SpanAcquire} {
+		checkTree(t, m, map[string]string{"lock.acquire": "herdlock", "lock.wait": "lock.acquire"})
+		checkAttrs(t, m["lock.wait"], map[string]any{"herdlock.lock.outcome": "FAILED"})
+		for _, name := range []string{"herdlock", "lock.acquire"} {
 			s := m[name]
 			if st := s.Status(); st.Code != codes.Error || st.Description != "wait_timeout" {
 				t.Errorf("span %s status %v, want Error wait_timeout", name, st)
 			}
-			checkAttrs(t, s, map[string]any{"error.type": "wait_timeout", lockmw.AttrOutcome: "FAILED"})
+			checkAttrs(t, s, map[string]any{"error.type": "wait_timeout", "herdlock.lock.outcome": "FAILED"})
 		}
 	})
 }
@@ -289,13 +289,13 @@ func TestTakeOverSpans(t *testing.T) {
 			t.Errorf("spans %v, want herdlock, lock.acquire, lock.wait and lock.release", names(m))
 		}
 		checkTree(t, m, map[string]string{
-			lockmw.SpanAcquire: lockmw.SpanInvocation, lockmw.SpanWait: lockmw.SpanAcquire, lockmw.SpanRelease: lockmw.SpanInvocation,
+			"lock.acquire": "herdlock", "lock.wait": "lock.acquire", "lock.release": "herdlock",
 		})
-		want := map[string]any{lockmw.AttrOutcome: "ACQUIRED", lockmw.AttrTakeover: true, lockmw.AttrFence: deadFence + 1}
-		checkAttrs(t, m[lockmw.SpanAcquire], want)
-		checkAttrs(t, m[lockmw.SpanInvocation], want)
-		checkAttrs(t, m[lockmw.SpanWait], map[string]any{lockmw.AttrTakeover: true})
-		checkAttrs(t, m[lockmw.SpanRelease], map[string]any{lockmw.AttrResult: "success", lockmw.AttrFence: deadFence + 1})
+		want := map[string]any{"herdlock.lock.outcome": "ACQUIRED", "herdlock.lock.takeover": true, "herdlock.lock.fence": deadFence + 1}
+		checkAttrs(t, m["lock.acquire"], want)
+		checkAttrs(t, m["herdlock"], want)
+		checkAttrs(t, m["lock.wait"], map[string]any{"herdlock.lock.takeover": true})
+		checkAttrs(t, m["lock.release"], map[string]any{"herdlock.lock.result": "success", "herdlock.lock.fence": deadFence + 1})
 	})
 }
 
@@ -303,8 +303,8 @@ func TestTakeOverSpans(t *testing.T) {
 // classifies its upstream's answer returns.
 type codedError struct{}
 
-func (codedError) Error() string       { return "upstream said: secret body" }
-func (codedError) FailureCode() string { return "upstream_429" }
+func (codedError) Error() string         { return "upstream said: secret body" }
+func (codedError) FailureReason() string { return "upstream_429" }
 
 func TestHandlerErrorSpans(t *testing.T) {
 	tests := []struct {
@@ -324,11 +324,11 @@ func TestHandlerErrorSpans(t *testing.T) {
 					t.Fatalf("h() = %v, want %v", err, tt.err)
 				}
 				m := spans(t, rec)
-				root := m[lockmw.SpanInvocation]
+				root := m["herdlock"]
 				if st := root.Status(); st.Code != codes.Error || st.Description != tt.code {
 					t.Errorf("herdlock status %v, want Error %s", st, tt.code)
 				}
-				checkAttrs(t, m[lockmw.SpanRelease], map[string]any{lockmw.AttrResult: "failure"})
+				checkAttrs(t, m["lock.release"], map[string]any{"herdlock.lock.result": "failure"})
 				for _, s := range rec.Ended() {
 					for _, kv := range s.Attributes() {
 						if strings.Contains(kv.Value.String(), "secret") {
@@ -404,9 +404,9 @@ func TestCoalescedSpans(t *testing.T) {
 		acquires := 0
 		for _, s := range rec.Ended() {
 			switch s.Name() {
-			case lockmw.SpanInvocation:
+			case "herdlock":
 				roots = append(roots, s)
-			case lockmw.SpanAcquire:
+			case "lock.acquire":
 				acquires++
 			}
 		}
@@ -415,16 +415,16 @@ func TestCoalescedSpans(t *testing.T) {
 		}
 		byID := map[string]sdktrace.ReadOnlySpan{}
 		for _, r := range roots {
-			byID[attrs(r)[lockmw.AttrInvocationID].AsString()] = r
+			byID[attrs(r)["faas.invocation_id"].AsString()] = r
 		}
 		lead, fol := byID["req-leader"], byID["req-follower"]
 		if lead == nil || fol == nil {
 			t.Fatalf("herdlock spans by invocation id %v", byID)
 		}
-		fence := attrs(lead)[lockmw.AttrFence].AsInt64()
-		checkAttrs(t, fol, map[string]any{lockmw.AttrOutcome: "RELEASED", lockmw.AttrCoalesced: true, lockmw.AttrFence: fence})
-		if _, has := attrs(lead)[lockmw.AttrCoalesced]; has {
-			t.Errorf("leader's herdlock span has %s, want it only on the follower", lockmw.AttrCoalesced)
+		fence := attrs(lead)["herdlock.lock.fence"].AsInt64()
+		checkAttrs(t, fol, map[string]any{"herdlock.lock.outcome": "RELEASED", "herdlock.lock.coalesced": true, "herdlock.lock.fence": fence})
+		if _, has := attrs(lead)["herdlock.lock.coalesced"]; has {
+			t.Errorf("leader's herdlock span has %s, want it only on the follower", "herdlock.lock.coalesced")
 		}
 	})
 }

@@ -54,8 +54,8 @@ func benchContext(b *testing.B) context.Context {
 func benchWrap(b *testing.B, ctx context.Context, tr lockmw.Tracer) {
 	h, err := lockmw.New(func(_ context.Context, k string) (string, error) { return k, nil }, lockcore.NewMemoryStore(),
 		func(_ context.Context, k string) (string, error) { return k, nil },
-		lockmw.WithLockGroup("bench"), lockmw.WithLogger(slog.New(slog.DiscardHandler)),
-		lockmw.WithMetricsWriter(io.Discard), lockmw.WithTracer(tr))
+		lockmw.WithLockGroup("bench"), lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}),
+		lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}), lockmw.WithTelemetry(lockmw.Telemetry{Tracer: tr}))
 	if err != nil {
 		b.Fatal(err)
 	}

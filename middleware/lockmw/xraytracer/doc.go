@@ -5,7 +5,7 @@
 //	tracer, err := xraytracer.Setup(logger)
 //	...
 //	xraytracer.InstrumentDynamoDB(&awsCfg) // the DynamoDB calls as subsegments too
-//	h := lockmw.Wrap(fetch, store, key, lockmw.WithTracer(tracer))
+//	h := lockmw.Wrap(fetch, store, key, lockmw.WithTelemetry(lockmw.Telemetry{Tracer: tracer}))
 //
 // The subsegments are "herdlock" (the middleware's part of the invocation),
 // and under it "lock.acquire", "lock.wait" (back-dated to the start of the
@@ -14,7 +14,7 @@
 // indexes for filter expressions; attributes without an annotation name
 // (the invocation id, the function ARN) go to the metadata namespace
 // "herdlock". A failed span is closed with a fault whose exception holds
-// only [lockmw.ErrorCode], never the error's text.
+// only [lockmw.ErrorReason], never the error's text.
 //
 // The X-Ray SDKs are in maintenance mode since 2026-02-25 and their support
 // ends on 2027-02-25; package oteltracer is the replacement, and

@@ -36,6 +36,6 @@ func ExampleSetup() {
 	}
 	h := lockmw.Wrap(func(ctx context.Context, pair string) (string, error) { return "rates for " + pair, nil },
 		store, func(_ context.Context, pair string) (string, error) { return pair, nil },
-		lockmw.WithTracer(tracer))
+		lockmw.WithTelemetry(lockmw.Telemetry{Tracer: tracer}))
 	_ = h // lambda.Start(h)
 }

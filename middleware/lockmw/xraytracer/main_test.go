@@ -63,7 +63,7 @@ func runChild() error {
 			return "", fail
 		}
 		return "ok", nil
-	}, store, childKey, lockmw.WithColdStartMetric(), lockmw.WithTracer(tracer))
+	}, store, childKey, lockmw.WithTelemetry(lockmw.Telemetry{ColdStartMetric: true}), lockmw.WithTelemetry(lockmw.Telemetry{Tracer: tracer}))
 
 	invocations := []struct {
 		key     string

@@ -11,7 +11,7 @@ import (
 
 // Setup prepares the process-wide X-Ray SDK for a Lambda function whose
 // stdout carries metrics, and returns the tracer to pass to
-// lockmw.WithTracer. It
+// lockmw.Telemetry.Tracer. It
 //
 //   - routes the SDK's log to log (component "xray"), at the SDK's levels
 //     mapped to slog's, instead of stdout;

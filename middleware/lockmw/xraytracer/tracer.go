@@ -75,31 +75,31 @@ func (s span) End(err error) {
 		s.seg.Close(nil)
 		return
 	}
-	code := lockmw.ErrorCode(err)
+	code := lockmw.ErrorReason(err)
 	s.seg.Close(&exception.XRayError{Type: code, Message: code})
 }
 
 // annotationName is the X-Ray annotation (letters, digits and underscores
-// only) of a lock attribute.
+// only) of a lock attribute (the names docs/tracing.md lists).
 func annotationName(key string) (string, bool) {
 	switch key {
-	case lockmw.AttrLockGroup:
+	case "herdlock.lock.group":
 		return "lock_group", true
-	case lockmw.AttrLockID:
+	case "herdlock.lock.id":
 		return "lock_id", true
-	case lockmw.AttrOutcome:
+	case "herdlock.lock.outcome":
 		return "outcome", true
-	case lockmw.AttrFence:
+	case "herdlock.lock.fence":
 		return "fence", true
-	case lockmw.AttrTakeover:
+	case "herdlock.lock.takeover":
 		return "takeover", true
-	case lockmw.AttrAfterFail:
+	case "herdlock.lock.after_failure":
 		return "after_failure", true
-	case lockmw.AttrPolls:
+	case "herdlock.lock.polls":
 		return "polls", true
-	case lockmw.AttrResult:
+	case "herdlock.lock.result":
 		return "result", true
-	case lockmw.AttrCoalesced:
+	case "herdlock.lock.coalesced":
 		return "coalesced", true
 	}
 	return "", false

@@ -100,8 +100,8 @@ func daemon(t *testing.T) (context.Context, func() []segment) {
 func wrap(t *testing.T, tr lockmw.Tracer, fetch func(context.Context, string) (string, error)) func(context.Context, string) (string, error) {
 	t.Helper()
 	h, err := lockmw.New(fetch, lockcore.NewMemoryStore(), func(_ context.Context, k string) (string, error) { return k, nil },
-		lockmw.WithLockGroup("fx"), lockmw.WithLogger(slog.New(slog.DiscardHandler)),
-		lockmw.WithMetricsWriter(io.Discard), lockmw.WithTracer(tr))
+		lockmw.WithLockGroup("fx"), lockmw.WithTelemetry(lockmw.Telemetry{Logger: slog.New(slog.DiscardHandler)}),
+		lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: io.Discard}), lockmw.WithTelemetry(lockmw.Telemetry{Tracer: tr}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func invoke(t *testing.T, ctx context.Context, h func(context.Context, string) (
 // subsegment, in the header's trace.
 func only(t *testing.T, segs []segment) segment {
 	t.Helper()
-	if len(segs) != 1 || segs[0].Name != lockmw.SpanInvocation || segs[0].TraceID != traceRoot {
+	if len(segs) != 1 || segs[0].Name != "herdlock" || segs[0].TraceID != traceRoot {
 		t.Fatalf("documents sent %+v; want one herdlock subsegment in trace %s", segs, traceRoot)
 	}
 	return segs[0]
@@ -150,14 +150,14 @@ func TestSubsegments(t *testing.T) {
 	if got := root.Annotations; got["lock_group"] != "fx" || got["lock_id"] != "EUR-USD" || got["outcome"] != "ACQUIRED" || got["takeover"] != false || got["polls"] != 0.0 {
 		t.Errorf("herdlock annotations = %v", got)
 	}
-	if md := root.Metadata["herdlock"]; md[lockmw.AttrInvocationID] != "req-1" || md[lockmw.AttrResourceID] != testARN {
+	if md := root.Metadata["herdlock"]; md["faas.invocation_id"] != "req-1" || md["cloud.resource_id"] != testARN {
 		t.Errorf("herdlock metadata = %v, want the invocation id and function ARN", root.Metadata)
 	}
 	if root.StartTime < begin || root.EndTime < root.StartTime {
 		t.Errorf("herdlock times [%v, %v], want after %v", root.StartTime, root.EndTime, begin)
 	}
-	acq, ok1 := root.find(lockmw.SpanAcquire)
-	rel, ok2 := root.find(lockmw.SpanRelease)
+	acq, ok1 := root.find("lock.acquire")
+	rel, ok2 := root.find("lock.release")
 	if !ok1 || !ok2 {
 		t.Fatalf("herdlock subsegments %+v, want lock.acquire and lock.release", root.Subsegments)
 	}
@@ -214,14 +214,14 @@ func TestMultiTracer(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := only(t, read())
-	for _, name := range []string{lockmw.SpanAcquire, lockmw.SpanRelease} {
+	for _, name := range []string{"lock.acquire", "lock.release"} {
 		if _, ok := root.find(name); !ok {
 			t.Errorf("no X-Ray subsegment %s", name)
 		}
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	want := map[string]bool{lockmw.SpanInvocation: true, lockmw.SpanAcquire: true, lockmw.SpanRelease: true}
+	want := map[string]bool{"herdlock": true, "lock.acquire": true, "lock.release": true}
 	if len(rec.ended) != len(want) {
 		t.Fatalf("second tracer ended spans %v, want %v", rec.ended, want)
 	}

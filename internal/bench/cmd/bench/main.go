@@ -46,12 +46,13 @@ func main() {
 	coldTrials := flag.Int("cold-trials", 5, "cold starts per binary")
 	benchtime := flag.String("benchtime", "300ms", "-benchtime of the CPU benchmarks")
 	readCap := flag.Float64("read-cap", 500, "the peak reads per second on the item that the herd rows check against")
-	figures := flag.String("figures", "1,2,3,4,5,6,7,8,9,10,11,12,13", "the figures to run, comma-separated")
+	figures := flag.String("figures", "1,2,3,4,5,6,7,8,9,10,11,12,13,14", "the figures to run, comma-separated")
 	hotN := flag.String("hot-n", "200,1000,3000,10000", "herd sizes of the hot-key figure (8), comma-separated")
 	realN := flag.Int("real-n", 3000, "herd size of the real-server hot-key figure (10)")
 	hotModes := flag.String("hot-modes", "", "the modes of the hot-key figures (8, 10), comma-separated (default: all)")
 	brownoutN := flag.Int("brownout-n", 200, "herd size of the brownout figure (12) on Dynoxide")
 	brownoutSimN := flag.Int("brownout-sim-n", 10000, "herd size of the simulated brownout figure (12); 0: not run")
+	costN := flag.String("cost-n", "10,100,1000,10000", "burst sizes of the cost figure (14), comma-separated")
 	flag.Parse()
 	if *hotModes != "" {
 		os.Setenv(bench.HotModesEnv, *hotModes) // figure 8's test process inherits it
@@ -63,13 +64,14 @@ func main() {
 	for _, f := range strings.Split(*figures, ",") {
 		only[strings.TrimSpace(f)] = true
 	}
-	if err := run(*out, *rounds, *trials, *coldTrials, *benchtime, *readCap, only, *hotN, *realN, [2]int{*brownoutN, *brownoutSimN}); err != nil {
+	if err := run(*out, *rounds, *trials, *coldTrials, *benchtime, *readCap, only, *hotN, *realN, [2]int{*brownoutN, *brownoutSimN}, *costN); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// brownoutN is the brownout figure's herd sizes: on Dynoxide, simulated.
-func run(out string, rounds, trials, coldTrials int, benchtime string, readCap float64, only map[string]bool, hotN string, realN int, brownoutN [2]int) error {
+// brownoutN is the brownout figure's herd sizes: on Dynoxide, simulated;
+// costN the cost figure's burst sizes.
+func run(out string, rounds, trials, coldTrials int, benchtime string, readCap float64, only map[string]bool, hotN string, realN int, brownoutN [2]int, costN string) error {
 	ctx := context.Background()
 	start := time.Now()
 	root, err := moduleRoot()
@@ -242,6 +244,13 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 		}
 	}
 
+	if only["14"] {
+		step("14 the cost of a burst on one key (simulated)")
+		if r.Cost, err = bench.RunCostFigure(ctx, root, costN); err != nil {
+			return err
+		}
+	}
+
 	r.WallSeconds = time.Since(start).Seconds()
 	r.Machine.LoadAvgEnd = loadavg()
 	r.Issue23 = bench.Issue23Rows(r)
@@ -302,6 +311,14 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 		fmt.Printf("\nidempotency: duplicates of one operation (upstream call %v), simulated DynamoDB at its per-item limits; clients retry %d times with the SDK's full-jitter backoff, SQS redelivers after %v:\n\n",
 			bench.IdempotencyWork, bench.ClientMaxAttempts-1, bench.SQSVisibilityTimeout)
 		if err := bench.WriteIdempotencyTable(os.Stdout, r.Idempotency); err != nil {
+			return err
+		}
+	}
+	if len(r.Cost) > 0 {
+		fmt.Printf("\ncost of a burst on one key: arrivals over %v, upstream call %v, each caller in its own execution environment retrying a failed invocation %d times with the SDK's full-jitter backoff, simulated DynamoDB at its per-item limits; us-east-1 prices: on-demand $%.3f per million WRU and $%.3f per million RRU, provisioned $%.5f per WCU-hour and $%.5f per RCU-hour, Lambda arm64 $%.10f per GB-s at %.0f MB and $%.2f per million requests; dollars per million bursts (provisioned: per hour of the peak's capacity):\n\n",
+			bench.HotArrival, bench.HerdWork, bench.ClientMaxAttempts-1, bench.PriceWriteRequestUnit*1e6, bench.PriceReadRequestUnit*1e6,
+			bench.PriceWCUHour, bench.PriceRCUHour, bench.PriceLambdaGBSecond, bench.CostMemoryGB*1024, bench.PriceLambdaRequest*1e6)
+		if err := bench.WriteCostTable(os.Stdout, r.Cost); err != nil {
 			return err
 		}
 	}

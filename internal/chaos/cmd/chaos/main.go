@@ -30,7 +30,7 @@ func main() {
 	}
 	seed := flag.Int64("seed", 1, "seed of every random decision")
 	duration := flag.Duration("duration", 10*time.Minute, "length of the run (phases), checks come after")
-	variant := flag.String("variant", string(chaos.VariantLockcore), "lock under test: lockcore, or broken on purpose: seed, norev, noguard or stubborn")
+	variant := flag.String("variant", string(chaos.VariantLockcore), "lock under test: lockcore, or broken on purpose: seed, norev, noguard, stubborn or nofingerprint")
 	ci := flag.Bool("ci", false, "use the CI-sized configuration instead of -duration")
 	storm := flag.Bool("storm", false, "run only the storm phase (after a short clean start) for -duration")
 	logPath := flag.String("log", "", "JSONL log of every event and decision (default: a file in the temporary directory)")

@@ -43,7 +43,7 @@ func main() {
 		log.Fatal(err)
 	}
 	h, err := lockmw.New(fetchRate, store, func(ctx context.Context, e Event) (string, error) { return e.Pair, nil },
-		lockmw.WithTracer(tracer))
+		lockmw.WithTelemetry(lockmw.Telemetry{Tracer: tracer}))
 	if err != nil {
 		log.Fatal(err)
 	}

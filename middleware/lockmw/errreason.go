@@ -9,11 +9,11 @@ import (
 	"github.com/herdlock/herdlock/lockcore"
 )
 
-// ErrorCode returns a short code for err that is safe to record in a trace
+// ErrorReason returns a short reason for err that is safe to record in a trace
 // or a metric, where err's text is not: that may carry an upstream's
-// answer or a request's payload. The code is, in this order of preference:
+// answer or a request's payload. The reason is, in this order of preference:
 //
-//   - the FailureCode() of an error in err's chain that has one, when it
+//   - the FailureReason() of an error in err's chain that has one, when it
 //     matches [a-z0-9_.-]{1,64};
 //   - the error code of an AWS API error (smithy.APIError), such as
 //     ConditionalCheckFailedException or ThrottlingException;
@@ -25,13 +25,13 @@ import (
 //   - "error" otherwise.
 //
 // It returns "" for a nil err. It is safe for concurrent use.
-func ErrorCode(err error) string {
+func ErrorReason(err error) string {
 	if err == nil {
 		return ""
 	}
-	var fc interface{ FailureCode() string }
+	var fc interface{ FailureReason() string }
 	if errors.As(err, &fc) {
-		if c := fc.FailureCode(); failureCode.MatchString(c) {
+		if c := fc.FailureReason(); failureCode.MatchString(c) {
 			return c
 		}
 	}
@@ -67,7 +67,6 @@ var sentinelCodes = [...]struct {
 	{lockcore.ErrNotHeld, "not_held"},
 	{lockcore.ErrAborted, "aborted"},
 	{lockcore.ErrNoTimeLeft, "no_time_left"},
-	{ErrNoTimeLeft, "no_time_left"},
 	{context.DeadlineExceeded, "deadline_exceeded"},
 	{context.Canceled, "canceled"},
 	{ErrLockFailed, "lock_failed"},

@@ -1,0 +1,28 @@
+// Package lockcoreopts reads back, from lockcore options a user gave
+// lockmw (lockmw.WithLockOptions), the settings lockmw sets itself for
+// every lock: the logger, the metrics and the release timeout, so that
+// lockmw can honour them instead of overriding them. lockcore fills in
+// [Read] when it is initialised; this package does not import lockcore.
+package lockcoreopts
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Settings are what a list of lockcore options sets of the lock's logger,
+// metrics and release timeout. A zero field was not set.
+type Settings struct {
+	Logger         *slog.Logger
+	Metrics        Metrics
+	ReleaseTimeout time.Duration
+}
+
+// Metrics is lockcore.Metrics.
+type Metrics interface {
+	AddMetric(name, unit string, value float64)
+}
+
+// Read returns what opts, a []lockcore.Option, set. lockcore sets it in
+// its init; opts of another type read as nothing set.
+var Read func(opts any) Settings
