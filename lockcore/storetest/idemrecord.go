@@ -113,7 +113,8 @@ func (l idemLife) ops() []op {
 // (a duplicate at the retention's last millisecond refused with them,
 // bytes as written), run again one millisecond past the retention (the
 // answer gone), failed with a kept error's not-before (a duplicate before
-// it refused, one at it admitted), each with the TTL its request set.
+// it refused, one at it admitted), each with the TTL its request set and
+// each release recording itself as the item's last publication.
 func testIdempotencyRecordLife(t *testing.T, e *env) {
 	k := e.key("charge#order-1")
 	l := newIdemLife(k)
@@ -147,6 +148,7 @@ func testIdempotencyRecordLife(t *testing.T, e *env) {
 	want := succ
 	want.Released, want.ReleasedAtMs, want.Result, want.ResultFence = true, l.complete.NowMs, lockcore.Success, succ.Fence
 	want.Answer = l.complete.Answer
+	want.PublishedRevision, want.PublishedResult = l.complete.Revision, lockcore.Success
 	step("Release(complete)", done, want)
 	_, err = e.s.Acquire(ctx(t), l.fresh)
 	refused("Acquire(duplicate at the retention's end)", err, "acquire", done)
@@ -160,6 +162,7 @@ func testIdempotencyRecordLife(t *testing.T, e *env) {
 	want = again
 	want.Released, want.ReleasedAtMs, want.Result, want.ResultFence = true, l.kept.NowMs, lockcore.Failure, again.Fence
 	want.Failures, want.NotBeforeMs, want.FailReason, want.FailRecentUntilMs = l.kept.Failures, l.kept.NotBeforeMs, l.kept.FailReason, l.kept.FailRecentUntilMs
+	want.PublishedRevision, want.PublishedResult = l.kept.Revision, lockcore.Failure
 	step("Release(kept error)", failed, want)
 	_, err = e.s.Acquire(ctx(t), l.tooEarly)
 	refused("Acquire(duplicate before the not-before)", err, "acquire", failed)
