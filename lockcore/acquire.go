@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Acquire tries once to take the lock, with one conditional write, and
@@ -27,7 +29,7 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 		if !stale {
 			return true, nil
 		}
-		l.count(MetricStaleLock, 1)
+		l.count(metricStaleLock, 1)
 		h.stopKeeper()
 		l.drop(h, ErrLeaseLost)
 		return false, &AcquireError{Reason: ReasonStaleLock, Revision: h.revision, Cause: ErrLeaseLost}
@@ -58,7 +60,7 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 // then our item as the store had it), and an
 // *AcquireError when the write is freed because the time ran out or it
 // stayed unknown.
-func (l *Lock) settle(ctx context.Context, req AcquireRequest, sent, until time.Time, err error) (cur, freed *Item, _ error) {
+func (l *Lock) settle(ctx context.Context, req storeapi.AcquireRequest, sent, until time.Time, err error) (cur, freed *storeapi.Item, _ error) {
 	got, found, gerr := l.settleRead(ctx, until)
 	applied := gerr == nil && found && got.Revision == req.Revision
 	switch {
@@ -80,7 +82,7 @@ func (l *Lock) settle(ctx context.Context, req AcquireRequest, sent, until time.
 	// Freed, not failed: the freed hold made no attempt, so the episode's
 	// attempts, reason and not-before stay as the item has them (the
 	// release writes none of them; no read of them is needed).
-	free := ReleaseRequest{Key: l.key, Revision: req.Revision, NowMs: l.nowMs(), Result: Failure, KeepEpisode: true, Unheld: true}
+	free := storeapi.ReleaseRequest{Key: l.key, Revision: req.Revision, NowMs: l.nowMs(), Result: Failure, KeepEpisode: true, Unheld: true}
 	if l.free(ctx, free) && applied && !l.late(ctx, until) {
 		return nil, &got, nil // settled too late to hold, within the wait: it goes on
 	}
@@ -114,11 +116,11 @@ func (l *Lock) settleContext(ctx context.Context) (context.Context, context.Canc
 
 // attempt qualifies one conditional write of acquire.
 type attempt struct {
-	until    time.Time    // the store call ends then, when not zero
-	observed *Observation // the clock-free branch, when set
-	takeover bool         // acquiring ends a wait: a take-over, unless its holder published a failure (see acquiredAfterFailure)
-	herd     bool         // from TryAcquireElseWaitForRelease: a fresh success is read, not redone
-	tried    *tries       // when set, an attempt that did not acquire is noted there (see ownattempt.go)
+	until    time.Time             // the store call ends then, when not zero
+	observed *storeapi.Observation // the clock-free branch, when set
+	takeover bool                  // acquiring ends a wait: a take-over, unless its holder published a failure (see acquiredAfterFailure)
+	herd     bool                  // from TryAcquireElseWaitForRelease: a fresh success is read, not redone
+	tried    *tries                // when set, an attempt that did not acquire is noted there (see ownattempt.go)
 }
 
 // acquire makes one conditional write. It returns acquired=true and starts a
@@ -126,7 +128,7 @@ type attempt struct {
 // none) when the condition failed; and an *AcquireError when the store
 // failed and a consistent read could not show that our write was applied.
 // The hold's context derives from ctx.
-func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
+func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *storeapi.Item, error) {
 	until, obs, takeover := a.until, a.observed, a.takeover
 	start := time.Now()
 	maxHold := l.maxHold()
@@ -135,9 +137,9 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 	}
 	now := l.o.clock.Now()
 	nowMs := now.UnixMilli()
-	req := AcquireRequest{
+	req := storeapi.AcquireRequest{
 		Key:            l.key,
-		Owner:          l.owner,
+		Holder:         l.owner,
 		Revision:       newRevision(),
 		Lease:          l.o.lease,
 		NowMs:          nowMs,
@@ -166,7 +168,7 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 	it, err := l.store.Acquire(callCtx, req)
 	l.learn(sent, 0, false, err)
 	if err != nil {
-		var ce *ConditionError
+		var ce *storeapi.ConditionError
 		if isRefusal(err) {
 			// Refused before it was applied (see ErrStoreRefused):
 			// nothing to settle, and nothing to wait for.
@@ -182,7 +184,7 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 			// A throttled request was refused before it was applied:
 			// nothing to settle, and no read or write to add to the
 			// herd's load.
-			l.count(MetricLockThrottled, 1)
+			l.count(metricLockThrottled, 1)
 			return false, nil, &AcquireError{Reason: ReasonThrottled, Cause: fmt.Errorf("lock %s/%s: %w", l.key.Group, l.key.ID, err)}
 		}
 		got, freed, err := l.settle(ctx, req, sent, until, err)
@@ -211,7 +213,7 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *Item, error) {
 // the first to hold it since what the copy replaced (a crashed holder's
 // lease is still taken over; a copy that replaced no item took over
 // nothing).
-func kind(it Item, takeover bool, freed *Item) (tookOver, afterFailure bool) {
+func kind(it storeapi.Item, takeover bool, freed *storeapi.Item) (tookOver, afterFailure bool) {
 	if freed != nil && it.PrevRevision == freed.Revision {
 		c := *freed
 		return takeover && c.PrevRevision != "" && tookOverAbandoned(c), acquiredAfterFailure(c)
@@ -222,17 +224,17 @@ func kind(it Item, takeover bool, freed *Item) (tookOver, afterFailure bool) {
 // startHold starts holding it, which an acquire sent at sent wrote (takeover:
 // it ended a wait; freed: see kind), and counts and logs the acquisition,
 // begun at start.
-func (l *Lock) startHold(ctx context.Context, it Item, sent time.Time, maxHold time.Duration, takeover bool, freed *Item, start time.Time) *hold {
+func (l *Lock) startHold(ctx context.Context, it storeapi.Item, sent time.Time, maxHold time.Duration, takeover bool, freed *storeapi.Item, start time.Time) *hold {
 	took, after := kind(it, takeover, freed)
 	h := l.begin(ctx, it, sent, maxHold, took, after)
-	l.millis(MetricLockAcquisitionDuration, time.Since(start))
-	l.count(MetricEpisodeAttempts, float64(h.attempt))
+	l.millis(metricLockAcquisitionDuration, time.Since(start))
+	l.count(metricEpisodeAttempts, float64(h.attempt))
 	switch {
 	case h.tookOver:
-		l.count(MetricTakeover, 1)
+		l.count(metricTakeover, 1)
 		l.logAt(slog.LevelInfo, "took over an abandoned lease", slog.Int64("fence", it.Fence))
 	case after:
-		l.count(MetricRetryAfterFailure, 1)
+		l.count(metricRetryAfterFailure, 1)
 		l.logAt(slog.LevelInfo, "lock acquired after a published failure", slog.Int64("fence", it.Fence),
 			slog.String("reason", it.FailReason), slog.Int64("attempt", h.attempt))
 	default:
@@ -247,7 +249,7 @@ func (l *Lock) startHold(ctx context.Context, it Item, sent time.Time, maxHold t
 // that was no longer news to the wait, nor one of an absent item (no
 // holder before it: a wait whose first read got no answer in time, or was
 // throttled, and then found the key free).
-func tookOverAbandoned(it Item) bool {
+func tookOverAbandoned(it storeapi.Item) bool {
 	return it.PrevRevision != "" && it.PrevResult != Success && !acquiredAfterFailure(it)
 }
 
@@ -258,7 +260,7 @@ func tookOverAbandoned(it Item) bool {
 // failure the lock released by itself, because its holder lost its lease,
 // reached its maximum hold or ran out of time (or freed a write nobody
 // held, with no reason of its own), is an abandoned lease.
-func acquiredAfterFailure(it Item) bool {
+func acquiredAfterFailure(it storeapi.Item) bool {
 	if it.PrevResult != Failure {
 		return false
 	}

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Release announcements. One item serves at most 3000 strongly consistent
@@ -30,29 +31,23 @@ import (
 // (with the clock allowance). A copy is written only from a read of the
 // lock item that showed the success published, and never over a later
 // fence, so an announcement never shows a success the lock item did not
-// publish; it expires by the table's TTL ([AnnouncementTTL] after the
+// publish; it expires by the table's TTL ([storeapi.AnnouncementTTL] after the
 // release).
 
-// Announcer is a [Store] that can keep release announcements.
-// [DynamoStore] and [MemoryStore] implement it; the lock uses it when the
-// store implements it and [WithAnnouncements] allows it.
-type Announcer interface {
-	// Announce writes a at its shard of a.Key, on condition that the shard
-	// holds no announcement or one of a lower Fence. applied is false when
-	// the condition failed (the shard already announces this fence or a
-	// later one): that is not an error.
-	Announce(ctx context.Context, a Announcement) (applied bool, err error)
-	// GetAnnouncement reads shard of key with a strongly consistent read.
-	GetAnnouncement(ctx context.Context, key Key, shard int) (a Announcement, found bool, err error)
-}
+const (
+	// defaultAnnounceShards is how many announcement items a lock key has
+	// by default: eight partitions' read capacity, about 24,000 strongly
+	// consistent reads a second, for a herd that outgrows the lock item.
+	defaultAnnounceShards = 8
+)
 
 // announcing is implemented by a store that can keep announcements only
 // in some configurations (a DynamoStore whose client has PutItem).
 type announcing interface{ announces() bool }
 
 // announcerOf returns s as an Announcer, or nil when it keeps none.
-func announcerOf(s Store) Announcer {
-	a, ok := s.(Announcer)
+func announcerOf(s storeapi.Store) storeapi.Announcer {
+	a, ok := s.(storeapi.Announcer)
 	if !ok {
 		return nil
 	}
@@ -62,56 +57,16 @@ func announcerOf(s Store) Announcer {
 	return a
 }
 
-// Announcement is a copy of the success a lock's holder published.
-type Announcement struct {
-	Key   Key
-	Shard int   // 0 to MaxAnnounceShards-1
-	Fence int64 // the fence of the holder that published the success (Item.ResultFence)
-	// ResultRef and ReleasedAtMs are the success's reference and release
-	// time, as the lock item has them.
-	ResultRef    string
-	ReleasedAtMs int64
-	// Answer is the inline answer, when the release published one of at
-	// most [MaxAnnouncedAnswerBytes]; a larger one is left out and
-	// AnswerOmitted is set: a waiter then reads the lock item for it.
-	Answer        []byte
-	AnswerOmitted bool
-	TTL           int64 // Unix epoch seconds
-}
-
-const (
-	// DefaultAnnounceShards is how many announcement items a lock key has
-	// by default: eight partitions' read capacity, about 24,000 strongly
-	// consistent reads a second, for a herd that outgrows the lock item.
-	DefaultAnnounceShards = 8
-	// MaxAnnounceShards is the most [WithAnnouncements] accepts.
-	MaxAnnounceShards = 64
-	// MaxAnnouncedAnswerBytes is the largest inline answer an announcement
-	// copies (one read unit): a larger answer is read from the lock item.
-	MaxAnnouncedAnswerBytes = 4096
-	// AnnouncementTTL is how long after the release an announcement may be
-	// deleted by the table's TTL.
-	AnnouncementTTL = time.Hour
-)
-
-// AnnouncementKey returns the partition key value of shard of k: the lock
-// item's [PartitionKey] followed by "#announce-" and the shard number. A
-// lock item's partition key never contains "#" (it is path-escaped or a
-// hex hash), so no lock key names an announcement.
-func AnnouncementKey(k Key, shard int) string {
-	return PartitionKey(k) + "#announce-" + strconv.Itoa(shard)
-}
-
 // announcementOf returns the announcement of the success it published, at
 // shard; ok is false when it shows no published success.
-func announcementOf(it Item, shard int) (a Announcement, ok bool) {
+func announcementOf(it storeapi.Item, shard int) (a storeapi.Announcement, ok bool) {
 	if !it.Released || it.Result != Success || it.ResultFence <= 0 {
-		return Announcement{}, false
+		return storeapi.Announcement{}, false
 	}
-	a = Announcement{Key: it.Key, Shard: shard, Fence: it.ResultFence, ResultRef: it.ResultRef, ReleasedAtMs: it.ReleasedAtMs,
-		TTL: time.UnixMilli(it.ReleasedAtMs).Add(AnnouncementTTL).Unix()}
+	a = storeapi.Announcement{Key: it.Key, Shard: shard, Fence: it.ResultFence, ResultRef: it.ResultRef, ReleasedAtMs: it.ReleasedAtMs,
+		TTL: time.UnixMilli(it.ReleasedAtMs).Add(storeapi.AnnouncementTTL).Unix()}
 	if it.ResultFence == it.Fence && len(it.Answer) > 0 {
-		if len(it.Answer) <= MaxAnnouncedAnswerBytes {
+		if len(it.Answer) <= storeapi.MaxAnnouncedAnswerBytes {
 			a.Answer = bytes.Clone(it.Answer)
 		} else {
 			a.AnswerOmitted = true
@@ -121,14 +76,14 @@ func announcementOf(it Item, shard int) (a Announcement, ok bool) {
 }
 
 // checkAnnouncement refuses an announcement no lock would write.
-func checkAnnouncement(a Announcement) error {
+func checkAnnouncement(a storeapi.Announcement) error {
 	switch {
-	case a.Shard < 0 || a.Shard >= MaxAnnounceShards:
-		return fmt.Errorf("announcement shard %d out of range [0, %d)", a.Shard, MaxAnnounceShards)
+	case a.Shard < 0 || a.Shard >= storeapi.MaxAnnounceShards:
+		return fmt.Errorf("announcement shard %d out of range [0, %d)", a.Shard, storeapi.MaxAnnounceShards)
 	case a.Fence <= 0:
 		return fmt.Errorf("announcement fence %d, want positive", a.Fence)
-	case len(a.Answer) > MaxAnnouncedAnswerBytes:
-		return fmt.Errorf("%w: announced answer of %d bytes, the maximum is %d", ErrAnswerTooLarge, len(a.Answer), MaxAnnouncedAnswerBytes)
+	case len(a.Answer) > storeapi.MaxAnnouncedAnswerBytes:
+		return fmt.Errorf("%w: announced answer of %d bytes, the maximum is %d", ErrAnswerTooLarge, len(a.Answer), storeapi.MaxAnnouncedAnswerBytes)
 	case len(a.Answer) > 0 && a.AnswerOmitted:
 		return errors.New("announcement with an answer and answer omitted")
 	case a.ReleasedAtMs < 0:
@@ -142,41 +97,41 @@ func checkAnnouncement(a Announcement) error {
 
 // checkShard refuses a shard out of range.
 func checkShard(key Key, shard int) error {
-	if shard < 0 || shard >= MaxAnnounceShards {
-		return fmt.Errorf("announcement shard %d out of range [0, %d)", shard, MaxAnnounceShards)
+	if shard < 0 || shard >= storeapi.MaxAnnounceShards {
+		return fmt.Errorf("announcement shard %d out of range [0, %d)", shard, storeapi.MaxAnnounceShards)
 	}
 	return checkKey(key)
 }
 
-// Announce implements [Announcer].
-func (s *MemoryStore) Announce(ctx context.Context, a Announcement) (bool, error) {
+// Announce implements [storeapi.Announcer].
+func (s *MemoryStore) Announce(ctx context.Context, a storeapi.Announcement) (bool, error) {
 	if err := memCheck(ctx, checkAnnouncement(a)); err != nil {
 		return false, fmt.Errorf("lockcore: memory announce: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := AnnouncementKey(a.Key, a.Shard)
+	k := storeapi.AnnouncementKey(a.Key, a.Shard)
 	if cur, ok := s.announced[k]; ok && cur.Fence >= a.Fence {
 		return false, nil
 	}
 	if s.announced == nil {
-		s.announced = make(map[string]Announcement)
+		s.announced = make(map[string]storeapi.Announcement)
 	}
 	a.Answer = bytes.Clone(a.Answer)
 	s.announced[k] = a
 	return true, nil
 }
 
-// GetAnnouncement implements [Announcer].
-func (s *MemoryStore) GetAnnouncement(ctx context.Context, key Key, shard int) (Announcement, bool, error) {
+// GetAnnouncement implements [storeapi.Announcer].
+func (s *MemoryStore) GetAnnouncement(ctx context.Context, key Key, shard int) (storeapi.Announcement, bool, error) {
 	if err := memCheck(ctx, checkShard(key, shard)); err != nil {
-		return Announcement{}, false, fmt.Errorf("lockcore: memory get announcement: %w", err)
+		return storeapi.Announcement{}, false, fmt.Errorf("lockcore: memory get announcement: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, ok := s.announced[AnnouncementKey(key, shard)]
+	a, ok := s.announced[storeapi.AnnouncementKey(key, shard)]
 	if !ok {
-		return Announcement{}, false, nil
+		return storeapi.Announcement{}, false, nil
 	}
 	a.Answer = bytes.Clone(a.Answer)
 	return a, true, nil
@@ -227,7 +182,7 @@ func (w *waiter) itemPaced() bool { return w.turn+1-w.itemTurn > 1<<min(w.pace, 
 // accepts), and res is then the Released result.
 func (w *waiter) pollAnnouncement() (res WaitResult, done bool) {
 	l := w.l
-	var a Announcement
+	var a storeapi.Announcement
 	var found bool
 	err := l.timedCall(w.callCtx, time.Time{}, func(ctx context.Context) (err error) {
 		a, found, err = l.ann.GetAnnouncement(ctx, l.key, w.shard)
@@ -239,7 +194,7 @@ func (w *waiter) pollAnnouncement() (res WaitResult, done bool) {
 		if isThrottled(err) {
 			w.throttles++
 			w.annPace++
-			l.count(MetricLockThrottled, 1)
+			l.count(metricLockThrottled, 1)
 		}
 		w.note(err)
 		return res, false
@@ -261,15 +216,15 @@ func (w *waiter) pollAnnouncement() (res WaitResult, done bool) {
 		w.needItem = true // the answer is on the lock item only
 		return res, false
 	}
-	l.count(MetricLockNotReleased, 0)
-	l.count(MetricAnnouncementRead, 1)
+	l.count(metricLockNotReleased, 0)
+	l.count(metricAnnouncementRead, 1)
 	return WaitResult{Outcome: Released, Fence: a.Fence, ResultRef: a.ResultRef, Answer: a.Answer, Announced: true,
 		ReleasedAt: msTime(a.ReleasedAtMs)}, true
 }
 
 // accepts reports whether the announced success a was published during
 // this wait (see ours).
-func (w *waiter) accepts(a Announcement) bool { return w.ours(a.Fence, a.ReleasedAtMs) }
+func (w *waiter) accepts(a storeapi.Announcement) bool { return w.ours(a.Fence, a.ReleasedAtMs) }
 
 // relay copies the success it, just read from the lock item, to the
 // waiter's shard when the wait is crowded and the shard did not show it;
@@ -277,7 +232,7 @@ func (w *waiter) accepts(a Announcement) bool { return w.ours(a.Fence, a.Release
 // once, so that each success costs about one write per shard however many
 // waiters relay it. A failed relay costs the others only time: they read
 // the lock item too.
-func (w *waiter) relay(it Item) {
+func (w *waiter) relay(it storeapi.Item) {
 	if !w.crowded() {
 		return
 	}
@@ -311,5 +266,5 @@ func (w *waiter) relay(it Item) {
 		})
 	}
 	wg.Wait()
-	l.count(MetricAnnouncementWrite, float64(written.Load()))
+	l.count(metricAnnouncementWrite, float64(written.Load()))
 }

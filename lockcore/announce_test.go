@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // crowdedMem is a MemoryStore whose lock item serves only one strongly
@@ -26,26 +27,26 @@ type crowdedMem struct {
 	annPuts    int
 }
 
-func (s *crowdedMem) Get(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+func (s *crowdedMem) Get(ctx context.Context, k lockcore.Key) (storeapi.Item, bool, error) {
 	s.mu.Lock()
 	s.gets++
 	s.getAt = append(s.getAt, time.Now())
 	throttled := s.serveEvery > 1 && s.gets%s.serveEvery != 0
 	s.mu.Unlock()
 	if throttled {
-		return lockcore.Item{}, false, fmt.Errorf("test: lock item over its read capacity: %w", lockcore.ErrThrottled)
+		return storeapi.Item{}, false, fmt.Errorf("test: lock item over its read capacity: %w", lockcore.ErrThrottled)
 	}
 	return s.MemoryStore.Get(ctx, k)
 }
 
-func (s *crowdedMem) GetAnnouncement(ctx context.Context, k lockcore.Key, shard int) (lockcore.Announcement, bool, error) {
+func (s *crowdedMem) GetAnnouncement(ctx context.Context, k lockcore.Key, shard int) (storeapi.Announcement, bool, error) {
 	s.mu.Lock()
 	s.annGets++
 	s.mu.Unlock()
 	return s.MemoryStore.GetAnnouncement(ctx, k, shard)
 }
 
-func (s *crowdedMem) Announce(ctx context.Context, a lockcore.Announcement) (bool, error) {
+func (s *crowdedMem) Announce(ctx context.Context, a storeapi.Announcement) (bool, error) {
 	s.mu.Lock()
 	s.annPuts++
 	s.mu.Unlock()
@@ -159,7 +160,7 @@ func TestStaleAnnouncementNotTaken(t *testing.T) {
 				fence := holder.Fence()
 				key := lockcore.Key{Group: "fx", ID: "EUR-USD"}
 				for shard := range lockcore.DefaultAnnounceShards {
-					if _, err := s.MemoryStore.Announce(context.Background(), lockcore.Announcement{Key: key, Shard: shard, Fence: oldFence,
+					if _, err := s.MemoryStore.Announce(context.Background(), storeapi.Announcement{Key: key, Shard: shard, Fence: oldFence,
 						ResultRef: "stale", ReleasedAtMs: time.Now().UnixMilli() + tc.releasedAt}); err != nil {
 						t.Fatal(err)
 					}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // errClientTimeout is a client's own timeout of one attempt (the SDK's
@@ -79,23 +80,23 @@ func (s *brownoutStore) call(ctx context.Context, apply func() error) error {
 	return err
 }
 
-func (s *brownoutStore) Acquire(ctx context.Context, r lockcore.AcquireRequest) (it lockcore.Item, err error) {
+func (s *brownoutStore) Acquire(ctx context.Context, r storeapi.AcquireRequest) (it storeapi.Item, err error) {
 	s.acquires.Add(1)
 	err = s.call(ctx, func() error { it, err = s.mem.Acquire(context.WithoutCancel(ctx), r); return err })
 	return it, err
 }
 
-func (s *brownoutStore) Renew(ctx context.Context, r lockcore.RenewRequest) (it lockcore.Item, err error) {
+func (s *brownoutStore) Renew(ctx context.Context, r storeapi.RenewRequest) (it storeapi.Item, err error) {
 	err = s.call(ctx, func() error { it, err = s.mem.Renew(context.WithoutCancel(ctx), r); return err })
 	return it, err
 }
 
-func (s *brownoutStore) Release(ctx context.Context, r lockcore.ReleaseRequest) (it lockcore.Item, err error) {
+func (s *brownoutStore) Release(ctx context.Context, r storeapi.ReleaseRequest) (it storeapi.Item, err error) {
 	err = s.call(ctx, func() error { it, err = s.mem.Release(context.WithoutCancel(ctx), r); return err })
 	return it, err
 }
 
-func (s *brownoutStore) Get(ctx context.Context, k lockcore.Key) (it lockcore.Item, found bool, err error) {
+func (s *brownoutStore) Get(ctx context.Context, k lockcore.Key) (it storeapi.Item, found bool, err error) {
 	err = s.call(ctx, func() error { it, found, err = s.mem.Get(context.WithoutCancel(ctx), k); return err })
 	return it, found, err
 }
@@ -139,7 +140,7 @@ func TestBrownoutHerdEndsWithOneHolder(t *testing.T) {
 				defer cancel()
 				// A lease longer than the second brownout: the holder's
 				// lease must not lapse while its release is retried.
-				l := newLock(t, store, "herd", lockcore.WithReadFirst(), lockcore.WithLease(20*time.Second))
+				l := newLock(t, store, "herd", lockcore.WithHerd(lockcore.Herd{ReadFirst: true}), lockcore.WithLease(20*time.Second))
 				res, err := l.TryAcquireElseWaitForRelease(ctx)
 				outcomes[i], errs[i] = res.Outcome, err
 				if res.Outcome != lockcore.Acquired {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Call timeouts follow the store's latency, as TCP's retransmission timer
@@ -17,7 +19,7 @@ import (
 // where SRTT and RTTVAR are the smoothed round trip and its mean deviation
 // over the answers the store gave (gains 1/8 and 1/4). The bounds:
 //
-//   - never below the attempt timeout ([WithAttemptTimeout]), so a fast
+//   - never below the attempt timeout ([StoreCalls].AttemptTimeout), so a fast
 //     store sees today's timeouts, and a store nobody measured yet too;
 //   - a holder's renewal (or its check at the hard maximum) never above
 //     the renewal interval, max(renewal floor, lease/3): a renewal sent on
@@ -117,7 +119,7 @@ type latencyKept interface {
 }
 
 // latencyOf returns store's estimate, or a new one when it keeps none.
-func latencyOf(store Store) *latency {
+func latencyOf(store storeapi.Store) *latency {
 	if lk, ok := store.(latencyKept); ok {
 		if e := lk.latency(); e != nil {
 			return e
@@ -167,7 +169,7 @@ func (l *Lock) timedCallAllowing(parent context.Context, by time.Time, allowed t
 // allowed and own is true (its end was the call timeout's, not the
 // caller's); nothing otherwise.
 func (l *Lock) learn(sent time.Time, allowed time.Duration, own bool, err error) {
-	var ce *ConditionError
+	var ce *storeapi.ConditionError
 	switch {
 	case err == nil || errors.As(err, &ce):
 		l.rtt.answered(time.Since(sent))

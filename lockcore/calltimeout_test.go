@@ -96,7 +96,7 @@ func TestSlowStoreShortLeaseHerdIsServed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const herd = 20
 		store := &brownoutStore{mem: lockcore.NewMemoryStore(), slow: func(time.Time) time.Duration { return 900 * time.Millisecond }}
-		opts := []lockcore.Option{lockcore.WithLease(1500 * time.Millisecond), lockcore.WithAttemptTimeout(400 * time.Millisecond),
+		opts := []lockcore.Option{lockcore.WithLease(1500 * time.Millisecond), lockcore.WithStoreCalls(lockcore.StoreCalls{AttemptTimeout: 400 * time.Millisecond}),
 			lockcore.WithMaxWait(5 * time.Second)}
 		outcomes := make([]lockcore.Outcome, herd)
 		errs := make([]error, herd)
@@ -204,7 +204,7 @@ func TestSlowFirstReadWaits(t *testing.T) {
 			wg.Go(func() {
 				ictx, cancel := context.WithTimeout(ctx, 15*time.Second)
 				defer cancel()
-				l := newLock(t, store, fmt.Sprintf("invocation-%d", i), lockcore.WithReadFirst())
+				l := newLock(t, store, fmt.Sprintf("invocation-%d", i), lockcore.WithHerd(lockcore.Herd{ReadFirst: true}))
 				res, err := l.TryAcquireElseWaitForRelease(ictx)
 				outcomes[i], errs[i] = res.Outcome, err
 			})

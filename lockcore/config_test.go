@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // A *DynamoStore from a NewDynamoStore whose error was ignored is nil, but
@@ -17,9 +18,9 @@ func TestNewRefusesTypedNilStore(t *testing.T) {
 	var nilMem *lockcore.MemoryStore
 	for _, tt := range []struct {
 		name  string
-		store lockcore.Store
+		store storeapi.Store
 	}{{"nil", nil}, {"nil *DynamoStore", typedNil}, {"nil *MemoryStore", nilMem}} {
-		l, err := lockcore.New(tt.store, lockcore.Params{LockID: "a", LockGroup: "b", OwnerName: "c", AccountID: 1, AppID: 1})
+		l, err := lockcore.New(tt.store, lockcore.Params{LockID: "a", LockGroup: "b", HolderName: "c", AccountID: 1, AppID: 1})
 		if l != nil || !errors.Is(err, lockcore.ErrConfig) || !strings.Contains(err.Error(), "store") {
 			t.Errorf("New(%s store) = %v, %v; want nil and an error matching ErrConfig about the store", tt.name, l, err)
 		}
@@ -37,7 +38,7 @@ func TestNewConfigErrorsMatchErrConfig(t *testing.T) {
 	if !errors.Is(err, lockcore.ErrConfig) {
 		t.Errorf("New(blank params) = %v, want ErrConfig", err)
 	}
-	_, err = lockcore.New(lockcore.NewMemoryStore(), lockcore.Params{LockID: "a", LockGroup: "b", OwnerName: "c", AccountID: 1, AppID: 1},
+	_, err = lockcore.New(lockcore.NewMemoryStore(), lockcore.Params{LockID: "a", LockGroup: "b", HolderName: "c", AccountID: 1, AppID: 1},
 		lockcore.WithPollInterval(0))
 	if !errors.Is(err, lockcore.ErrConfig) {
 		t.Errorf("New(WithPollInterval(0)) = %v, want ErrConfig", err)

@@ -28,15 +28,17 @@
 // WithFailureReason(code)) publishes when a new attempt may start and why
 // the last one failed, and the item counts the failed attempts of the
 // episode. Nobody takes over before the not-before time, and once the
-// episode has had [WithMaxAttempts] failed attempts, those who come to the
+// episode has had [FailureEpisode].MaxAttempts failed attempts, those who come to the
 // lock while the failure is recent end Failed with a *[HolderFailedError]
 // instead of calling the failing upstream again. The acquire condition
 // encodes both rules, so a newcomer that never saw the failure is held back
 // too.
 //
-// The lock talks to storage through [Store]. [DynamoStore] uses DynamoDB;
-// [MemoryStore] keeps the same semantics in process for tests and local
-// runs. Package storetest checks any Store against the contract.
+// The lock talks to storage through [storeapi.Store]. [DynamoStore] uses
+// DynamoDB; [MemoryStore] keeps the same semantics in process for tests and
+// local runs. Only those who write a store of their own import package
+// storeapi (the interface, the item and its attribute names); package
+// storetest checks any store against its contract.
 //
 // # A hot key, and the DynamoDB client
 //
@@ -51,7 +53,7 @@
 // polls less often (the interval doubles per throttled poll in a row, up to
 // four times), a throttled renewal or release is retried within
 // milliseconds, and only a wait that runs out of time ends Failed, with an
-// error naming the throttling and the key. [WithReadFirst] reads first
+// error naming the throttling and the key. [Herd].ReadFirst reads first
 // also on a key the store found free.
 //
 // [DynamoStore] sets the retry behaviour of every lock call itself, through
@@ -65,7 +67,7 @@
 // The call timeout follows the table's latency, as TCP's retransmission
 // timer follows its round trips: SRTT + 4·RTTVAR over the answers the
 // store gave, twice the last timeout after a call that got none, never
-// below [WithAttemptTimeout], and never above the renewal interval for a
+// below [StoreCalls].AttemptTimeout, and never above the renewal interval for a
 // renewal (the longer of it and 4× the attempt timeout for the other
 // calls, which keep no lease), so that a slow table is slow, not down,
 // and renewals are heard before the lease ends. The estimate is kept per store, so the invocations one execution

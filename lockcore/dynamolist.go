@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // ScanAPI is the part of the DynamoDB API that [List] calls.
@@ -19,44 +21,31 @@ type ScanAPI interface {
 
 var _ ScanAPI = (*dynamodb.Client)(nil)
 
-// ItemError reports a stored item that [List] could not decode. The listing
-// goes on after it.
-type ItemError struct {
-	PartitionKey string // the item's AttrLockKey, or "" when it has none
-	Err          error
-}
-
-func (e *ItemError) Error() string {
-	return fmt.Sprintf("lockcore: list: item %q: %v", e.PartitionKey, e.Err)
-}
-
-func (e *ItemError) Unwrap() error { return e.Err }
-
 // List reads every lock item of table (announcement items are left out,
-// see [Announcer]) with a paginated Scan, for operators
+// see [storeapi.Announcer]) with a paginated Scan, for operators
 // and tools: locks are never judged from a listing, so the reads are
 // eventually consistent, unlike [DynamoStore.Get]. A non-empty group keeps
 // only the items of that lock group (a filter on the server, so every page
 // is still read and billed). Each item is yielded with a nil error; an item
-// that cannot be decoded is yielded as a zero Item with an *[ItemError] and
+// that cannot be decoded is yielded as a zero Item with an *[storeapi.ItemError] and
 // the listing continues; a failed Scan is yielded as an error and ends it.
 // Stopping the range loop stops the scan.
-func List(ctx context.Context, api ScanAPI, table, group string) iter.Seq2[Item, error] {
-	return func(yield func(Item, error) bool) {
+func List(ctx context.Context, api ScanAPI, table, group string) iter.Seq2[storeapi.Item, error] {
+	return func(yield func(storeapi.Item, error) bool) {
 		if api == nil || table == "" {
-			yield(Item{}, errors.New("lockcore: list: nil client or blank table name"))
+			yield(storeapi.Item{}, errors.New("lockcore: list: nil client or blank table name"))
 			return
 		}
 		in := &dynamodb.ScanInput{TableName: aws.String(table)}
 		if group != "" {
 			in.FilterExpression = aws.String("#group = :group")
-			in.ExpressionAttributeNames = map[string]string{"#group": AttrLockGroup}
+			in.ExpressionAttributeNames = map[string]string{"#group": storeapi.AttrLockGroup}
 			in.ExpressionAttributeValues = map[string]types.AttributeValue{":group": str(group)}
 		}
 		for {
 			out, err := api.Scan(ctx, in)
 			if err != nil {
-				yield(Item{}, fmt.Errorf("lockcore: list %s: %w", table, err))
+				yield(storeapi.Item{}, fmt.Errorf("lockcore: list %s: %w", table, err))
 				return
 			}
 			for _, av := range out.Items {
@@ -65,7 +54,7 @@ func List(ctx context.Context, api ScanAPI, table, group string) iter.Seq2[Item,
 				}
 				it, err := decodeItem(av)
 				if err != nil {
-					err = &ItemError{PartitionKey: partitionKeyOf(av), Err: err}
+					err = &storeapi.ItemError{PartitionKey: partitionKeyOf(av), Err: err}
 				}
 				if !yield(it, err) {
 					return
@@ -80,7 +69,7 @@ func List(ctx context.Context, api ScanAPI, table, group string) iter.Seq2[Item,
 }
 
 func partitionKeyOf(av map[string]types.AttributeValue) string {
-	if s, ok := av[AttrLockKey].(*types.AttributeValueMemberS); ok {
+	if s, ok := av[storeapi.AttrLockKey].(*types.AttributeValueMemberS); ok {
 		return s.Value
 	}
 	return ""

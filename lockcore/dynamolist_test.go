@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // smallPages makes every Scan return at most two items, so List has to
@@ -47,8 +48,8 @@ func TestListPaginatesAndFilters(t *testing.T) {
 			group = "b"
 		}
 		key := lockcore.Key{Group: group, ID: fmt.Sprint("id-", i)}
-		if _, err := store.Acquire(ctx, lockcore.AcquireRequest{
-			Key: key, Owner: "test", Revision: fmt.Sprint("rev-", i), Lease: time.Second,
+		if _, err := store.Acquire(ctx, storeapi.AcquireRequest{
+			Key: key, Holder: "test", Revision: fmt.Sprint("rev-", i), Lease: time.Second,
 			NowMs: now, LeaseUntilMs: now + 1000, ExpiresAtMs: now + 5000, FenceBase: 1,
 		}); err != nil {
 			t.Fatalf("Acquire(%v) = %v", key, err)
@@ -61,8 +62,8 @@ func TestListPaginatesAndFilters(t *testing.T) {
 	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(table),
 		Item: map[string]types.AttributeValue{
-			lockcore.AttrLockKey:   &types.AttributeValueMemberS{Value: "a/broken"},
-			lockcore.AttrLockGroup: &types.AttributeValueMemberS{Value: "a"},
+			storeapi.AttrLockKey:   &types.AttributeValueMemberS{Value: "a/broken"},
+			storeapi.AttrLockGroup: &types.AttributeValueMemberS{Value: "a"},
 		},
 	}); err != nil {
 		t.Fatal(err)
@@ -70,9 +71,9 @@ func TestListPaginatesAndFilters(t *testing.T) {
 
 	api := &smallPages{Client: client}
 	var got []string
-	var itemErrs []*lockcore.ItemError
+	var itemErrs []*storeapi.ItemError
 	for it, err := range lockcore.List(ctx, api, table, "a") {
-		var ie *lockcore.ItemError
+		var ie *storeapi.ItemError
 		switch {
 		case errors.As(err, &ie):
 			itemErrs = append(itemErrs, ie)
@@ -117,8 +118,8 @@ func TestListStopsEarly(t *testing.T) {
 	}
 	now := time.Now().UnixMilli()
 	for i := range 4 {
-		if _, err := store.Acquire(ctx, lockcore.AcquireRequest{
-			Key: lockcore.Key{Group: "g", ID: fmt.Sprint(i)}, Owner: "test", Revision: fmt.Sprint("r", i),
+		if _, err := store.Acquire(ctx, storeapi.AcquireRequest{
+			Key: lockcore.Key{Group: "g", ID: fmt.Sprint(i)}, Holder: "test", Revision: fmt.Sprint("r", i),
 			Lease: time.Second, NowMs: now, LeaseUntilMs: now + 1000, ExpiresAtMs: now + 5000, FenceBase: 1,
 		}); err != nil {
 			t.Fatal(err)

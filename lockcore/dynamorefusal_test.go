@@ -12,6 +12,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // withStatus wraps err as the SDK delivers an error answered with HTTP
@@ -64,7 +65,7 @@ func TestDynamoStoreRefusals(t *testing.T) {
 			f := &fakeDynamo{updateErr: tt.err, getErr: tt.err}
 			store := newFakeStore(t, f)
 			_, aerr := store.Acquire(t.Context(), fakeAcquireRequest("rev"))
-			_, rerr := store.Release(t.Context(), lockcore.ReleaseRequest{Key: fakeAcquireRequest("rev").Key, Revision: "rev", Result: lockcore.Success, NowMs: 1})
+			_, rerr := store.Release(t.Context(), storeapi.ReleaseRequest{Key: fakeAcquireRequest("rev").Key, Revision: "rev", Result: lockcore.Success, NowMs: 1})
 			_, _, gerr := store.Get(t.Context(), fakeAcquireRequest("rev").Key)
 			for op, err := range map[string]error{"Acquire": aerr, "Release": rerr, "Get": gerr} {
 				if got := errors.Is(err, lockcore.ErrStoreRefused); got != tt.wantRefused {

@@ -15,6 +15,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // optsDynamo answers every call with err and keeps the options each call
@@ -47,8 +48,8 @@ func storeOps(s *lockcore.DynamoStore) map[string]error {
 	ctx, key := context.Background(), lockcore.Key{Group: "g", ID: "i"}
 	out := map[string]error{}
 	_, out["acquire"] = s.Acquire(ctx, fakeAcquireRequest("rev"))
-	_, out["renew"] = s.Renew(ctx, lockcore.RenewRequest{Key: key, Revision: "rev"})
-	_, out["release"] = s.Release(ctx, lockcore.ReleaseRequest{Key: key, Revision: "rev", Result: lockcore.Success})
+	_, out["renew"] = s.Renew(ctx, storeapi.RenewRequest{Key: key, Revision: "rev"})
+	_, out["release"] = s.Release(ctx, storeapi.ReleaseRequest{Key: key, Revision: "rev", Result: lockcore.Success})
 	_, _, out["get"] = s.Get(ctx, key)
 	return out
 }
@@ -174,6 +175,6 @@ func TestDynamoStoreAcquireRetry(t *testing.T) {
 // ownItem is a held item at revision rev, as ALL_OLD returns it.
 func ownItem(rev string) map[string]types.AttributeValue {
 	av := storedItem(rev)
-	av[lockcore.AttrIsReleased] = avBool(false)
+	av[storeapi.AttrIsReleased] = avBool(false)
 	return av
 }

@@ -11,47 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
-)
 
-// Attribute names of a lock item in the DynamoDB table. AttrLockKey is the
-// table's partition key (type S), holding [PartitionKey] of the lock's
-// [Key]; the others are ordinary attributes, named after the [Item] fields
-// they hold (AttrAnswer is type B). AttrTTL (Unix epoch seconds) is written
-// only when the holder asked for one and is meant for the table's TTL
-// setting, for clean-up only: DynamoDB may delete expired items days late,
-// so it is never used as expiry.
-const (
-	AttrLockKey           = "lockKey"
-	AttrLockGroup         = "lockGroup"
-	AttrLockID            = "lockId"
-	AttrOwnerName         = "ownerName"
-	AttrRevision          = "revision"
-	AttrFence             = "fence"
-	AttrBeat              = "beat"
-	AttrLeaseMs           = "leaseMs"
-	AttrHeartbeatAtMs     = "heartbeatAtMs"
-	AttrLeaseUntilMs      = "leaseUntilMs"
-	AttrExpiresAtMs       = "expiresAtMs"
-	AttrIsReleased        = "isReleased"
-	AttrResult            = "result"
-	AttrResultRef         = "resultRef"
-	AttrResultFence       = "resultFence"
-	AttrReleasedAtMs      = "releasedAtMs"
-	AttrRecordAccount     = "recordAccount"
-	AttrTTL               = "ttl"
-	AttrPrevRevision      = "prevRevision"
-	AttrPrevResult        = "prevResult"
-	AttrPrevFailReason    = "prevFailReason"
-	AttrPublishedRevision = "publishedRevision"
-	AttrPublishedResult   = "publishedResult"
-	AttrFailures          = "failures"
-	AttrNotBeforeMs       = "notBeforeMs"
-	AttrFailReason        = "failReason"
-	AttrFailRecentUntilMs = "failRecentUntilMs"
-	AttrAnswer            = "answer"
-	AttrAcquiredAtMs      = "acquiredAtMs"
-	AttrHoldMeanMs        = "holdMeanMs"
-	AttrHoldDevMs         = "holdDevMs"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // DynamoAPI is the part of the DynamoDB API that [DynamoStore] calls.
@@ -63,8 +24,8 @@ type DynamoAPI interface {
 
 var _ DynamoAPI = (*dynamodb.Client)(nil)
 
-// DynamoStore is a [Store] over one DynamoDB table whose partition key is
-// [AttrLockKey] (type S); [CreateTable] makes such a table. Every operation
+// DynamoStore is a [storeapi.Store] over one DynamoDB table whose partition key is
+// [storeapi.AttrLockKey] (type S); [CreateTable] makes such a table. Every operation
 // is a single UpdateItem or a strongly consistent GetItem. A failed
 // conditional write reports the item returned with the
 // ConditionalCheckFailedException (ReturnValuesOnConditionCheckFailure
@@ -92,7 +53,7 @@ type DynamoStore struct {
 	lat   latency  // the Locks' estimate of the table's round trips (see calltimeout.go)
 }
 
-var _ Store = (*DynamoStore)(nil)
+var _ storeapi.Store = (*DynamoStore)(nil)
 
 // NewDynamoStore returns a DynamoStore on table through client. It returns
 // an error matching [ErrConfig] when client is nil (also a nil
@@ -109,7 +70,7 @@ func NewDynamoStore(client DynamoAPI, table string) (*DynamoStore, error) {
 	if len(problems) > 0 {
 		return nil, &configError{fmt.Errorf("lockcore: dynamodb store: %s", strings.Join(problems, ", "))}
 	}
-	return &DynamoStore{api: client, table: table, retry: newRetryers(), hot: NewHotKeys(DefaultHotKeys)}, nil
+	return &DynamoStore{api: client, table: table, retry: newRetryers(), hot: NewHotKeys(defaultHotKeys)}, nil
 }
 
 func (s *DynamoStore) hotKeys() *HotKeys { return s.hot }
@@ -120,7 +81,7 @@ func (s *DynamoStore) latency() *latency { return &s.lat }
 func (s *DynamoStore) Table() string { return s.table }
 
 // Expressions of the conditional writes, one UpdateItem each, as the
-// contract of [Store] describes them. The names are placeholders for the
+// contract of [storeapi.Store] describes them. The names are placeholders for the
 // Attr* constants (see exprNames); every :value is bound in the request.
 //
 // github.com/truora/minidyn v0.8.2 differs from DynamoDB in two ways that
@@ -185,22 +146,22 @@ const (
 	releaseCond = "#rev = :rev AND #rel = :false"
 	// An operator's force-release also replaces its holder's failure
 	// release, but not an operator's (its own retry; see
-	// [OperatorReleaseReason]).
+	// [storeapi.OperatorReleaseReason]).
 	releaseOperatorCond = "#rev = :rev AND (#rel = :false OR #result = :result AND NOT #failReason = :opReason)"
 )
 
 // placeholders maps each name placeholder to its attribute.
 var placeholders = map[string]string{
-	"#lockKey": AttrLockKey, "#group": AttrLockGroup, "#id": AttrLockID,
-	"#owner": AttrOwnerName, "#rev": AttrRevision, "#fence": AttrFence, "#beat": AttrBeat,
-	"#leaseMs": AttrLeaseMs, "#hb": AttrHeartbeatAtMs, "#lu": AttrLeaseUntilMs,
-	"#exp": AttrExpiresAtMs, "#rel": AttrIsReleased, "#result": AttrResult,
-	"#resultRef": AttrResultRef, "#resultFence": AttrResultFence, "#relAt": AttrReleasedAtMs,
-	"#account": AttrRecordAccount, "#ttl": AttrTTL, "#prevRev": AttrPrevRevision,
-	"#prevResult": AttrPrevResult, "#prevFailReason": AttrPrevFailReason,
-	"#pubRev": AttrPublishedRevision, "#pubResult": AttrPublishedResult, "#failures": AttrFailures, "#notBefore": AttrNotBeforeMs,
-	"#failReason": AttrFailReason, "#failRecentUntil": AttrFailRecentUntilMs, "#answer": AttrAnswer,
-	"#acqAt": AttrAcquiredAtMs, "#holdMean": AttrHoldMeanMs, "#holdDev": AttrHoldDevMs,
+	"#lockKey": storeapi.AttrLockKey, "#group": storeapi.AttrLockGroup, "#id": storeapi.AttrLockID,
+	"#owner": storeapi.AttrHolderName, "#rev": storeapi.AttrRevision, "#fence": storeapi.AttrFence, "#beat": storeapi.AttrBeat,
+	"#leaseMs": storeapi.AttrLeaseMs, "#hb": storeapi.AttrHeartbeatAtMs, "#lu": storeapi.AttrLeaseUntilMs,
+	"#exp": storeapi.AttrExpiresAtMs, "#rel": storeapi.AttrIsReleased, "#result": storeapi.AttrResult,
+	"#resultRef": storeapi.AttrResultRef, "#resultFence": storeapi.AttrResultFence, "#relAt": storeapi.AttrReleasedAtMs,
+	"#account": storeapi.AttrRecordAccount, "#ttl": storeapi.AttrTTL, "#prevRev": storeapi.AttrPrevRevision,
+	"#prevResult": storeapi.AttrPrevResult, "#prevFailReason": storeapi.AttrPrevFailReason,
+	"#pubRev": storeapi.AttrPublishedRevision, "#pubResult": storeapi.AttrPublishedResult, "#failures": storeapi.AttrFailures, "#notBefore": storeapi.AttrNotBeforeMs,
+	"#failReason": storeapi.AttrFailReason, "#failRecentUntil": storeapi.AttrFailRecentUntilMs, "#answer": storeapi.AttrAnswer,
+	"#acqAt": storeapi.AttrAcquiredAtMs, "#holdMean": storeapi.AttrHoldMeanMs, "#holdDev": storeapi.AttrHoldDevMs,
 }
 
 // exprNames returns the bindings of the placeholders that exprs use, and
@@ -232,20 +193,20 @@ func boolean(v bool) types.AttributeValue {
 }
 
 func (s *DynamoStore) keyOf(k Key) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{AttrLockKey: str(PartitionKey(k))}
+	return map[string]types.AttributeValue{storeapi.AttrLockKey: str(storeapi.PartitionKey(k))}
 }
 
 // acquireInput builds the UpdateItem request of Acquire: exactly one write,
 // with the wall-clock and clock-free branches and the two guards of the
 // condition present only when req enables them.
-func (s *DynamoStore) acquireInput(req AcquireRequest) *dynamodb.UpdateItemInput {
+func (s *DynamoStore) acquireInput(req storeapi.AcquireRequest) *dynamodb.UpdateItemInput {
 	update := acquireSet
 	remove := acquireRemove
 	values := map[string]types.AttributeValue{
 		":empty":      str(""),
 		":group":      str(req.Key.Group),
 		":id":         str(req.Key.ID),
-		":owner":      str(req.Owner),
+		":owner":      str(req.Holder),
 		":newRev":     str(req.Revision),
 		":leaseMs":    num(req.Lease.Milliseconds()),
 		":now":        num(req.NowMs),
@@ -279,7 +240,7 @@ func (s *DynamoStore) acquireInput(req AcquireRequest) *dynamodb.UpdateItemInput
 
 // acquireCondition returns Acquire's condition for req and binds the values
 // it needs in values.
-func acquireCondition(req AcquireRequest, values map[string]types.AttributeValue) string {
+func acquireCondition(req storeapi.AcquireRequest, values map[string]types.AttributeValue) string {
 	bind := func(k string, v types.AttributeValue) { values[k] = v }
 	open := acquireOpen
 	if req.UseWallClock {
@@ -307,13 +268,13 @@ func acquireCondition(req AcquireRequest, values map[string]types.AttributeValue
 	return acquireAbsent + " OR " + open + guards + acquireNotOwn
 }
 
-// Acquire implements [Store.Acquire] with one conditional UpdateItem.
-func (s *DynamoStore) Acquire(ctx context.Context, req AcquireRequest) (Item, error) {
+// Acquire implements [storeapi.Store.Acquire] with one conditional UpdateItem.
+func (s *DynamoStore) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	if err := checkAcquireRequest(req); err != nil {
-		return Item{}, fmt.Errorf("lockcore: dynamodb acquire: %w", err)
+		return storeapi.Item{}, fmt.Errorf("lockcore: dynamodb acquire: %w", err)
 	}
 	it, err := s.update(ctx, "acquire", req.Key, s.acquireInput(req))
-	var ce *ConditionError
+	var ce *storeapi.ConditionError
 	if errors.As(err, &ce) && ce.Current != nil && ce.Current.Revision == req.Revision && !ce.Current.Released {
 		// An earlier attempt of this request was applied and its response
 		// lost; the SDK's retry then failed on our own revision.
@@ -322,12 +283,12 @@ func (s *DynamoStore) Acquire(ctx context.Context, req AcquireRequest) (Item, er
 	return it, err
 }
 
-// Renew implements [Store.Renew]: one conditional UpdateItem that extends
+// Renew implements [storeapi.Store.Renew]: one conditional UpdateItem that extends
 // the lease, and, only when the stored lease already ends later, a second
 // one that moves the heartbeat and the beat alone.
-func (s *DynamoStore) Renew(ctx context.Context, req RenewRequest) (Item, error) {
+func (s *DynamoStore) Renew(ctx context.Context, req storeapi.RenewRequest) (storeapi.Item, error) {
 	if err := checkRenewRequest(req); err != nil {
-		return Item{}, fmt.Errorf("lockcore: dynamodb renew: %w", err)
+		return storeapi.Item{}, fmt.Errorf("lockcore: dynamodb renew: %w", err)
 	}
 	values := map[string]types.AttributeValue{
 		":now":        num(req.NowMs),
@@ -337,7 +298,7 @@ func (s *DynamoStore) Renew(ctx context.Context, req RenewRequest) (Item, error)
 		":false":      boolean(false),
 	}
 	it, err := s.update(ctx, "renew", req.Key, s.writeInput(req.Key, renewUpdate, renewCond, values))
-	var ce *ConditionError
+	var ce *storeapi.ConditionError
 	if !errors.As(err, &ce) || ce.Current == nil || ce.Current.Revision != req.Revision ||
 		ce.Current.Released || ce.Current.LeaseUntilMs <= req.LeaseUntilMs {
 		return it, err
@@ -346,10 +307,10 @@ func (s *DynamoStore) Renew(ctx context.Context, req RenewRequest) (Item, error)
 	return s.update(ctx, "renew", req.Key, s.writeInput(req.Key, renewBeatUpdate, renewBeatCond, values))
 }
 
-// Release implements [Store.Release].
-func (s *DynamoStore) Release(ctx context.Context, req ReleaseRequest) (Item, error) {
+// Release implements [storeapi.Store.Release].
+func (s *DynamoStore) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	if err := checkReleaseRequest(req); err != nil {
-		return Item{}, fmt.Errorf("lockcore: dynamodb release: %w", err)
+		return storeapi.Item{}, fmt.Errorf("lockcore: dynamodb release: %w", err)
 	}
 	update := releaseUpdate
 	values := map[string]types.AttributeValue{
@@ -380,16 +341,16 @@ func (s *DynamoStore) Release(ctx context.Context, req ReleaseRequest) (Item, er
 	}
 	cond := releaseCond
 	switch {
-	case req.byOperator():
+	case byOperator(req):
 		cond = releaseOperatorCond
-		values[":opReason"] = str(OperatorReleaseReason)
+		values[":opReason"] = str(storeapi.OperatorReleaseReason)
 		update += releaseClearPub
 		values[":empty"] = str("")
 	case !req.Unheld:
 		update += releasePublished
 	}
 	it, err := s.update(ctx, "release", req.Key, s.writeInput(req.Key, update, cond, values))
-	var ce *ConditionError
+	var ce *storeapi.ConditionError
 	if errors.As(err, &ce) && ce.Current != nil &&
 		(releasedAlready(*ce.Current, req) || ownPublication(*ce.Current, req) || recordedPublication(*ce.Current, req)) {
 		return *ce.Current, nil
@@ -412,33 +373,33 @@ func (s *DynamoStore) writeInput(key Key, update, cond string, values map[string
 	}
 }
 
-// Get implements [Store.Get] with a strongly consistent GetItem.
-func (s *DynamoStore) Get(ctx context.Context, key Key) (Item, bool, error) {
+// Get implements [storeapi.Store.Get] with a strongly consistent GetItem.
+func (s *DynamoStore) Get(ctx context.Context, key Key) (storeapi.Item, bool, error) {
 	if err := checkKey(key); err != nil {
-		return Item{}, false, fmt.Errorf("lockcore: dynamodb get: %w", err)
+		return storeapi.Item{}, false, fmt.Errorf("lockcore: dynamodb get: %w", err)
 	}
 	it, found, err := s.get(ctx, key)
 	if err != nil {
-		return Item{}, false, storeError("get", err)
+		return storeapi.Item{}, false, storeError("get", err)
 	}
 	return it, found, nil
 }
 
-func (s *DynamoStore) get(ctx context.Context, key Key) (Item, bool, error) {
+func (s *DynamoStore) get(ctx context.Context, key Key) (storeapi.Item, bool, error) {
 	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
 		Key:            s.keyOf(key),
 		ConsistentRead: aws.Bool(true),
 	}, s.retry.optFns("get")...)
 	if err != nil {
-		return Item{}, false, err
+		return storeapi.Item{}, false, err
 	}
 	if len(out.Item) == 0 {
-		return Item{}, false, nil
+		return storeapi.Item{}, false, nil
 	}
 	it, err := decodeItem(out.Item)
 	if err != nil {
-		return Item{}, false, err
+		return storeapi.Item{}, false, err
 	}
 	return it, true, nil
 }
@@ -446,8 +407,8 @@ func (s *DynamoStore) get(ctx context.Context, key Key) (Item, bool, error) {
 // update runs one conditional UpdateItem and turns a failed condition into a
 // *ConditionError carrying the item that failed it: the one in the
 // exception, or else one read with a consistent GetItem. DynamoDB's refusal
-// of an oversized item matches [ErrItemTooLarge].
-func (s *DynamoStore) update(ctx context.Context, op string, key Key, in *dynamodb.UpdateItemInput) (Item, error) {
+// of an oversized item matches [storeapi.ErrItemTooLarge].
+func (s *DynamoStore) update(ctx context.Context, op string, key Key, in *dynamodb.UpdateItemInput) (storeapi.Item, error) {
 	var out *dynamodb.UpdateItemOutput
 	var err error
 	if op == "acquire" {
@@ -457,39 +418,39 @@ func (s *DynamoStore) update(ctx context.Context, op string, key Key, in *dynamo
 	}
 	if err == nil {
 		if len(out.Attributes) == 0 {
-			return Item{}, fmt.Errorf("lockcore: dynamodb %s: no item in the response", op)
+			return storeapi.Item{}, fmt.Errorf("lockcore: dynamodb %s: no item in the response", op)
 		}
 		it, err := decodeItem(out.Attributes)
 		if err != nil {
-			return Item{}, fmt.Errorf("lockcore: dynamodb %s: %w", op, err)
+			return storeapi.Item{}, fmt.Errorf("lockcore: dynamodb %s: %w", op, err)
 		}
 		return it, nil
 	}
 	var ccf *types.ConditionalCheckFailedException
 	if !errors.As(err, &ccf) {
 		if tooLarge(err) {
-			return Item{}, fmt.Errorf("lockcore: dynamodb %s: %w: %w", op, ErrItemTooLarge, err)
+			return storeapi.Item{}, fmt.Errorf("lockcore: dynamodb %s: %w: %w", op, storeapi.ErrItemTooLarge, err)
 		}
-		return Item{}, storeError(op, err)
+		return storeapi.Item{}, storeError(op, err)
 	}
 	if len(ccf.Item) > 0 {
 		it, err := decodeItem(ccf.Item)
 		if err != nil {
-			return Item{}, fmt.Errorf("lockcore: dynamodb %s: condition failed: %w", op, err)
+			return storeapi.Item{}, fmt.Errorf("lockcore: dynamodb %s: condition failed: %w", op, err)
 		}
-		return Item{}, &ConditionError{Op: op, Current: &it}
+		return storeapi.Item{}, &storeapi.ConditionError{Op: op, Current: &it}
 	}
 	it, found, err := s.get(ctx, key)
 	if err != nil {
 		if isDynamoThrottle(err) {
 			err = fmt.Errorf("%w: %w", ErrThrottled, err)
 		}
-		return Item{}, fmt.Errorf("lockcore: dynamodb %s: condition failed, then reading the item: %w", op, err)
+		return storeapi.Item{}, fmt.Errorf("lockcore: dynamodb %s: condition failed, then reading the item: %w", op, err)
 	}
 	if !found {
-		return Item{}, &ConditionError{Op: op}
+		return storeapi.Item{}, &storeapi.ConditionError{Op: op}
 	}
-	return Item{}, &ConditionError{Op: op, Current: &it}
+	return storeapi.Item{}, &storeapi.ConditionError{Op: op, Current: &it}
 }
 
 // tooLarge reports whether err is DynamoDB's ValidationException for an
@@ -503,12 +464,12 @@ func tooLarge(err error) bool {
 
 // requiredAttrs are the attributes every acquired item has and without which
 // an item cannot be judged.
-var requiredAttrs = []string{AttrLockKey, AttrLockGroup, AttrLockID, AttrRevision, AttrFence, AttrBeat, AttrIsReleased}
+var requiredAttrs = []string{storeapi.AttrLockKey, storeapi.AttrLockGroup, storeapi.AttrLockID, storeapi.AttrRevision, storeapi.AttrFence, storeapi.AttrBeat, storeapi.AttrIsReleased}
 
 // decodeItem converts a stored item into an Item, with an error naming what
 // is missing or malformed instead of a zero value that could be mistaken
 // for a real state.
-func decodeItem(av map[string]types.AttributeValue) (Item, error) {
+func decodeItem(av map[string]types.AttributeValue) (storeapi.Item, error) {
 	var missing []string
 	for _, name := range requiredAttrs {
 		if _, ok := av[name]; !ok {
@@ -516,47 +477,47 @@ func decodeItem(av map[string]types.AttributeValue) (Item, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return Item{}, fmt.Errorf("malformed lock item: missing %s", strings.Join(missing, ", "))
+		return storeapi.Item{}, fmt.Errorf("malformed lock item: missing %s", strings.Join(missing, ", "))
 	}
 	d := attrDecoder{av: av}
-	it := Item{
-		Key:               Key{Group: d.str(AttrLockGroup), ID: d.str(AttrLockID)},
-		Owner:             d.str(AttrOwnerName),
-		Revision:          d.str(AttrRevision),
-		Fence:             d.num(AttrFence),
-		Beat:              d.num(AttrBeat),
-		Lease:             time.Duration(d.num(AttrLeaseMs)) * time.Millisecond,
-		HeartbeatAtMs:     d.num(AttrHeartbeatAtMs),
-		LeaseUntilMs:      d.num(AttrLeaseUntilMs),
-		ExpiresAtMs:       d.num(AttrExpiresAtMs),
-		Released:          d.boolean(AttrIsReleased),
-		Result:            Result(d.str(AttrResult)),
-		ResultRef:         d.str(AttrResultRef),
-		ResultFence:       d.num(AttrResultFence),
-		ReleasedAtMs:      d.num(AttrReleasedAtMs),
-		RecordAccount:     d.str(AttrRecordAccount),
-		TTL:               d.num(AttrTTL),
-		PrevRevision:      d.str(AttrPrevRevision),
-		PrevResult:        Result(d.str(AttrPrevResult)),
-		PrevFailReason:    d.str(AttrPrevFailReason),
-		PublishedRevision: d.str(AttrPublishedRevision),
-		PublishedResult:   Result(d.str(AttrPublishedResult)),
-		Failures:          d.num(AttrFailures),
-		NotBeforeMs:       d.num(AttrNotBeforeMs),
-		FailReason:        d.str(AttrFailReason),
-		FailRecentUntilMs: d.num(AttrFailRecentUntilMs),
-		Answer:            d.bytes(AttrAnswer),
-		AcquiredAtMs:      d.num(AttrAcquiredAtMs),
-		HoldMeanMs:        d.num(AttrHoldMeanMs),
-		HoldDevMs:         d.num(AttrHoldDevMs),
+	it := storeapi.Item{
+		Key:               Key{Group: d.str(storeapi.AttrLockGroup), ID: d.str(storeapi.AttrLockID)},
+		Holder:            d.str(storeapi.AttrHolderName),
+		Revision:          d.str(storeapi.AttrRevision),
+		Fence:             d.num(storeapi.AttrFence),
+		Beat:              d.num(storeapi.AttrBeat),
+		Lease:             time.Duration(d.num(storeapi.AttrLeaseMs)) * time.Millisecond,
+		HeartbeatAtMs:     d.num(storeapi.AttrHeartbeatAtMs),
+		LeaseUntilMs:      d.num(storeapi.AttrLeaseUntilMs),
+		ExpiresAtMs:       d.num(storeapi.AttrExpiresAtMs),
+		Released:          d.boolean(storeapi.AttrIsReleased),
+		Result:            Result(d.str(storeapi.AttrResult)),
+		ResultRef:         d.str(storeapi.AttrResultRef),
+		ResultFence:       d.num(storeapi.AttrResultFence),
+		ReleasedAtMs:      d.num(storeapi.AttrReleasedAtMs),
+		RecordAccount:     d.str(storeapi.AttrRecordAccount),
+		TTL:               d.num(storeapi.AttrTTL),
+		PrevRevision:      d.str(storeapi.AttrPrevRevision),
+		PrevResult:        Result(d.str(storeapi.AttrPrevResult)),
+		PrevFailReason:    d.str(storeapi.AttrPrevFailReason),
+		PublishedRevision: d.str(storeapi.AttrPublishedRevision),
+		PublishedResult:   Result(d.str(storeapi.AttrPublishedResult)),
+		Failures:          d.num(storeapi.AttrFailures),
+		NotBeforeMs:       d.num(storeapi.AttrNotBeforeMs),
+		FailReason:        d.str(storeapi.AttrFailReason),
+		FailRecentUntilMs: d.num(storeapi.AttrFailRecentUntilMs),
+		Answer:            d.bytes(storeapi.AttrAnswer),
+		AcquiredAtMs:      d.num(storeapi.AttrAcquiredAtMs),
+		HoldMeanMs:        d.num(storeapi.AttrHoldMeanMs),
+		HoldDevMs:         d.num(storeapi.AttrHoldDevMs),
 	}
-	_ = d.str(AttrLockKey) // present (checked above) and a string
+	_ = d.str(storeapi.AttrLockKey) // present (checked above) and a string
 	if d.err != nil {
-		return Item{}, fmt.Errorf("malformed lock item: %w", d.err)
+		return storeapi.Item{}, fmt.Errorf("malformed lock item: %w", d.err)
 	}
 	for _, res := range []Result{it.Result, it.PrevResult, it.PublishedResult} {
 		if res != "" && !res.Valid() {
-			return Item{}, fmt.Errorf("malformed lock item: result %q is neither %q nor %q", res, Success, Failure)
+			return storeapi.Item{}, fmt.Errorf("malformed lock item: result %q is neither %q nor %q", res, Success, Failure)
 		}
 	}
 	return it, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // fakeDynamo is a scripted lockcore.DynamoAPI: it records every request and
@@ -65,38 +66,38 @@ var fakeKey = lockcore.Key{Group: "fx", ID: "EUR-USD"}
 // storedItem is a well-formed stored item at revision rev.
 func storedItem(rev string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
-		lockcore.AttrLockKey:           avS("fx/EUR-USD"),
-		lockcore.AttrLockGroup:         avS("fx"),
-		lockcore.AttrLockID:            avS("EUR-USD"),
-		lockcore.AttrOwnerName:         avS("fn"),
-		lockcore.AttrRevision:          avS(rev),
-		lockcore.AttrFence:             avN("12"),
-		lockcore.AttrBeat:              avN("3"),
-		lockcore.AttrLeaseMs:           avN("10000"),
-		lockcore.AttrHeartbeatAtMs:     avN("1000"),
-		lockcore.AttrLeaseUntilMs:      avN("11000"),
-		lockcore.AttrExpiresAtMs:       avN("61000"),
-		lockcore.AttrIsReleased:        avBool(true),
-		lockcore.AttrResult:            avS("success"),
-		lockcore.AttrResultRef:         avS("ref"),
-		lockcore.AttrResultFence:       avN("12"),
-		lockcore.AttrReleasedAtMs:      avN("2000"),
-		lockcore.AttrRecordAccount:     avS("act:1/app:2"),
-		lockcore.AttrTTL:               avN("99"),
-		lockcore.AttrPrevRevision:      avS("before"),
-		lockcore.AttrPrevResult:        avS("failure"),
-		lockcore.AttrFailures:          avN("1"),
-		lockcore.AttrNotBeforeMs:       avN("500"),
-		lockcore.AttrFailReason:        avS("upstream_429"),
-		lockcore.AttrFailRecentUntilMs: avN("1500"),
-		lockcore.AttrAnswer:            &types.AttributeValueMemberB{Value: []byte("42")},
+		storeapi.AttrLockKey:           avS("fx/EUR-USD"),
+		storeapi.AttrLockGroup:         avS("fx"),
+		storeapi.AttrLockID:            avS("EUR-USD"),
+		storeapi.AttrHolderName:        avS("fn"),
+		storeapi.AttrRevision:          avS(rev),
+		storeapi.AttrFence:             avN("12"),
+		storeapi.AttrBeat:              avN("3"),
+		storeapi.AttrLeaseMs:           avN("10000"),
+		storeapi.AttrHeartbeatAtMs:     avN("1000"),
+		storeapi.AttrLeaseUntilMs:      avN("11000"),
+		storeapi.AttrExpiresAtMs:       avN("61000"),
+		storeapi.AttrIsReleased:        avBool(true),
+		storeapi.AttrResult:            avS("success"),
+		storeapi.AttrResultRef:         avS("ref"),
+		storeapi.AttrResultFence:       avN("12"),
+		storeapi.AttrReleasedAtMs:      avN("2000"),
+		storeapi.AttrRecordAccount:     avS("act:1/app:2"),
+		storeapi.AttrTTL:               avN("99"),
+		storeapi.AttrPrevRevision:      avS("before"),
+		storeapi.AttrPrevResult:        avS("failure"),
+		storeapi.AttrFailures:          avN("1"),
+		storeapi.AttrNotBeforeMs:       avN("500"),
+		storeapi.AttrFailReason:        avS("upstream_429"),
+		storeapi.AttrFailRecentUntilMs: avN("1500"),
+		storeapi.AttrAnswer:            &types.AttributeValueMemberB{Value: []byte("42")},
 	}
 }
 
 // decoded is storedItem(rev) as an Item.
-func decoded(rev string) lockcore.Item {
-	return lockcore.Item{
-		Key: fakeKey, Owner: "fn", Revision: rev, Fence: 12, Beat: 3, Lease: 10 * time.Second,
+func decoded(rev string) storeapi.Item {
+	return storeapi.Item{
+		Key: fakeKey, Holder: "fn", Revision: rev, Fence: 12, Beat: 3, Lease: 10 * time.Second,
 		HeartbeatAtMs: 1000, LeaseUntilMs: 11000, ExpiresAtMs: 61000, Released: true,
 		Result: lockcore.Success, ResultRef: "ref", ResultFence: 12, ReleasedAtMs: 2000,
 		RecordAccount: "act:1/app:2", TTL: 99, PrevRevision: "before", PrevResult: lockcore.Failure,
@@ -113,9 +114,9 @@ func newFakeStore(t *testing.T, f *fakeDynamo) *lockcore.DynamoStore {
 	return st
 }
 
-func fakeAcquireRequest(rev string) lockcore.AcquireRequest {
-	return lockcore.AcquireRequest{
-		Key: fakeKey, Owner: "fn", Revision: rev, Lease: 10 * time.Second, NowMs: 1000,
+func fakeAcquireRequest(rev string) storeapi.AcquireRequest {
+	return storeapi.AcquireRequest{
+		Key: fakeKey, Holder: "fn", Revision: rev, Lease: 10 * time.Second, NowMs: 1000,
 		LeaseUntilMs: 11000, ExpiresAtMs: 61000, RecordAccount: "act:1/app:2", FenceBase: 5000,
 	}
 }
@@ -164,7 +165,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 	}
 	tests := []struct {
 		name       string
-		edit       func(*lockcore.AcquireRequest)
+		edit       func(*storeapi.AcquireRequest)
 		wantUpdate string
 		wantCond   string
 		wantValues map[string]types.AttributeValue
@@ -172,37 +173,37 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 	}{
 		{
 			name:       "plain, no TTL",
-			edit:       func(*lockcore.AcquireRequest) {},
+			edit:       func(*storeapi.AcquireRequest) {},
 			wantUpdate: set + remove + ", #ttl",
 			wantCond:   cond + notOwn,
 			wantValues: base,
 		},
 		{
 			name:       "with TTL",
-			edit:       func(r *lockcore.AcquireRequest) { r.TTL = 1234 },
+			edit:       func(r *storeapi.AcquireRequest) { r.TTL = 1234 },
 			wantUpdate: set + ", #ttl = :ttl" + remove,
 			wantCond:   cond + notOwn,
 			wantValues: with(map[string]types.AttributeValue{":ttl": avN("1234")}),
 		},
 		{
 			name:       "wall clock",
-			edit:       func(r *lockcore.AcquireRequest) { r.UseWallClock, r.ClockAllowance = true, 1500*time.Millisecond },
+			edit:       func(r *storeapi.AcquireRequest) { r.UseWallClock, r.ClockAllowance = true, 1500*time.Millisecond },
 			wantUpdate: set + remove + ", #ttl",
 			wantCond:   condOr + " OR #exp < :nowMinusEps OR #lu < :nowMinusEps)" + notOwn,
 			wantValues: with(map[string]types.AttributeValue{":nowMinusEps": avN("-500")}),
 		},
 		{
 			name:       "observation",
-			edit:       func(r *lockcore.AcquireRequest) { r.Observed = &lockcore.Observation{Revision: "old", Beat: 7} },
+			edit:       func(r *storeapi.AcquireRequest) { r.Observed = &storeapi.Observation{Revision: "old", Beat: 7} },
 			wantUpdate: set + remove + ", #ttl",
 			wantCond:   condOr + " OR #rev = :obsRev AND #beat = :obsBeat)" + notOwn,
 			wantValues: with(map[string]types.AttributeValue{":obsRev": avS("old"), ":obsBeat": avN("7")}),
 		},
 		{
 			name: "wall clock and observation",
-			edit: func(r *lockcore.AcquireRequest) {
+			edit: func(r *storeapi.AcquireRequest) {
 				r.UseWallClock, r.ClockAllowance = true, time.Second
-				r.Observed = &lockcore.Observation{Revision: "old", Beat: 0}
+				r.Observed = &storeapi.Observation{Revision: "old", Beat: 0}
 			},
 			wantUpdate: set + remove + ", #ttl",
 			wantCond:   condOr + " OR #exp < :nowMinusEps OR #lu < :nowMinusEps OR #rev = :obsRev AND #beat = :obsBeat)" + notOwn,
@@ -212,9 +213,9 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 			// Defect: the fresh-success guard once applied to the released
 			// branch only, so a lapsed lease got past it.
 			name: "fresh success guards every branch",
-			edit: func(r *lockcore.AcquireRequest) {
+			edit: func(r *storeapi.AcquireRequest) {
 				r.UseWallClock, r.ClockAllowance = true, time.Second
-				r.Observed = &lockcore.Observation{Revision: "old", Beat: 0}
+				r.Observed = &storeapi.Observation{Revision: "old", Beat: 0}
 				r.FreshSuccessSinceMs = 700
 			},
 			wantUpdate: set + remove + ", #ttl",
@@ -225,7 +226,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 		},
 		{
 			name: "held-back failure guards every branch",
-			edit: func(r *lockcore.AcquireRequest) {
+			edit: func(r *storeapi.AcquireRequest) {
 				r.UseWallClock, r.ClockAllowance = true, time.Second
 				r.MaxAttempts = 2
 			},
@@ -236,7 +237,7 @@ func TestDynamoStoreAcquireRequest(t *testing.T) {
 		},
 		{
 			name: "both guards",
-			edit: func(r *lockcore.AcquireRequest) {
+			edit: func(r *storeapi.AcquireRequest) {
 				r.FreshSuccessSinceMs = 700
 				r.MaxAttempts = 1
 			},
@@ -363,7 +364,7 @@ func withName(m map[string]string, k, v string) map[string]string {
 func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 	tests := []struct {
 		name       string
-		call       func(context.Context, *lockcore.DynamoStore) (lockcore.Item, error)
+		call       func(context.Context, *lockcore.DynamoStore) (storeapi.Item, error)
 		wantUpdate string
 		wantCond   string
 		wantNames  map[string]string
@@ -371,8 +372,8 @@ func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 	}{
 		{
 			name: "renew",
-			call: func(ctx context.Context, st *lockcore.DynamoStore) (lockcore.Item, error) {
-				return st.Renew(ctx, lockcore.RenewRequest{Key: fakeKey, Revision: "r", NowMs: 5, LeaseUntilMs: 6})
+			call: func(ctx context.Context, st *lockcore.DynamoStore) (storeapi.Item, error) {
+				return st.Renew(ctx, storeapi.RenewRequest{Key: fakeKey, Revision: "r", NowMs: 5, LeaseUntilMs: 6})
 			},
 			wantUpdate: "SET #hb = :now, #lu = :leaseUntil ADD #beat :one",
 			wantCond:   "#rev = :rev AND #rel = :false AND #lu <= :leaseUntil",
@@ -381,8 +382,8 @@ func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 		},
 		{
 			name: "release failure",
-			call: func(ctx context.Context, st *lockcore.DynamoStore) (lockcore.Item, error) {
-				return st.Release(ctx, lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Failure, ResultRef: "x",
+			call: func(ctx context.Context, st *lockcore.DynamoStore) (storeapi.Item, error) {
+				return st.Release(ctx, storeapi.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Failure, ResultRef: "x",
 					Failures: 2, NotBeforeMs: 9, FailReason: "upstream_429", FailRecentUntilMs: 11})
 			},
 			wantUpdate: releaseSet + published,
@@ -398,9 +399,9 @@ func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 			// retry does not match, and writes nothing. It clears the
 			// record of the last publication.
 			name: "release failure by an operator",
-			call: func(ctx context.Context, st *lockcore.DynamoStore) (lockcore.Item, error) {
-				return st.Release(ctx, lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Failure,
-					Failures: 2, FailReason: lockcore.OperatorReleaseReason})
+			call: func(ctx context.Context, st *lockcore.DynamoStore) (storeapi.Item, error) {
+				return st.Release(ctx, storeapi.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Failure,
+					Failures: 2, FailReason: storeapi.OperatorReleaseReason})
 			},
 			wantUpdate: releaseSet + ", #pubRev = :empty, #pubResult = :empty",
 			wantCond:   "#rev = :rev AND (#rel = :false OR #result = :result AND NOT #failReason = :opReason)",
@@ -413,8 +414,8 @@ func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 			// A holder's release that made no attempt: the episode stays
 			// as the item has it.
 			name: "release failure keeping the episode",
-			call: func(ctx context.Context, st *lockcore.DynamoStore) (lockcore.Item, error) {
-				return st.Release(ctx, lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Failure, KeepEpisode: true,
+			call: func(ctx context.Context, st *lockcore.DynamoStore) (storeapi.Item, error) {
+				return st.Release(ctx, storeapi.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Failure, KeepEpisode: true,
 					Failures: 2, NotBeforeMs: 9, FailReason: "ignored", FailRecentUntilMs: 11})
 			},
 			wantUpdate: keepEpisodeSet + published,
@@ -428,8 +429,8 @@ func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 			// stays as the item has it, and so does the record of the
 			// last publication.
 			name: "release freeing a write nobody held",
-			call: func(ctx context.Context, st *lockcore.DynamoStore) (lockcore.Item, error) {
-				return st.Release(ctx, lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Failure, KeepEpisode: true,
+			call: func(ctx context.Context, st *lockcore.DynamoStore) (storeapi.Item, error) {
+				return st.Release(ctx, storeapi.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Failure, KeepEpisode: true,
 					Unheld: true})
 			},
 			wantUpdate: keepEpisodeSet,
@@ -440,8 +441,8 @@ func TestDynamoStoreOtherWriteRequests(t *testing.T) {
 		},
 		{
 			name: "release success with an answer",
-			call: func(ctx context.Context, st *lockcore.DynamoStore) (lockcore.Item, error) {
-				return st.Release(ctx, lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Success, ResultRef: "x",
+			call: func(ctx context.Context, st *lockcore.DynamoStore) (storeapi.Item, error) {
+				return st.Release(ctx, storeapi.ReleaseRequest{Key: fakeKey, Revision: "r", NowMs: 7, Result: lockcore.Success, ResultRef: "x",
 					Answer: []byte("42"), Failures: 2, NotBeforeMs: 9, FailReason: "ignored", FailRecentUntilMs: 11})
 			},
 			wantUpdate: releaseSet + ", #answer = :answer" + published,
@@ -493,7 +494,7 @@ func TestDynamoStoreGetIsConsistent(t *testing.T) {
 			aws.ToBool(in.ConsistentRead), aws.ToString(in.TableName), avString(in.Key))
 	}
 	f.getOut = &dynamodb.GetItemOutput{}
-	if got, found, err := newFakeStore(t, f).Get(t.Context(), fakeKey); err != nil || found || !got.Equal(lockcore.Item{}) {
+	if got, found, err := newFakeStore(t, f).Get(t.Context(), fakeKey); err != nil || found || !got.Equal(storeapi.Item{}) {
 		t.Fatalf("Get(absent) = %+v, %t, %v, want zero, false, nil", got, found, err)
 	}
 }
@@ -503,10 +504,10 @@ func TestDynamoStoreGetIsConsistent(t *testing.T) {
 // (servers without ALL_OLD), and our own revision recognised in each.
 func TestDynamoStoreConditionFailure(t *testing.T) {
 	held := func(av map[string]types.AttributeValue) map[string]types.AttributeValue {
-		av[lockcore.AttrIsReleased] = avBool(false)
+		av[storeapi.AttrIsReleased] = avBool(false)
 		return av
 	}
-	heldItem := func(it lockcore.Item) lockcore.Item {
+	heldItem := func(it storeapi.Item) storeapi.Item {
 		it.Released = false
 		return it
 	}
@@ -516,8 +517,8 @@ func TestDynamoStoreConditionFailure(t *testing.T) {
 		getOut    *dynamodb.GetItemOutput
 		wantGets  int
 		wantErr   bool
-		wantCur   *lockcore.Item // in the ConditionError, or nil
-		wantItem  lockcore.Item  // returned on success
+		wantCur   *storeapi.Item // in the ConditionError, or nil
+		wantItem  storeapi.Item  // returned on success
 		wantNoErr bool
 	}{
 		{name: "ALL_OLD, other holder", oldItem: storedItem("other"), wantGets: 0, wantErr: true, wantCur: itemPtr(decoded("other"))},
@@ -546,7 +547,7 @@ func TestDynamoStoreConditionFailure(t *testing.T) {
 				}
 				return
 			}
-			var ce *lockcore.ConditionError
+			var ce *storeapi.ConditionError
 			if !errors.As(err, &ce) || ce.Op != "acquire" {
 				t.Fatalf("Acquire() = %v, want *ConditionError for acquire", err)
 			}
@@ -563,8 +564,8 @@ func TestDynamoStoreOwnRevisionOnlyForAcquire(t *testing.T) {
 	// A renewal refused on an item that carries our revision (it is
 	// released) is still a condition failure.
 	f := &fakeDynamo{updateErr: &types.ConditionalCheckFailedException{Item: storedItem("r")}}
-	_, err := newFakeStore(t, f).Renew(t.Context(), lockcore.RenewRequest{Key: fakeKey, Revision: "r"})
-	var ce *lockcore.ConditionError
+	_, err := newFakeStore(t, f).Renew(t.Context(), storeapi.RenewRequest{Key: fakeKey, Revision: "r"})
+	var ce *storeapi.ConditionError
 	if !errors.As(err, &ce) || ce.Op != "renew" || ce.Current == nil || !ce.Current.Equal(decoded("r")) {
 		t.Fatalf("Renew() = %v, want *ConditionError for renew with the released item", err)
 	}
@@ -574,13 +575,13 @@ func TestDynamoStoreOwnRevisionOnlyForAcquire(t *testing.T) {
 // later, Renew's second write moves the heartbeat and the beat only.
 func TestDynamoStoreRenewKeepsALaterLease(t *testing.T) {
 	live := storedItem("r")
-	live[lockcore.AttrIsReleased] = avBool(false)
-	live[lockcore.AttrLeaseUntilMs] = avN("20000") // later than the request's 6
+	live[storeapi.AttrIsReleased] = avBool(false)
+	live[storeapi.AttrLeaseUntilMs] = avN("20000") // later than the request's 6
 	f := &fakeDynamo{updateSeq: []fakeReply{
 		{err: &types.ConditionalCheckFailedException{Item: live}},
 		{out: &dynamodb.UpdateItemOutput{Attributes: live}},
 	}}
-	if _, err := newFakeStore(t, f).Renew(t.Context(), lockcore.RenewRequest{Key: fakeKey, Revision: "r", NowMs: 5, LeaseUntilMs: 6}); err != nil {
+	if _, err := newFakeStore(t, f).Renew(t.Context(), storeapi.RenewRequest{Key: fakeKey, Revision: "r", NowMs: 5, LeaseUntilMs: 6}); err != nil {
 		t.Fatalf("Renew() = %v, want the beat moved", err)
 	}
 	if len(f.updates) != 2 {
@@ -605,7 +606,7 @@ func TestDynamoStoreRenewKeepsALaterLease(t *testing.T) {
 	// Refused for another reason (released, another revision): no second write.
 	for _, cur := range []map[string]types.AttributeValue{storedItem("r"), storedItem("other")} {
 		f := &fakeDynamo{updateErr: &types.ConditionalCheckFailedException{Item: cur}}
-		if _, err := newFakeStore(t, f).Renew(t.Context(), lockcore.RenewRequest{Key: fakeKey, Revision: "r", NowMs: 5, LeaseUntilMs: 6}); !errors.Is(err, lockcore.ErrConditionFailed) || len(f.updates) != 1 {
+		if _, err := newFakeStore(t, f).Renew(t.Context(), storeapi.RenewRequest{Key: fakeKey, Revision: "r", NowMs: 5, LeaseUntilMs: 6}); !errors.Is(err, storeapi.ErrConditionFailed) || len(f.updates) != 1 {
 			t.Errorf("Renew(refused) = %v after %d writes, want a condition failure after 1", err, len(f.updates))
 		}
 	}
@@ -615,27 +616,27 @@ func TestDynamoStoreRenewKeepsALaterLease(t *testing.T) {
 // item shows our revision and result as the previous ones succeeds.
 func TestDynamoStoreReleaseRecognisesOwnPublication(t *testing.T) {
 	cur := storedItem("newcomer")
-	cur[lockcore.AttrPrevRevision], cur[lockcore.AttrPrevResult] = avS("r"), avS("success")
+	cur[storeapi.AttrPrevRevision], cur[storeapi.AttrPrevResult] = avS("r"), avS("success")
 	f := &fakeDynamo{updateErr: &types.ConditionalCheckFailedException{Item: cur}}
-	got, err := newFakeStore(t, f).Release(t.Context(), lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", Result: lockcore.Success})
+	got, err := newFakeStore(t, f).Release(t.Context(), storeapi.ReleaseRequest{Key: fakeKey, Revision: "r", Result: lockcore.Success})
 	if err != nil || got.Revision != "newcomer" {
 		t.Fatalf("Release(retry after a newcomer) = %+v, %v, want the newcomer's item and nil", got, err)
 	}
-	_, err = newFakeStore(t, f).Release(t.Context(), lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", Result: lockcore.Failure})
-	if !errors.Is(err, lockcore.ErrConditionFailed) {
+	_, err = newFakeStore(t, f).Release(t.Context(), storeapi.ReleaseRequest{Key: fakeKey, Revision: "r", Result: lockcore.Failure})
+	if !errors.Is(err, storeapi.ErrConditionFailed) {
 		t.Errorf("Release(other result) = %v, want a condition failure", err)
 	}
 }
 
 func TestDynamoStoreItemTooLarge(t *testing.T) {
 	f := &fakeDynamo{updateErr: &smithy.GenericAPIError{Code: "ValidationException", Message: "Item size to update has exceeded the maximum allowed size"}}
-	_, err := newFakeStore(t, f).Release(t.Context(), lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", Result: lockcore.Success})
-	if !errors.Is(err, lockcore.ErrItemTooLarge) {
+	_, err := newFakeStore(t, f).Release(t.Context(), storeapi.ReleaseRequest{Key: fakeKey, Revision: "r", Result: lockcore.Success})
+	if !errors.Is(err, storeapi.ErrItemTooLarge) {
 		t.Errorf("Release() = %v, want ErrItemTooLarge", err)
 	}
 	f.updateErr = &smithy.GenericAPIError{Code: "ValidationException", Message: "something else"}
-	_, err = newFakeStore(t, f).Release(t.Context(), lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", Result: lockcore.Success})
-	if err == nil || errors.Is(err, lockcore.ErrItemTooLarge) {
+	_, err = newFakeStore(t, f).Release(t.Context(), storeapi.ReleaseRequest{Key: fakeKey, Revision: "r", Result: lockcore.Success})
+	if err == nil || errors.Is(err, storeapi.ErrItemTooLarge) {
 		t.Errorf("Release(other validation error) = %v, want a plain error", err)
 	}
 }
@@ -661,14 +662,14 @@ func TestDynamoStoreErrors(t *testing.T) {
 		{"update error", &fakeDynamo{updateErr: boom}, boom, "lockcore: dynamodb acquire: boom"},
 		{"fallback read error", &fakeDynamo{updateErr: &types.ConditionalCheckFailedException{}, getErr: boom}, boom, "condition failed, then reading the item: boom"},
 		{"empty response", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{}}, nil, "no item in the response"},
-		{"missing revision", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: without(lockcore.AttrRevision)}}, nil, "missing revision"},
-		{"missing fence and beat", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: without(lockcore.AttrFence)}}, nil, "missing fence"},
-		{"fence not a number", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: with(lockcore.AttrFence, avS("7"))}}, nil, "malformed lock item"},
-		{"fence not an integer", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: with(lockcore.AttrFence, avN("1.5"))}}, nil, "malformed lock item"},
-		{"released not a bool", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: with(lockcore.AttrIsReleased, avS("yes"))}}, nil, "malformed lock item"},
-		{"unknown result", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: with(lockcore.AttrResult, avS("maybe"))}}, nil, `result "maybe"`},
-		{"malformed ALL_OLD item", &fakeDynamo{updateErr: &types.ConditionalCheckFailedException{Item: without(lockcore.AttrIsReleased)}}, nil, "missing isReleased"},
-		{"malformed fallback item", &fakeDynamo{updateErr: &types.ConditionalCheckFailedException{}, getOut: &dynamodb.GetItemOutput{Item: without(lockcore.AttrLockKey)}}, nil, "missing lockKey"},
+		{"missing revision", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: without(storeapi.AttrRevision)}}, nil, "missing revision"},
+		{"missing fence and beat", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: without(storeapi.AttrFence)}}, nil, "missing fence"},
+		{"fence not a number", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: with(storeapi.AttrFence, avS("7"))}}, nil, "malformed lock item"},
+		{"fence not an integer", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: with(storeapi.AttrFence, avN("1.5"))}}, nil, "malformed lock item"},
+		{"released not a bool", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: with(storeapi.AttrIsReleased, avS("yes"))}}, nil, "malformed lock item"},
+		{"unknown result", &fakeDynamo{updateOut: &dynamodb.UpdateItemOutput{Attributes: with(storeapi.AttrResult, avS("maybe"))}}, nil, `result "maybe"`},
+		{"malformed ALL_OLD item", &fakeDynamo{updateErr: &types.ConditionalCheckFailedException{Item: without(storeapi.AttrIsReleased)}}, nil, "missing isReleased"},
+		{"malformed fallback item", &fakeDynamo{updateErr: &types.ConditionalCheckFailedException{}, getOut: &dynamodb.GetItemOutput{Item: without(storeapi.AttrLockKey)}}, nil, "missing lockKey"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -676,7 +677,7 @@ func TestDynamoStoreErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wantMsg) || !strings.HasPrefix(err.Error(), "lockcore: dynamodb acquire") {
 				t.Fatalf("Acquire() = %v, want an error starting %q and containing %q", err, "lockcore: dynamodb acquire", tt.wantMsg)
 			}
-			if errors.Is(err, lockcore.ErrConditionFailed) {
+			if errors.Is(err, storeapi.ErrConditionFailed) {
 				t.Errorf("Acquire() = %v matches ErrConditionFailed, want a plain error", err)
 			}
 			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
@@ -693,20 +694,20 @@ func TestDynamoStoreRejectsBadRequests(t *testing.T) {
 	if _, err := st.Acquire(ctx, fakeAcquireRequest("")); err == nil {
 		t.Errorf("Acquire(empty revision) = nil error, want error")
 	}
-	if _, err := st.Renew(ctx, lockcore.RenewRequest{Key: fakeKey}); err == nil {
+	if _, err := st.Renew(ctx, storeapi.RenewRequest{Key: fakeKey}); err == nil {
 		t.Errorf("Renew(empty revision) = nil error, want error")
 	}
-	if _, err := st.Release(ctx, lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", Result: "maybe"}); err == nil {
+	if _, err := st.Release(ctx, storeapi.ReleaseRequest{Key: fakeKey, Revision: "r", Result: "maybe"}); err == nil {
 		t.Errorf("Release(invalid result) = nil error, want error")
 	}
-	if _, err := st.Release(ctx, lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", Result: lockcore.Failure, Answer: []byte("x")}); err == nil {
+	if _, err := st.Release(ctx, storeapi.ReleaseRequest{Key: fakeKey, Revision: "r", Result: lockcore.Failure, Answer: []byte("x")}); err == nil {
 		t.Errorf("Release(failure with an answer) = nil error, want error")
 	}
-	big := lockcore.ReleaseRequest{Key: fakeKey, Revision: "r", Result: lockcore.Success, Answer: make([]byte, lockcore.MaxAnswerBytes+1)}
+	big := storeapi.ReleaseRequest{Key: fakeKey, Revision: "r", Result: lockcore.Success, Answer: make([]byte, lockcore.MaxAnswerBytes+1)}
 	if _, err := st.Release(ctx, big); !errors.Is(err, lockcore.ErrAnswerTooLarge) {
 		t.Errorf("Release(answer too large) = %v, want ErrAnswerTooLarge", err)
 	}
-	if _, err := st.Acquire(ctx, lockcore.AcquireRequest{Key: lockcore.Key{Group: "g", ID: "\xff"}, Revision: "r"}); err == nil {
+	if _, err := st.Acquire(ctx, storeapi.AcquireRequest{Key: lockcore.Key{Group: "g", ID: "\xff"}, Revision: "r"}); err == nil {
 		t.Errorf("Acquire(id not UTF-8) = nil error, want error")
 	}
 	if len(f.updates) != 0 {
@@ -771,7 +772,7 @@ func TestCreateTable(t *testing.T) {
 				}
 				in := f.created
 				if in == nil || aws.ToString(in.TableName) != "locks" || in.BillingMode != types.BillingModePayPerRequest ||
-					len(in.KeySchema) != 1 || aws.ToString(in.KeySchema[0].AttributeName) != lockcore.AttrLockKey ||
+					len(in.KeySchema) != 1 || aws.ToString(in.KeySchema[0].AttributeName) != storeapi.AttrLockKey ||
 					in.KeySchema[0].KeyType != types.KeyTypeHash || len(in.AttributeDefinitions) != 1 ||
 					in.AttributeDefinitions[0].AttributeType != types.ScalarAttributeTypeS {
 					t.Errorf("CreateTable input = %+v, want table locks, PAY_PER_REQUEST, lockKey S HASH", in)

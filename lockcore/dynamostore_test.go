@@ -9,6 +9,7 @@ import (
 
 	"github.com/herdlock/herdlock/internal/dynalite"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/lockcore/storetest"
 )
 
@@ -50,7 +51,7 @@ func runCounted(t *testing.T, client *dynamodb.Client, skip func(t *testing.T), 
 	}
 	// The suite's subtests are parallel; t.Run returns when all are done.
 	t.Run("suite", func(t *testing.T) {
-		storetest.Run(t, func(t *testing.T) lockcore.Store {
+		storetest.Run(t, func(t *testing.T) storeapi.Store {
 			skip(t)
 			return s
 		}, gaps...)

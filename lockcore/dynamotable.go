@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // TableAPI is the part of the DynamoDB API that [CreateTable] calls.
@@ -25,15 +27,15 @@ var _ TableAPI = (*dynamodb.Client)(nil)
 const tableWait = 2 * time.Minute
 
 // CreateTable creates a lock table for [DynamoStore] named table: partition
-// key [AttrLockKey] of type S, no sort key, on-demand (PAY_PER_REQUEST)
+// key [storeapi.AttrLockKey] of type S, no sort key, on-demand (PAY_PER_REQUEST)
 // billing. A table that already exists is fine (its schema is not checked).
 // It then polls DescribeTable until the table is ACTIVE, for at most two
 // minutes or until ctx ends. An empty TableStatus counts as active, because
 // some local servers (minidyn) never report one; the SDK's table waiter
 // would wait on them forever, so it is not used.
 //
-// The table's TTL setting is left alone: turn it on for [AttrTTL] only for
-// clean-up (see [AcquireRequest].FenceBase).
+// The table's TTL setting is left alone: turn it on for [storeapi.AttrTTL] only for
+// clean-up (see [storeapi.AcquireRequest].FenceBase).
 func CreateTable(ctx context.Context, api TableAPI, table string) error {
 	if api == nil {
 		return errors.New("lockcore: create table: nil client")
@@ -45,10 +47,10 @@ func CreateTable(ctx context.Context, api TableAPI, table string) error {
 		TableName:   aws.String(table),
 		BillingMode: types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{
-			{AttributeName: aws.String(AttrLockKey), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(storeapi.AttrLockKey), AttributeType: types.ScalarAttributeTypeS},
 		},
 		KeySchema: []types.KeySchemaElement{
-			{AttributeName: aws.String(AttrLockKey), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(storeapi.AttrLockKey), KeyType: types.KeyTypeHash},
 		},
 	})
 	var inUse *types.ResourceInUseException

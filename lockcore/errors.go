@@ -7,11 +7,6 @@ import (
 )
 
 var (
-	// ErrConditionFailed is matched by every *ConditionError: the store
-	// refused a conditional write because the item was not in the state the
-	// write required.
-	ErrConditionFailed = errors.New("lockcore: condition failed")
-
 	// ErrLeaseLost means the lock is no longer ours: another holder acquired
 	// it, or our lease ran out before a renewal succeeded. It is the cause of
 	// the holder's context when that happens.
@@ -42,17 +37,6 @@ var (
 	// lapse on its own.
 	ErrReleaseFailed = errors.New("lockcore: release failed")
 
-	// ErrAnswerTooLarge means an answer given to [WithAnswer] is longer than
-	// [MaxAnswerBytes]. Release returns it before writing anything: the lock
-	// is still held, and a Release without the answer (publishing a
-	// reference instead) can follow.
-	ErrAnswerTooLarge = errors.New("lockcore: answer too large")
-
-	// ErrItemTooLarge means a write would make the lock item larger than
-	// [MaxItemBytes], which DynamoDB refuses with a ValidationException.
-	// Nothing was written.
-	ErrItemTooLarge = errors.New("lockcore: item too large")
-
 	// ErrHolderFailed is matched by every *[HolderFailedError]: the holders
 	// of this burst failed, and waiting on would only repeat the failure.
 	ErrHolderFailed = errors.New("lockcore: holder failed")
@@ -65,7 +49,7 @@ var (
 	// token or signature, which the SDK renews for the next request). The
 	// lock does not settle or retry it: the call fails at once, an acquire or a wait with an
 	// *[AcquireError] of [ReasonStore]. The error names the store's error
-	// code, not its message, which can name accounts and roles. A [Store]
+	// code, not its message, which can name accounts and roles. A [storeapi.Store]
 	// of another kind returns an error matching it for the same cases.
 	ErrStoreRefused = errors.New("lockcore: refused by the store")
 
@@ -89,7 +73,7 @@ func (e *configError) Is(target error) bool { return target == ErrConfig }
 // (Outcome Failed) when the item shows a recent failure whose not-before
 // time is later than the caller can wait: the upstream's pacing
 // ([WithNotBefore]) or the hold-back of an episode that used up its
-// attempts ([WithMaxAttempts]). It carries what the failing holder
+// attempts ([FailureEpisode]). It carries what the failing holder
 // published, never raw error text.
 type HolderFailedError struct {
 	Reason string // the failing holder's reason code (see [WithFailureReason])
@@ -110,24 +94,6 @@ func (e *HolderFailedError) Error() string {
 
 // Is makes errors.Is(err, ErrHolderFailed) true.
 func (e *HolderFailedError) Is(target error) bool { return target == ErrHolderFailed }
-
-// ConditionError is returned by a [Store] when a conditional write fails. It
-// carries the item as the store saw it, or nil when there was none.
-type ConditionError struct {
-	Op      string // "acquire", "renew" or "release"
-	Current *Item
-}
-
-func (e *ConditionError) Error() string {
-	if e.Current == nil {
-		return fmt.Sprintf("lockcore: %s: condition failed: no lock item", e.Op)
-	}
-	return fmt.Sprintf("lockcore: %s: condition failed: item at revision %q, fence %d, released %t",
-		e.Op, e.Current.Revision, e.Current.Fence, e.Current.Released)
-}
-
-// Is makes errors.Is(err, ErrConditionFailed) true.
-func (e *ConditionError) Is(target error) bool { return target == ErrConditionFailed }
 
 // Reason says why an acquisition failed, in an [AcquireError].
 type Reason string

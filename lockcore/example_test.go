@@ -15,7 +15,7 @@ import (
 func Example() {
 	ctx := context.Background()
 	store := lockcore.NewMemoryStore() // lockcore.NewDynamoStore in production
-	params := lockcore.Params{LockGroup: "fx-rates", LockID: "EUR-USD", OwnerName: "invocation-1", AccountID: 1, AppID: 1}
+	params := lockcore.Params{LockGroup: "fx-rates", LockID: "EUR-USD", HolderName: "invocation-1", AccountID: 1, AppID: 1}
 
 	first, err := lockcore.New(store, params)
 	if err != nil {
@@ -27,8 +27,8 @@ func Example() {
 	}
 	fmt.Println("first:", res.Outcome)
 
-	params.OwnerName = "invocation-2"
-	waiting := &onMetric{name: lockcore.MetricLockAcquisitionSuccess, ch: make(chan struct{})}
+	params.HolderName = "invocation-2"
+	waiting := &onMetric{name: "LockAcquisitionSuccess", ch: make(chan struct{})} // a metric docs/operations.md lists
 	second, err := lockcore.New(store, params, lockcore.WithMetrics(waiting))
 	if err != nil {
 		log.Fatal(err)

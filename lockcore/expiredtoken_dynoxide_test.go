@@ -113,7 +113,7 @@ func TestExpiringCredentialsDoNotFailTheHerd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	holder := newLock(t, store, "holder", lockcore.WithHotKeys(nil))
+	holder := newLock(t, store, "holder", lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}))
 	mustAcquire(t, holder)
 
 	const waiters = 4
@@ -175,7 +175,7 @@ func TestExpiredTokenAcquireOnAFreeLockGoesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newLock(t, store, "invocation", lockcore.WithHotKeys(nil))
+	l := newLock(t, store, "invocation", lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}))
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	res, err := l.TryAcquireElseWaitForRelease(wctx)

@@ -3,12 +3,12 @@ package lockcore
 import "time"
 
 // maxHoldBackShift bounds the doubling of the hold-back, so that the shift
-// never overflows; the cap of [WithMaxHoldBack] is reached long before.
+// never overflows; the cap of [FailureEpisode].MaxHoldBack is reached long before.
 const maxHoldBackShift = 30
 
 // nextAttemptMs returns the not-before, in Unix epoch milliseconds, that the
 // failure release of attempt n of an episode writes: the earliest time at
-// which the episode's next attempt may start (see [WithMaxAttempts]).
+// which the episode's next attempt may start (see [FailureEpisode]).
 //
 //   - paced (notBefore after nowMs): notBefore, whatever n is;
 //   - unpaced, n not a multiple of the maximum attempts: 0, the next

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // upstreamLog records the times of the upstream calls of a herd.
@@ -59,7 +60,7 @@ func holderFailed(err error) *lockcore.HolderFailedError {
 
 // TestPacedFailureOneAttemptPerNotBefore: an upstream answering 429 with
 // Retry-After 2 s for its first 4 s gets exactly one call per not-before
-// from the whole herd, however low WithMaxAttempts is: the paced attempts
+// from the whole herd, however low FailureEpisode.MaxAttempts is: the paced attempts
 // are not bounded by it, and the third call, the first after recovery,
 // serves everybody.
 func TestPacedFailureOneAttemptPerNotBefore(t *testing.T) {
@@ -74,7 +75,7 @@ func TestPacedFailureOneAttemptPerNotBefore(t *testing.T) {
 					return nil
 				}
 				results, errs := failingHerd(t, lockcore.NewMemoryStore(), burst(10, 100*time.Millisecond), upstream,
-					retryAfter(2*time.Second), lockcore.WithMaxAttempts(maxAttempts), lockcore.WithMaxWait(10*time.Second))
+					retryAfter(2*time.Second), lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: maxAttempts}), lockcore.WithMaxWait(10*time.Second))
 				calls := up.calls()
 				if len(calls) != 3 {
 					t.Fatalf("upstream calls at %v, want 3: at 0, after 2 s and after 4 s", calls)
@@ -94,7 +95,7 @@ func TestPacedFailureOneAttemptPerNotBefore(t *testing.T) {
 }
 
 // TestUnpacedFailuresAreBoundedAndHeldBack: with every call failing and
-// no not-before, the episode makes WithMaxAttempts calls; the failure of
+// no not-before, the episode makes FailureEpisode.MaxAttempts calls; the failure of
 // the last writes the hold-back (the failure window) as the not-before,
 // and everybody who cannot wait that long ends FAILED with that time, the
 // reason and the attempt count.
@@ -108,7 +109,7 @@ func TestUnpacedFailuresAreBoundedAndHeldBack(t *testing.T) {
 				upstream := func(int) error { up.call(); return errUpstream }
 				// Waiters can wait 5 s, less than the 6 s hold-back.
 				results, errs := failingHerd(t, mem, burst(12, 30*time.Millisecond), upstream, unpaced,
-					lockcore.WithMaxAttempts(maxAttempts), lockcore.WithMetrics(m), lockcore.WithMaxWait(5*time.Second))
+					lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: maxAttempts}), lockcore.WithMetrics(m), lockcore.WithMaxWait(5*time.Second))
 				acquired, _, failed := tally13(results, errs)
 				if n := len(up.calls()); n != maxAttempts || acquired != maxAttempts || failed != 12-maxAttempts {
 					t.Fatalf("calls %d, acquired %d, ended with ErrHolderFailed %d; want %d, %d, %d",
@@ -182,11 +183,11 @@ func TestLongOutageBacksOff(t *testing.T) {
 	})
 }
 
-// TestHoldBackIsCapped: WithMaxHoldBack caps the doubling.
+// TestHoldBackIsCapped: FailureEpisode.MaxHoldBack caps the doubling.
 func TestHoldBackIsCapped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
-		opts := []lockcore.Option{lockcore.WithMaxAttempts(1), lockcore.WithFailureWindow(time.Second), lockcore.WithMaxHoldBack(3 * time.Second)}
+		opts := []lockcore.Option{lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: 1}), lockcore.WithFailureEpisode(lockcore.FailureEpisode{Window: time.Second}), lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxHoldBack: 3 * time.Second})}
 		var holdBacks []time.Duration
 		for range 4 {
 			l := newLock(t, mem, "h", opts...)
@@ -227,7 +228,7 @@ func TestRefusalNamesTheTrueTime(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				mem := lockcore.NewMemoryStore()
-				opts := []lockcore.Option{lockcore.WithMaxAttempts(tc.max), lockcore.WithMaxWait(time.Second)}
+				opts := []lockcore.Option{lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: tc.max}), lockcore.WithMaxWait(time.Second)}
 				holder := newLock(t, mem, "h", opts...)
 				mustAcquire(t, holder)
 				if err := holder.Release(context.Background(), lockcore.Failure, "", tc.opts(nil)...); err != nil {
@@ -255,11 +256,11 @@ func TestRefusalNamesTheTrueTime(t *testing.T) {
 }
 
 // TestNotBeforeNotAfterTheReleaseIsUnpaced: a not-before already past
-// paces nothing: the failure counts against WithMaxAttempts.
+// paces nothing: the failure counts against FailureEpisode.MaxAttempts.
 func TestNotBeforeNotAfterTheReleaseIsUnpaced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
-		l := newLock(t, mem, "h", lockcore.WithMaxAttempts(1))
+		l := newLock(t, mem, "h", lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: 1}))
 		mustAcquire(t, l)
 		if err := l.Release(context.Background(), lockcore.Failure, "", lockcore.WithNotBefore(time.Now().Add(-time.Second))); err != nil {
 			t.Fatal(err)
@@ -277,7 +278,7 @@ func TestNotBeforeNotAfterTheReleaseIsUnpaced(t *testing.T) {
 func TestRecentFailureExpires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
-		opts := []lockcore.Option{lockcore.WithMaxAttempts(1), lockcore.WithFailureWindow(3 * time.Second), lockcore.WithMaxWait(500 * time.Millisecond)}
+		opts := []lockcore.Option{lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: 1}), lockcore.WithFailureEpisode(lockcore.FailureEpisode{Window: 3 * time.Second}), lockcore.WithMaxWait(500 * time.Millisecond)}
 		holder := newLock(t, mem, "h", opts...)
 		mustAcquire(t, holder)
 		mustRelease(t, holder, lockcore.Failure, "") // exhausted: held back 3 s, recent for 3 s more
@@ -319,12 +320,12 @@ func TestFreedGhostKeepsTheEpisode(t *testing.T) {
 		before, _, _ := mem.Get(context.Background(), first.Key())
 
 		lost := &hookStore{Store: mem}
-		lost.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+		lost.acquire = func(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 			_, _ = mem.Acquire(ctx, req) // applied, its answer lost
-			return lockcore.Item{}, errInjected
+			return storeapi.Item{}, errInjected
 		}
-		lost.get = func(context.Context, lockcore.Key) (lockcore.Item, bool, error) {
-			return lockcore.Item{}, false, errInjected
+		lost.get = func(context.Context, lockcore.Key) (storeapi.Item, bool, error) {
+			return storeapi.Item{}, false, errInjected
 		}
 		ghost := newLock(t, lost, "ghost")
 		res, err := ghost.TryAcquireElseWaitForRelease(context.Background())

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // An operator's force-release (herdlock release --revision R: one Failure
@@ -23,7 +24,7 @@ func TestForceReleaseStopsTheHolderAtItsNextRenewal(t *testing.T) {
 		l := newLock(t, store, "holder", lockcore.WithLease(6*time.Second), lockcore.WithMetrics(m))
 		mustAcquire(t, l)
 		it, _, _ := mem.Get(context.Background(), l.Key())
-		op, err := mem.Release(context.Background(), lockcore.ReleaseRequest{
+		op, err := mem.Release(context.Background(), storeapi.ReleaseRequest{
 			Key: l.Key(), Revision: it.Revision, NowMs: it.HeartbeatAtMs + 100, Result: lockcore.Failure,
 			Failures: it.Failures, FailReason: "operator_release",
 		})
@@ -87,7 +88,7 @@ func TestReleaseAfterForceReleaseWritesNothingOverIt(t *testing.T) {
 	}{
 		{"failure", lockcore.Failure, []lockcore.ReleaseOption{lockcore.WithFailureReason("upstream_503")}},
 		{"failure with a not-before", lockcore.Failure, []lockcore.ReleaseOption{lockcore.WithNotBefore(time.Now().Add(time.Hour))}},
-		{"failure with the operator's reason", lockcore.Failure, []lockcore.ReleaseOption{lockcore.WithFailureReason(lockcore.OperatorReleaseReason)}},
+		{"failure with the operator's reason", lockcore.Failure, []lockcore.ReleaseOption{lockcore.WithFailureReason(storeapi.OperatorReleaseReason)}},
 		{"success", lockcore.Success, nil},
 	}
 	for _, tt := range releases {
@@ -98,9 +99,9 @@ func TestReleaseAfterForceReleaseWritesNothingOverIt(t *testing.T) {
 				l := newLock(t, mem, "holder", lockcore.WithLease(6*time.Second), lockcore.WithMetrics(m))
 				mustAcquire(t, l)
 				it, _, _ := mem.Get(context.Background(), l.Key())
-				op, err := mem.Release(context.Background(), lockcore.ReleaseRequest{
+				op, err := mem.Release(context.Background(), storeapi.ReleaseRequest{
 					Key: l.Key(), Revision: it.Revision, NowMs: it.HeartbeatAtMs + 100, Result: lockcore.Failure,
-					Failures: it.Failures, FailReason: lockcore.OperatorReleaseReason,
+					Failures: it.Failures, FailReason: storeapi.OperatorReleaseReason,
 				})
 				if err != nil {
 					t.Fatalf("operator Release() = %v", err)
@@ -303,8 +304,8 @@ func TestForceReleaseNearTheMaximumHoldOnEveryStore(t *testing.T) {
 func TestThrottledChecksAtTheMaximumHoldKeepTheRenewalPace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
-		store := &hookStore{Store: mem, get: func(context.Context, lockcore.Key) (lockcore.Item, bool, error) {
-			return lockcore.Item{}, false, errThrottle
+		store := &hookStore{Store: mem, get: func(context.Context, lockcore.Key) (storeapi.Item, bool, error) {
+			return storeapi.Item{}, false, errThrottle
 		}}
 		p := params("holder")
 		end := time.Now().Add(5 * time.Second)

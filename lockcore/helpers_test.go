@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 var errInjected = errors.New("injected store failure")
@@ -47,12 +48,12 @@ func (m *recMetrics) has(name string) bool {
 // hookStore wraps a Store; each hook, when set, replaces the call. A hook
 // may call the inner store itself.
 type hookStore struct {
-	lockcore.Store
+	storeapi.Store
 	mu      sync.Mutex
-	acquire func(context.Context, lockcore.AcquireRequest) (lockcore.Item, error)
-	renew   func(context.Context, lockcore.RenewRequest) (lockcore.Item, error)
-	release func(context.Context, lockcore.ReleaseRequest) (lockcore.Item, error)
-	get     func(context.Context, lockcore.Key) (lockcore.Item, bool, error)
+	acquire func(context.Context, storeapi.AcquireRequest) (storeapi.Item, error)
+	renew   func(context.Context, storeapi.RenewRequest) (storeapi.Item, error)
+	release func(context.Context, storeapi.ReleaseRequest) (storeapi.Item, error)
+	get     func(context.Context, lockcore.Key) (storeapi.Item, bool, error)
 	calls   map[string]int
 }
 
@@ -71,7 +72,7 @@ func (s *hookStore) n(op string) int {
 	return s.calls[op]
 }
 
-func (s *hookStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *hookStore) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	s.count("acquire")
 	if s.acquire != nil {
 		return s.acquire(ctx, req)
@@ -79,7 +80,7 @@ func (s *hookStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (l
 	return s.Store.Acquire(ctx, req)
 }
 
-func (s *hookStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+func (s *hookStore) Renew(ctx context.Context, req storeapi.RenewRequest) (storeapi.Item, error) {
 	s.count("renew")
 	if s.renew != nil {
 		return s.renew(ctx, req)
@@ -87,7 +88,7 @@ func (s *hookStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lockc
 	return s.Store.Renew(ctx, req)
 }
 
-func (s *hookStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s *hookStore) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	s.count("release")
 	if s.release != nil {
 		return s.release(ctx, req)
@@ -95,7 +96,7 @@ func (s *hookStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (l
 	return s.Store.Release(ctx, req)
 }
 
-func (s *hookStore) Get(ctx context.Context, key lockcore.Key) (lockcore.Item, bool, error) {
+func (s *hookStore) Get(ctx context.Context, key lockcore.Key) (storeapi.Item, bool, error) {
 	s.count("get")
 	if s.get != nil {
 		return s.get(ctx, key)
@@ -103,22 +104,22 @@ func (s *hookStore) Get(ctx context.Context, key lockcore.Key) (lockcore.Item, b
 	return s.Store.Get(ctx, key)
 }
 
-func failRenew(context.Context, lockcore.RenewRequest) (lockcore.Item, error) {
-	return lockcore.Item{}, errInjected
+func failRenew(context.Context, storeapi.RenewRequest) (storeapi.Item, error) {
+	return storeapi.Item{}, errInjected
 }
 
-func failRelease(context.Context, lockcore.ReleaseRequest) (lockcore.Item, error) {
-	return lockcore.Item{}, errInjected
+func failRelease(context.Context, storeapi.ReleaseRequest) (storeapi.Item, error) {
+	return storeapi.Item{}, errInjected
 }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func params(owner string) lockcore.Params {
-	return lockcore.Params{LockID: "EUR-USD", LockGroup: "fx", OwnerName: owner, AccountID: 7, AppID: 9}
+	return lockcore.Params{LockID: "EUR-USD", LockGroup: "fx", HolderName: owner, AccountID: 7, AppID: 9}
 }
 
 // newLock builds a Lock or fails the test.
-func newLock(t *testing.T, s lockcore.Store, owner string, opts ...lockcore.Option) *lockcore.Lock {
+func newLock(t *testing.T, s storeapi.Store, owner string, opts ...lockcore.Option) *lockcore.Lock {
 	t.Helper()
 	l, err := lockcore.New(s, params(owner), append([]lockcore.Option{lockcore.WithLogger(quiet)}, opts...)...)
 	if err != nil {
@@ -129,7 +130,7 @@ func newLock(t *testing.T, s lockcore.Store, owner string, opts ...lockcore.Opti
 
 // newLockID builds a Lock on the lock id id (not the tests' usual one),
 // owned by id, or fails the test.
-func newLockID(t *testing.T, s lockcore.Store, id string, opts ...lockcore.Option) *lockcore.Lock {
+func newLockID(t *testing.T, s storeapi.Store, id string, opts ...lockcore.Option) *lockcore.Lock {
 	t.Helper()
 	p := params(id)
 	p.LockID = id

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // hold is one acquisition of the lock: its identity, its context, and the
@@ -115,7 +117,7 @@ func (h *hold) stopKeeper() {
 
 // begin records a new hold of item, acquired by a request sent at sent, and
 // starts its keeper.
-func (l *Lock) begin(ctx context.Context, it Item, sent time.Time, maxHold time.Duration, tookOver, afterFailure bool) *hold {
+func (l *Lock) begin(ctx context.Context, it storeapi.Item, sent time.Time, maxHold time.Duration, tookOver, afterFailure bool) *hold {
 	hctx, cancel := context.WithCancelCause(ctx)
 	deadline := sent.Add(maxHold - time.Duration(float64(maxHold)*l.o.drift))
 	h := &hold{
@@ -148,7 +150,7 @@ func (l *Lock) begin(ctx context.Context, it Item, sent time.Time, maxHold time.
 // episodeAttempt returns the attempt number, from 1, of the holder that
 // acquired it: one more than the failures of its episode while the last
 // failure was recent when it acquired, else 1 (a new episode).
-func episodeAttempt(it Item) int64 {
+func episodeAttempt(it storeapi.Item) int64 {
 	if it.Failures > 0 && it.FailRecentUntilMs >= it.HeartbeatAtMs {
 		return it.Failures + 1
 	}
@@ -215,12 +217,12 @@ func (l *Lock) keep(h *hold) {
 // earlier because no renewal succeeded in time.
 func (l *Lock) expire(h *hold, now time.Time) {
 	if !now.Before(h.deadline) {
-		l.count(MetricLockTimeout, 1)
+		l.count(metricLockTimeout, 1)
 		l.logAt(slog.LevelWarn, "lock maximum hold reached", slog.Int64("fence", h.fence))
 		l.abandon(h, ErrMaxHoldReached)
 		return
 	}
-	l.count(MetricLeaseLost, 1)
+	l.count(metricLeaseLost, 1)
 	l.logAt(slog.LevelWarn, "lock lease ran out before a renewal succeeded", slog.Int64("fence", h.fence))
 	l.abandon(h, ErrLeaseLost)
 }
@@ -232,7 +234,7 @@ func (l *Lock) renewTurn(h *hold, validUntil time.Time, interval time.Duration, 
 	sent := time.Now()
 	err := l.renew(h, validUntil)
 	if took := time.Since(sent); took > interval {
-		l.count(MetricLongRenewalCall, 1)
+		l.count(metricLongRenewalCall, 1)
 		l.logAt(slog.LevelWarn, "lock renewal took longer than the renewal interval",
 			slog.Duration("took", took), slog.Duration("interval", interval))
 	}
@@ -256,7 +258,7 @@ func (l *Lock) renewTurn(h *hold, validUntil time.Time, interval time.Duration, 
 		if isThrottled(err) {
 			// Our own herd fills the item's write capacity: a renewal
 			// gets through as soon as a unit is free.
-			l.count(MetricLockThrottled, 1)
+			l.count(metricLockThrottled, 1)
 			l.logAt(slog.LevelDebug, "lock renewal throttled, retrying", slog.Int("attempt", *failures))
 		} else {
 			l.logAt(slog.LevelWarn, "lock renewal failed, retrying", slog.Any("error", err))
@@ -339,7 +341,7 @@ func (l *Lock) check(ctx context.Context, h *hold) error {
 	case found && it.Revision == h.revision && !it.Released:
 		return nil
 	}
-	var cur *Item
+	var cur *storeapi.Item
 	if found {
 		cur = &it
 	}
@@ -352,12 +354,12 @@ func (l *Lock) renewWith(ctx context.Context, h *hold) error {
 	// tells others the holder is valid longer than it is.
 	leaseUntil := min(nowMs+l.o.lease.Milliseconds(), h.expMs)
 	sent := time.Now()
-	_, err := l.store.Renew(ctx, RenewRequest{Key: l.key, Revision: h.revision, NowMs: nowMs, LeaseUntilMs: leaseUntil})
+	_, err := l.store.Renew(ctx, storeapi.RenewRequest{Key: l.key, Revision: h.revision, NowMs: nowMs, LeaseUntilMs: leaseUntil})
 	if err == nil {
 		h.extend(sent.Add(l.o.lease - l.validityMargin()))
 		return nil
 	}
-	var ce *ConditionError
+	var ce *storeapi.ConditionError
 	if errors.As(err, &ce) {
 		return l.lost(h, ce.Current, err)
 	}
@@ -366,7 +368,7 @@ func (l *Lock) renewWith(ctx context.Context, h *hold) error {
 
 // lost ends h after the store showed cur (nil: no item), which is not h's
 // held item, in answer to a renewal or a check that failed with err.
-func (l *Lock) lost(h *hold, cur *Item, err error) error {
+func (l *Lock) lost(h *hold, cur *storeapi.Item, err error) error {
 	if cur != nil && cur.Revision == h.revision && cur.Released {
 		if h.releasing.Load() {
 			return fmt.Errorf("lockcore: renew: %w", ErrReleased)
@@ -374,13 +376,13 @@ func (l *Lock) lost(h *hold, cur *Item, err error) error {
 		// Released at our revision by somebody else (an operator's
 		// force-release): the lock is no longer ours, and the holder
 		// writes nothing more, least of all a release over theirs.
-		l.count(MetricLeaseLost, 1)
+		l.count(metricLeaseLost, 1)
 		l.logAt(slog.LevelWarn, "lock force-released by somebody else; the holder stops", slog.Int64("fence", h.fence))
 		h.end(ErrLeaseLost)
 		l.drop(h, ErrLeaseLost)
 		return fmt.Errorf("lockcore: renew: %w: released by somebody else: %w", ErrLeaseLost, err)
 	}
-	l.count(MetricLeaseLost, 1)
+	l.count(metricLeaseLost, 1)
 	l.logAt(slog.LevelWarn, "lock taken by another holder", slog.Int64("fence", h.fence))
 	h.end(ErrLeaseLost)
 	l.drop(h, ErrLeaseLost)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 func TestAutoRenewalKeepsTheLeaseAlive(t *testing.T) {
@@ -76,8 +77,8 @@ func TestRenewalSeesTakeOver(t *testing.T) {
 		l := newLock(t, store, "a", lockcore.WithLease(3*time.Second))
 		mustAcquire(t, l)
 		it, _, _ := store.Get(context.Background(), l.Key())
-		_, err := store.Acquire(context.Background(), lockcore.AcquireRequest{Key: l.Key(), Revision: "thief",
-			Lease: time.Second, Observed: &lockcore.Observation{Revision: it.Revision, Beat: it.Beat}})
+		_, err := store.Acquire(context.Background(), storeapi.AcquireRequest{Key: l.Key(), Revision: "thief",
+			Lease: time.Second, Observed: &storeapi.Observation{Revision: it.Revision, Beat: it.Beat}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,14 +172,14 @@ func TestMaximumHold(t *testing.T) {
 	}
 }
 
-func TestCancelAllLetsTheLeaseLapse(t *testing.T) {
+func TestCancelAutoRenewalLetsTheLeaseLapse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := lockcore.NewMemoryStore()
 		l := newLock(t, store, "a", lockcore.WithLease(2*time.Second))
 		mustAcquire(t, l)
-		l.CancelAll()
+		l.CancelAutoRenewal()
 		if l.HasRenewal() {
-			t.Error("HasRenewal() after CancelAll = true")
+			t.Error("HasRenewal() after CancelAutoRenewal = true")
 		}
 		start := time.Now()
 		<-l.Context().Done()
@@ -235,12 +236,12 @@ func TestRenewalTimeIsMeasuredFromSend(t *testing.T) {
 		m := &recMetrics{}
 		// Each renewal takes 1.2s to answer: longer than the 1s interval, yet
 		// each answer lands before the validity its send time gives.
-		store := &hookStore{Store: mem, renew: func(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+		store := &hookStore{Store: mem, renew: func(ctx context.Context, req storeapi.RenewRequest) (storeapi.Item, error) {
 			time.Sleep(1200 * time.Millisecond)
 			return mem.Renew(ctx, req)
 		}}
 		// The attempt timeout must let a 1.2s answer in.
-		l := newLock(t, store, "a", lockcore.WithLease(3*time.Second), lockcore.WithMetrics(m), lockcore.WithAttemptTimeout(1500*time.Millisecond))
+		l := newLock(t, store, "a", lockcore.WithLease(3*time.Second), lockcore.WithMetrics(m), lockcore.WithStoreCalls(lockcore.StoreCalls{AttemptTimeout: 1500 * time.Millisecond}))
 		mustAcquire(t, l)
 		time.Sleep(10 * time.Second)
 		if !l.HasLock() {

@@ -12,9 +12,10 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
-// TestHolderNeverOutlivesTheStoredItem (#11 defect 2): whatever Cancel* was
+// TestHolderNeverOutlivesTheStoredItem (#11 defect 2): whatever CancelAutoRenewal or nothing was
 // called, at the first moment another acquirer (wall clock on) succeeds,
 // the old holder's context is already cancelled.
 func TestHolderNeverOutlivesTheStoredItem(t *testing.T) {
@@ -23,8 +24,6 @@ func TestHolderNeverOutlivesTheStoredItem(t *testing.T) {
 		cancel func(*lockcore.Lock)
 	}{
 		{"nothing cancelled", func(*lockcore.Lock) {}},
-		{"CancelTimeout", (*lockcore.Lock).CancelTimeout},
-		{"CancelAll", (*lockcore.Lock).CancelAll},
 		{"CancelAutoRenewal", (*lockcore.Lock).CancelAutoRenewal},
 	}
 	for _, tt := range tests {
@@ -104,7 +103,7 @@ func TestRenewalsStopAtTheHardMaximum(t *testing.T) {
 		store := &hookStore{Store: mem}
 		logs := &lineCounter{}
 		l, err := lockcore.New(store, params("a"), lockcore.WithLease(time.Second), lockcore.WithMaxHold(5*time.Second),
-			lockcore.WithClock(slowClock{base: time.Now(), rate: 0.99}),
+			lockcore.WithClocks(lockcore.Clocks{Wall: slowClock{base: time.Now(), rate: 0.99}}),
 			lockcore.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 		if err != nil {
 			t.Fatal(err)
@@ -154,9 +153,9 @@ func TestClockStepBackKeepsAHealthyHolder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		clock := steppedClock{at: time.Now().Add(3 * time.Second), step: 5 * time.Second}
-		holder := newLock(t, mem, "h", lockcore.WithLease(2*time.Second), lockcore.WithClock(clock))
+		holder := newLock(t, mem, "h", lockcore.WithLease(2*time.Second), lockcore.WithClocks(lockcore.Clocks{Wall: clock}))
 		mustAcquire(t, holder)
-		w := newLock(t, mem, "w", lockcore.WithLease(2*time.Second), lockcore.WithoutWallClock(), lockcore.WithMaxWait(15*time.Second))
+		w := newLock(t, mem, "w", lockcore.WithLease(2*time.Second), lockcore.WithClocks(lockcore.Clocks{NoWallClockPath: true}), lockcore.WithMaxWait(15*time.Second))
 		res, err := w.TryAcquireElseWaitForRelease(context.Background())
 		if res.Outcome != lockcore.Failed || !errors.Is(err, lockcore.ErrWaitTimeout) {
 			t.Errorf("clock-free waiter = %+v, %v, want FAILED (timed out): the holder is alive", res, err)
@@ -183,14 +182,14 @@ func TestGhostAcquireAtTheWaitDeadlineIsFreed(t *testing.T) {
 		defer reap()
 		store := &hookStore{Store: mem}
 		var ghost string
-		store.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+		store.acquire = func(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 			it, err := mem.Acquire(ctx, req)
 			if err != nil {
 				return it, err
 			}
 			ghost = req.Revision
 			<-ctx.Done() // applied; the answer never comes
-			return lockcore.Item{}, ctx.Err()
+			return storeapi.Item{}, ctx.Err()
 		}
 		w := newLock(t, store, "w", lockcore.WithLease(time.Second), lockcore.WithMaxWait(3*time.Second))
 		res, err := w.TryAcquireElseWaitForRelease(context.Background())

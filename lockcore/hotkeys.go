@@ -5,13 +5,13 @@ import (
 	"time"
 )
 
-// DefaultHotKeys is how many keys a [HotKeys] made by a store remembers.
-const DefaultHotKeys = 1024
+// defaultHotKeys is how many keys a [HotKeys] made by a store remembers.
+const defaultHotKeys = 1024
 
 // HotKeys is the memory of which lock keys are hot, shared by the Locks on
 // one store. Every key is taken to be hot, and
 // [Lock.TryAcquireElseWaitForRelease] reads the item before it writes, as
-// with [WithReadFirst], unless this memory found the key free recently:
+// with [Herd].ReadFirst, unless this memory found the key free recently:
 // a TryAcquireElseWaitForRelease through it acquired the key at once (not
 // after a wait or a published failure). Such a key is cold for the lease
 // or the fresh-success window ([WithFreshSuccess]), whichever is longer,
@@ -41,13 +41,13 @@ const DefaultHotKeys = 1024
 // once instead of taking it over after a lease.
 //
 // [DynamoStore] and [MemoryStore] each keep one, shared by every Lock on
-// the store (see [WithHotKeys]); in Lambda the store lives as long as the
+// the store (see [Herd].HotKeys); in Lambda the store lives as long as the
 // execution environment, so the invocations it serves one after another
 // share it. HotKeys is safe for concurrent use; its zero value remembers
-// up to [DefaultHotKeys] keys.
+// up to [defaultHotKeys] keys.
 type HotKeys struct {
 	mu   sync.Mutex
-	max  int               // 0: DefaultHotKeys
+	max  int               // 0: defaultHotKeys
 	keys map[Key]time.Time // monotonic: found free, cold until then; nil when empty
 	lost []lostAttempt     // acquires given up on with an unknown outcome, the latest last (see lostattempt.go)
 }
@@ -75,7 +75,7 @@ func (h *HotKeys) cool(k Key, until time.Time) {
 	}
 	limit := h.max
 	if limit == 0 {
-		limit = DefaultHotKeys
+		limit = defaultHotKeys
 	}
 	if len(h.keys) >= limit {
 		h.evict(time.Now())
@@ -146,8 +146,8 @@ func (l *Lock) markCold() {
 }
 
 // readsFirst reports whether TryAcquireElseWaitForRelease starts with a
-// read: [WithReadFirst], or a memory of hot keys that has not found the
-// key free recently. Without a memory ([WithHotKeys](nil)) it writes
+// read: [Herd].ReadFirst, or a memory of hot keys that has not found the
+// key free recently. Without a memory ([Herd].NoHotKeys) it writes
 // first.
 func (l *Lock) readsFirst() bool {
 	return l.o.readFirst || (l.hot != nil && !l.hot.cold(l.key, time.Now()))

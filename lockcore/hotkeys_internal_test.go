@@ -23,11 +23,11 @@ func TestHotKeysBounded(t *testing.T) {
 		t.Error("a is cold after its mark ended")
 	}
 	var z HotKeys
-	for i := range DefaultHotKeys + 10 {
+	for i := range defaultHotKeys + 10 {
 		z.cool(Key{Group: "g", ID: fmt.Sprint(i)}, now.Add(time.Hour))
 	}
-	if n := len(z.keys); n != DefaultHotKeys {
-		t.Errorf("zero HotKeys holds %d keys, want %d", n, DefaultHotKeys)
+	if n := len(z.keys); n != defaultHotKeys {
+		t.Errorf("zero HotKeys holds %d keys, want %d", n, defaultHotKeys)
 	}
 	var nilKeys *HotKeys
 	nilKeys.cool(a, now.Add(time.Hour))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // countingMem is a MemoryStore that counts its requests. It embeds the
@@ -29,12 +30,12 @@ type memOp struct {
 
 func newCountingMem() *countingMem { return &countingMem{MemoryStore: lockcore.NewMemoryStore()} }
 
-func (s *countingMem) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *countingMem) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	s.log(memOp{op: "acquire"})
 	return s.MemoryStore.Acquire(ctx, req)
 }
 
-func (s *countingMem) Get(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+func (s *countingMem) Get(ctx context.Context, k lockcore.Key) (storeapi.Item, bool, error) {
 	it, found, err := s.MemoryStore.Get(ctx, k)
 	s.log(memOp{op: "get", acquirable: err == nil && (!found || it.Released)})
 	return it, found, err
@@ -208,7 +209,7 @@ func TestColdKeyExpires(t *testing.T) {
 	})
 }
 
-// WithHotKeys(nil) turns the memory off: a refused write does not make
+// WithHerd(Herd{NoHotKeys: true}) turns the memory off: a refused write does not make
 // later invocations read first.
 func TestWithoutHotKeysWritesFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -216,7 +217,7 @@ func TestWithoutHotKeysWritesFirst(t *testing.T) {
 		holder := newLock(t, s, "holder")
 		mustAcquire(t, holder)
 		for _, name := range []string{"a", "b"} {
-			l := newLock(t, s, name, lockcore.WithHotKeys(nil), lockcore.WithMaxWait(50*time.Millisecond))
+			l := newLock(t, s, name, lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}), lockcore.WithMaxWait(50*time.Millisecond))
 			s.take()
 			l.TryAcquireElseWaitForRelease(context.Background())
 			if ops := s.take(); len(ops) == 0 || ops[0].op != "acquire" {
@@ -237,11 +238,11 @@ func TestWaitWritesOnlyAfterAcquirableRead(t *testing.T) {
 		mustAcquire(t, holder)
 		s.take()
 		throttled := true
-		store := &hookStore{Store: s, acquire: func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+		store := &hookStore{Store: s, acquire: func(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 			if throttled {
 				throttled = false
 				s.log(memOp{op: "acquire"})
-				return lockcore.Item{}, errThrottle
+				return storeapi.Item{}, errThrottle
 			}
 			return s.Acquire(ctx, req)
 		}}
@@ -309,19 +310,19 @@ func TestWarmEnvironmentsReadFirstOverAHolder(t *testing.T) {
 		envs := make([]*lockcore.HotKeys, n)
 		for i := range envs {
 			envs[i] = lockcore.NewHotKeys(lockcore.DefaultHotKeys)
-			other := newLockID(t, s, fmt.Sprintf("other-%d", i), fresh, lockcore.WithHotKeys(envs[i]))
+			other := newLockID(t, s, fmt.Sprintf("other-%d", i), fresh, lockcore.WithHerd(lockcore.Herd{HotKeys: envs[i]}))
 			if res, err := other.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
 				t.Fatalf("env %d on its own key: %+v, %v, want Acquired", i, res, err)
 			}
 			mustRelease(t, other, lockcore.Success, "")
 		}
-		holder := newLock(t, lockcore.Store(s.MemoryStore), "holder", fresh, lockcore.WithHotKeys(nil))
+		holder := newLock(t, storeapi.Store(s.MemoryStore), "holder", fresh, lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}))
 		mustAcquire(t, holder)
 		s.take()
 		done := make(chan lockcore.WaitResult, n)
 		for i := range n {
 			go func() {
-				l := newLock(t, s, fmt.Sprintf("env-%d", i), fresh, lockcore.WithHotKeys(envs[i]))
+				l := newLock(t, s, fmt.Sprintf("env-%d", i), fresh, lockcore.WithHerd(lockcore.Herd{HotKeys: envs[i]}))
 				res, err := l.TryAcquireElseWaitForRelease(context.Background())
 				if err != nil {
 					t.Errorf("env %d: %v", i, err)
@@ -350,19 +351,19 @@ func TestWarmEnvironmentsReadFirstOverAHolder(t *testing.T) {
 // environment's first call (a new memory of hot keys) reads first, finds
 // the lock held, and waits by reads alone, so the burst spends the item's
 // read capacity, not its write capacity. Without a memory
-// (WithHotKeys(nil)) the first request is the conditional write.
+// (WithHerd(Herd{NoHotKeys: true})) the first request is the conditional write.
 func TestNewEnvironmentsReadFirstOverAHolder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newCountingMem()
 		fresh := lockcore.WithFreshSuccess(10 * time.Second)
-		holder := newLock(t, lockcore.Store(s.MemoryStore), "holder", fresh, lockcore.WithHotKeys(nil))
+		holder := newLock(t, storeapi.Store(s.MemoryStore), "holder", fresh, lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}))
 		mustAcquire(t, holder)
 		const n = 5
 		done := make(chan lockcore.WaitResult, n)
 		for i := range n {
 			go func() {
 				env := lockcore.NewHotKeys(lockcore.DefaultHotKeys) // a new environment's store
-				l := newLock(t, s, fmt.Sprintf("env-%d", i), fresh, lockcore.WithHotKeys(env))
+				l := newLock(t, s, fmt.Sprintf("env-%d", i), fresh, lockcore.WithHerd(lockcore.Herd{HotKeys: env}))
 				res, err := l.TryAcquireElseWaitForRelease(context.Background())
 				if err != nil {
 					t.Errorf("env %d: %v", i, err)
@@ -386,14 +387,14 @@ func TestNewEnvironmentsReadFirstOverAHolder(t *testing.T) {
 		}
 
 		// No memory: the first request is the write, refused over the holder.
-		holder2 := newLock(t, lockcore.Store(s.MemoryStore), "holder", lockcore.WithFreshSuccess(0), lockcore.WithHotKeys(nil))
+		holder2 := newLock(t, storeapi.Store(s.MemoryStore), "holder", lockcore.WithFreshSuccess(0), lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}))
 		mustAcquire(t, holder2)
 		go func() {
 			time.Sleep(300 * time.Millisecond)
 			mustRelease(t, holder2, lockcore.Success, "ref2")
 		}()
 		s.take()
-		l := newLock(t, s, "no-memory", lockcore.WithFreshSuccess(0), lockcore.WithHotKeys(nil))
+		l := newLock(t, s, "no-memory", lockcore.WithFreshSuccess(0), lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}))
 		if res, err := l.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Released {
 			t.Fatalf("no memory: TryAcquireElseWaitForRelease() = %+v, %v, want Released", res, err)
 		}

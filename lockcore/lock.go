@@ -10,40 +10,42 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Params names a lock and the invocation that uses it. LockID, LockGroup and
-// OwnerName must not be blank; AccountID and AppID must be positive.
+// HolderName must not be blank; AccountID and AppID must be positive.
 type Params struct {
 	LockID    string
 	LockGroup string
-	// OwnerName identifies the holder in the stored item, for diagnostics
+	// HolderName identifies the holder in the stored item, for diagnostics
 	// only: ownership is decided by the revision.
-	OwnerName string
-	AccountID int64
-	AppID     int64
+	HolderName string
+	AccountID  int64
+	AppID      int64
 	// RemainingTime reports how long the invocation has left to hold and to
 	// wait. When set, the maximum hold is min(RemainingTime(), the maximum
 	// hold option), and waiting never outlasts it. Nil means no invocation
 	// limit. Release is bounded by its context's deadline and by
-	// [WithReleaseTimeout], so a Lambda middleware passes the time to the
+	// [StoreCalls].ReleaseTimeout, so a Lambda middleware passes the time to the
 	// deadline minus its safety margin here.
 	RemainingTime func() time.Duration
 }
 
-// Lock is a lease lock on one DynamoDB item (or any [Store]). One Lock is
+// Lock is a lease lock on one DynamoDB item (or any [storeapi.Store]). One Lock is
 // meant for one invocation: it holds at most one lease at a time. Its methods
 // are safe for concurrent use.
 type Lock struct {
-	store         Store
+	store         storeapi.Store
 	key           Key
 	owner         string
 	recordAccount string
 	remaining     func() time.Duration
 	o             options
-	hot           *HotKeys  // nil: no memory of hot keys
-	ann           Announcer // nil: no announcements
-	rtt           *latency  // the store's round trips (see calltimeout.go)
+	hot           *HotKeys           // nil: no memory of hot keys
+	ann           storeapi.Announcer // nil: no announcements
+	rtt           *latency           // the store's round trips (see calltimeout.go)
 
 	mu   sync.Mutex // guards hold and last
 	hold *hold      // the current hold, nil when the lock is not held
@@ -55,7 +57,7 @@ type Lock struct {
 // app id, a nil store (also a typed nil, see [CheckStore]), or an invalid
 // option. A lease below the minimum lease is raised to
 // it with a warning.
-func New(store Store, p Params, opts ...Option) (*Lock, error) {
+func New(store storeapi.Store, p Params, opts ...Option) (*Lock, error) {
 	var blank []string
 	if strings.TrimSpace(p.LockID) == "" {
 		blank = append(blank, "LockID")
@@ -63,8 +65,8 @@ func New(store Store, p Params, opts ...Option) (*Lock, error) {
 	if strings.TrimSpace(p.LockGroup) == "" {
 		blank = append(blank, "LockGroup")
 	}
-	if strings.TrimSpace(p.OwnerName) == "" {
-		blank = append(blank, "OwnerName")
+	if strings.TrimSpace(p.HolderName) == "" {
+		blank = append(blank, "HolderName")
 	}
 	var errs []error
 	if len(blank) > 0 {
@@ -97,7 +99,7 @@ func New(store Store, p Params, opts ...Option) (*Lock, error) {
 	l := &Lock{
 		store:         store,
 		key:           Key{Group: p.LockGroup, ID: p.LockID},
-		owner:         p.OwnerName,
+		owner:         p.HolderName,
 		recordAccount: fmt.Sprintf("act:%d/app:%d", p.AccountID, p.AppID),
 		remaining:     p.RemainingTime,
 		o:             o,
@@ -124,8 +126,8 @@ func (l *Lock) LockID() string { return l.key.ID }
 // LockGroup returns the lock's group.
 func (l *Lock) LockGroup() string { return l.key.Group }
 
-// OwnerName returns the owner name written to the item.
-func (l *Lock) OwnerName() string { return l.owner }
+// HolderName returns the holder name written to the item (Params.HolderName).
+func (l *Lock) HolderName() string { return l.owner }
 
 // Key returns the lock's key.
 func (l *Lock) Key() Key { return l.key }
@@ -219,16 +221,6 @@ func (l *Lock) Context() context.Context {
 	return h.ctx
 }
 
-// CancelTimeout does nothing. It once stopped the maximum-hold timer, but a
-// holder past the hard maximum is one that others may take over (the item
-// tells them the hold ended at ExpiresAtMs), so the holder's validity now
-// ends at the hard maximum whatever is cancelled, and its context is
-// cancelled with [ErrMaxHoldReached] then.
-//
-// Deprecated: the hard maximum cannot be lifted; choose it with
-// [WithMaxHold] and Params.RemainingTime.
-func (l *Lock) CancelTimeout() {}
-
 // CancelAutoRenewal stops renewing without releasing the lock. The holder's
 // context is still cancelled when the lease it has runs out.
 func (l *Lock) CancelAutoRenewal() {
@@ -236,10 +228,6 @@ func (l *Lock) CancelAutoRenewal() {
 		h.setFlags(func(h *hold) { h.renewOn = false })
 	}
 }
-
-// CancelAll stops auto-renewal (see [Lock.CancelAutoRenewal]); the hard
-// maximum, as for [Lock.CancelTimeout], still holds.
-func (l *Lock) CancelAll() { l.CancelAutoRenewal() }
 
 // TriggerAbort cancels the holder's context with [ErrAborted]. It does not
 // release the lock: call Release for that.

@@ -11,22 +11,23 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 func TestNewRejectsBadInput(t *testing.T) {
 	store := lockcore.NewMemoryStore()
 	tests := []struct {
 		name   string
-		store  lockcore.Store
+		store  storeapi.Store
 		params lockcore.Params
 		opts   []lockcore.Option
 		want   []string // substrings of the error
 	}{
 		{"all blank", store, lockcore.Params{LockID: " ", AccountID: 1, AppID: 1}, nil,
-			[]string{"LockID, LockGroup, OwnerName"}},
-		{"zero account", store, lockcore.Params{LockID: "a", LockGroup: "b", OwnerName: "c", AppID: 1}, nil,
+			[]string{"LockID, LockGroup, HolderName"}},
+		{"zero account", store, lockcore.Params{LockID: "a", LockGroup: "b", HolderName: "c", AppID: 1}, nil,
 			[]string{"AccountID must be positive"}},
-		{"negative app", store, lockcore.Params{LockID: "a", LockGroup: "b", OwnerName: "c", AccountID: 1, AppID: -2}, nil,
+		{"negative app", store, lockcore.Params{LockID: "a", LockGroup: "b", HolderName: "c", AccountID: 1, AppID: -2}, nil,
 			[]string{"AppID must be positive"}},
 		{"nil store", nil, params("o"), nil, []string{"store is required"}},
 		{"negative lease", store, params("o"), []lockcore.Option{lockcore.WithLease(-time.Second)},
@@ -35,10 +36,22 @@ func TestNewRejectsBadInput(t *testing.T) {
 			[]string{"maximum wait must not be negative"}},
 		{"zero poll", store, params("o"), []lockcore.Option{lockcore.WithPollInterval(0)},
 			[]string{"poll interval must be positive"}},
-		{"no release attempts", store, params("o"), []lockcore.Option{lockcore.WithReleaseRetries(0, time.Second)},
-			[]string{"release attempts"}},
+		{"no release attempts", store, params("o"), []lockcore.Option{lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseAttempts: -1, ReleaseMaxBackoff: time.Second})},
+			[]string{"release attempts must be at least 1"}},
+		{"negative attempt timeout", store, params("o"), []lockcore.Option{lockcore.WithStoreCalls(lockcore.StoreCalls{AttemptTimeout: -time.Second})},
+			[]string{"attempt timeout must not be negative"}},
+		{"no attempts per episode", store, params("o"), []lockcore.Option{lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: -1})},
+			[]string{"maximum attempts must be at least 1"}},
+		{"negative hold-back", store, params("o"), []lockcore.Option{lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxHoldBack: -time.Minute})},
+			[]string{"maximum hold-back must not be negative"}},
+		{"drift of one", store, params("o"), []lockcore.Option{lockcore.WithClocks(lockcore.Clocks{Drift: 1})},
+			[]string{"drift must be in [0, 1)"}},
+		{"negative clock allowance", store, params("o"), []lockcore.Option{lockcore.WithClocks(lockcore.Clocks{Allowance: -time.Second})},
+			[]string{"clock allowance must not be negative"}},
+		{"too many announcements", store, params("o"), []lockcore.Option{lockcore.WithHerd(lockcore.Herd{Announcements: storeapi.MaxAnnounceShards + 1})},
+			[]string{"announcements must be in [0, 64]"}},
 		{"everything at once", nil, lockcore.Params{}, nil,
-			[]string{"LockID, LockGroup, OwnerName", "AccountID", "AppID", "store is required"}},
+			[]string{"LockID, LockGroup, HolderName", "AccountID", "AppID", "store is required"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,7 +72,7 @@ func TestNewRaisesShortLeaseWithWarning(t *testing.T) {
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, nil))
 	l, err := lockcore.New(lockcore.NewMemoryStore(), params("o"),
-		lockcore.WithLease(100*time.Millisecond), lockcore.WithMinLease(2*time.Second), lockcore.WithLogger(logger))
+		lockcore.WithLease(100*time.Millisecond), lockcore.WithStoreCalls(lockcore.StoreCalls{MinLease: 2 * time.Second}), lockcore.WithLogger(logger))
 	if err != nil {
 		t.Fatalf("New() error = %v", err)
 	}
@@ -75,8 +88,8 @@ func TestGettersAndRecordAccount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := lockcore.NewMemoryStore()
 		l := newLock(t, store, "owner-1")
-		if l.LockID() != "EUR-USD" || l.LockGroup() != "fx" || l.OwnerName() != "owner-1" {
-			t.Errorf("getters = %q %q %q", l.LockID(), l.LockGroup(), l.OwnerName())
+		if l.LockID() != "EUR-USD" || l.LockGroup() != "fx" || l.HolderName() != "owner-1" {
+			t.Errorf("getters = %q %q %q", l.LockID(), l.LockGroup(), l.HolderName())
 		}
 		if l.HasLock() || l.HasRenewal() || l.Revision() != "" || l.Fence() != 0 {
 			t.Errorf("before Acquire: HasLock %v HasRenewal %v Revision %q Fence %d, want zero values",
@@ -90,7 +103,7 @@ func TestGettersAndRecordAccount(t *testing.T) {
 		if err != nil || !found {
 			t.Fatalf("Get() = %v, %v", found, err)
 		}
-		if it.RecordAccount != "act:7/app:9" || it.Owner != "owner-1" || it.Revision != l.Revision() || it.Fence != l.Fence() {
+		if it.RecordAccount != "act:7/app:9" || it.Holder != "owner-1" || it.Revision != l.Revision() || it.Fence != l.Fence() {
 			t.Errorf("item = %+v, want account act:7/app:9, owner-1, revision %q, fence %d", it, l.Revision(), l.Fence())
 		}
 		if !l.HasLock() || !l.HasRenewal() || !l.Valid() {
@@ -128,9 +141,9 @@ func TestAcquireWhenHeldChecksForStaleLock(t *testing.T) {
 
 		// Another holder takes the key over, as after a lapsed lease.
 		it, _, _ := store.Get(context.Background(), a.Key())
-		_, err := store.Acquire(context.Background(), lockcore.AcquireRequest{
-			Key: a.Key(), Owner: "b", Revision: "rev-b", Lease: time.Second, ExpiresAtMs: 1,
-			Observed: &lockcore.Observation{Revision: it.Revision, Beat: it.Beat},
+		_, err := store.Acquire(context.Background(), storeapi.AcquireRequest{
+			Key: a.Key(), Holder: "b", Revision: "rev-b", Lease: time.Second, ExpiresAtMs: 1,
+			Observed: &storeapi.Observation{Revision: it.Revision, Beat: it.Beat},
 		})
 		if err != nil {
 			t.Fatalf("take-over Acquire() error = %v", err)
@@ -160,8 +173,8 @@ func TestCheckForStaleLock(t *testing.T) {
 		if stale, err := l.CheckForStaleLock(context.Background()); stale || err != nil {
 			t.Errorf("CheckForStaleLock() while held = %v, %v, want false, nil", stale, err)
 		}
-		hs := &hookStore{Store: store, get: func(context.Context, lockcore.Key) (lockcore.Item, bool, error) {
-			return lockcore.Item{}, false, errInjected
+		hs := &hookStore{Store: store, get: func(context.Context, lockcore.Key) (storeapi.Item, bool, error) {
+			return storeapi.Item{}, false, errInjected
 		}}
 		l2 := newLock(t, hs, "b")
 		if _, err := l2.CheckForStaleLock(context.Background()); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 var errServer = errors.New("lockcore: dynamodb acquire: InternalServerError: status code: 500")
@@ -16,9 +17,9 @@ var errServer = errors.New("lockcore: dynamodb acquire: InternalServerError: sta
 // newLostFirst returns a late-copy store over inner whose first acquire is
 // answered with a server error (a 5xx) and not applied, while a copy of it
 // is still on its way: the test lands that copy later with land.
-func newLostFirst(inner lockcore.Store) *lateCopy {
+func newLostFirst(inner storeapi.Store) *lateCopy {
 	s := newLateCopy(inner)
-	s.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+	s.acquire = func(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 		s.mu.Lock()
 		first := s.first == nil
 		if first {
@@ -28,7 +29,7 @@ func newLostFirst(inner lockcore.Store) *lateCopy {
 		s.mu.Unlock()
 		if first {
 			close(s.refused)
-			return lockcore.Item{}, errServer
+			return storeapi.Item{}, errServer
 		}
 		return inner.Acquire(ctx, req)
 	}
@@ -71,7 +72,7 @@ func TestNextCallFreesTheLateCopyOfAFailedAcquire(t *testing.T) {
 	tests := []struct {
 		name    string
 		fail    failFirstStep
-		between func(t *testing.T, s lockcore.Store, env lockcore.Option) // before the copy lands; nil: nothing
+		between func(t *testing.T, s storeapi.Store, env lockcore.Option) // before the copy lands; nil: nothing
 	}{
 		{"wait's first step", failWait, nil},
 		{"Acquire", failAcquire, nil},
@@ -83,7 +84,7 @@ func TestNextCallFreesTheLateCopyOfAFailedAcquire(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				mem := lockcore.NewMemoryStore()
 				store := newLostFirst(mem)
-				env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys)) // the environment's memory, as its store's
+				env := lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)}) // the environment's memory, as its store's
 				tt.fail(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), env))
 				if tt.between != nil {
 					tt.between(t, store, env)
@@ -123,7 +124,7 @@ func TestNextCallFreesTheLateCopyOfAFailedAcquire(t *testing.T) {
 
 // publishSuccess is another call that acquires the lock on s, does its
 // work and publishes success.
-func publishSuccess(t *testing.T, s lockcore.Store, env lockcore.Option) {
+func publishSuccess(t *testing.T, s storeapi.Store, env lockcore.Option) {
 	t.Helper()
 	other := newLock(t, s, "other", env)
 	if res, err := other.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
@@ -141,12 +142,12 @@ func TestALateCopyIsFreedOnlyByItsOwnEnvironment(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		store := newLostFirst(mem)
-		failWait(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))))
+		failWait(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)})))
 		store.land(t)
 
 		elsewhere := &hookStore{Store: mem}
 		other, err := lockcore.New(elsewhere, params("elsewhere"), lockcore.WithLogger(quiet), lockcore.WithLease(6*time.Second),
-			lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys)))
+			lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +169,7 @@ func TestNextCallFreesTheLateCopyOfAFailedAcquireOnEveryStore(t *testing.T) {
 	for _, st := range everyStore() {
 		t.Run(st.name, func(t *testing.T) {
 			store := newLostFirst(st.new(t))
-			env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
+			env := lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)})
 			failWait(t, newLock(t, store, "failed", env))
 			landed := store.land(t)
 
@@ -224,9 +225,9 @@ func TestNextCallFreesTheLateCopyOfAWaitThatReturned(t *testing.T) {
 // acquired the tests' key on s at once and released it, as an option for
 // the Locks of that environment: the key is cold there (see
 // lockcore.HotKeys), so its next call on it writes first.
-func startedEnvironment(t *testing.T, s lockcore.Store) lockcore.Option {
+func startedEnvironment(t *testing.T, s storeapi.Store) lockcore.Option {
 	t.Helper()
-	env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
+	env := lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)})
 	l, err := lockcore.New(s, params("started"), lockcore.WithLogger(quiet), env)
 	if err != nil {
 		t.Fatal(err)
@@ -274,13 +275,13 @@ func TestAHeldLateCopyIsNotGivenUp(t *testing.T) {
 type throttledTakeover struct {
 	hookStore
 	mu     sync.Mutex
-	sent   []lockcore.AcquireRequest
+	sent   []storeapi.AcquireRequest
 	landed bool
 }
 
-func newThrottledTakeover(inner lockcore.Store) *throttledTakeover {
+func newThrottledTakeover(inner storeapi.Store) *throttledTakeover {
 	s := &throttledTakeover{hookStore: hookStore{Store: inner}}
-	s.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+	s.acquire = func(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 		s.mu.Lock()
 		landed := s.landed
 		if !landed {
@@ -288,7 +289,7 @@ func newThrottledTakeover(inner lockcore.Store) *throttledTakeover {
 		}
 		s.mu.Unlock()
 		if !landed {
-			return lockcore.Item{}, errThrottle
+			return storeapi.Item{}, errThrottle
 		}
 		return inner.Acquire(ctx, req)
 	}
@@ -298,7 +299,7 @@ func newThrottledTakeover(inner lockcore.Store) *throttledTakeover {
 // landCopy applies the request sent back-th from the last (1: the last) to
 // the inner store, as a copy that got past the throttle, and lets later
 // acquires pass.
-func (s *throttledTakeover) landCopy(t *testing.T, back int) lockcore.Item {
+func (s *throttledTakeover) landCopy(t *testing.T, back int) storeapi.Item {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -350,7 +351,7 @@ func TestAcquireOverAFreedCopyOfATakeoverIsATakeover(t *testing.T) {
 				time.Sleep(6500 * time.Millisecond) // the crashed lease is stale: its take-over attempts are throttled
 				synctest.Wait()
 
-				var landed lockcore.Item
+				var landed storeapi.Item
 				var res lockcore.WaitResult
 				var err error
 				var holder *lockcore.Lock
@@ -393,7 +394,7 @@ func TestAcquireOverAFreedCopyOfATakeoverIsATakeover(t *testing.T) {
 func TestNextCallFreesTheLateCopyOfAnAcquireThatFoundTheLockHeld(t *testing.T) {
 	tests := []struct {
 		name  string
-		store func(lockcore.Store) *lateCopy
+		store func(storeapi.Store) *lateCopy
 	}{
 		{"answered with a 5xx, settled over the holder", newLostFirst},
 		{"refused over the holder", newLateCopy},
@@ -443,7 +444,7 @@ func TestNextCallFreesASecondLateCopyOfAFailedAcquire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		store := newLostFirst(mem)
-		env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
+		env := lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)})
 		failWait(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), env))
 		store.land(t)
 		for _, owner := range []string{"next", "then"} { // the first copy freed by the next call; one more holder after it
@@ -479,12 +480,12 @@ func TestFreeingALateCopyEndsWithTheWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		store := newLostFirst(mem)
-		env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
+		env := lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)})
 		failWait(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), env))
 		landed := store.land(t)
 
-		throttled := &hookStore{Store: mem, release: func(context.Context, lockcore.ReleaseRequest) (lockcore.Item, error) {
-			return lockcore.Item{}, errThrottle
+		throttled := &hookStore{Store: mem, release: func(context.Context, storeapi.ReleaseRequest) (storeapi.Item, error) {
+			return storeapi.Item{}, errThrottle
 		}}
 		w := newLock(t, throttled, "next", lockcore.WithLease(6*time.Second), lockcore.WithMaxWait(2*time.Second), env)
 		res, err := w.TryAcquireElseWaitForRelease(context.Background())
@@ -507,7 +508,7 @@ func TestNextCallFreesASecondLateCopyOfAFailedAcquireOnEveryStore(t *testing.T) 
 		t.Run(st.name, func(t *testing.T) {
 			inner := st.new(t)
 			store := newLostFirst(inner)
-			env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
+			env := lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)})
 			failWait(t, newLock(t, store, "failed", env))
 			store.land(t)
 			for _, owner := range []string{"next", "then"} {
@@ -578,19 +579,19 @@ func TestHoldingALateCopyOverAFreedCopyIsNoTakeover(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		store := newLostFirst(mem)
-		env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
+		env := lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)})
 		failWait(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), env))
 		copied := store.land(t)
 
 		applied := &hookStore{Store: mem}
-		applied.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+		applied.acquire = func(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 			if applied.n("acquire") != 2 { // the first is refused over the copy; the second races after freeing it
 				return mem.Acquire(ctx, req)
 			}
 			if _, err := mem.Acquire(ctx, req); err != nil {
 				t.Errorf("the race after freeing the copy: Acquire() = %v, want it applied", err)
 			}
-			return lockcore.Item{}, errThrottle // a retry's answer: the first copy got through
+			return storeapi.Item{}, errThrottle // a retry's answer: the first copy got through
 		}
 		m := &recMetrics{}
 		w := newLock(t, applied, "next", lockcore.WithLease(6*time.Second), lockcore.WithMetrics(m), env)
@@ -625,7 +626,7 @@ func TestAcquireOverItsOwnSettledWriteIsNoTakeover(t *testing.T) {
 
 		var unreadable time.Time // until then, reads fail
 		store := &hookStore{Store: mem}
-		store.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+		store.acquire = func(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 			if store.n("acquire") != 1 {
 				return mem.Acquire(ctx, req)
 			}
@@ -633,11 +634,11 @@ func TestAcquireOverItsOwnSettledWriteIsNoTakeover(t *testing.T) {
 				t.Errorf("first acquire: %v, want it applied", err)
 			}
 			unreadable = time.Now().Add(1500 * time.Millisecond)
-			return lockcore.Item{}, errServer // applied, its answer lost
+			return storeapi.Item{}, errServer // applied, its answer lost
 		}
-		store.get = func(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+		store.get = func(ctx context.Context, k lockcore.Key) (storeapi.Item, bool, error) {
 			if time.Now().Before(unreadable) {
-				return lockcore.Item{}, false, errServer
+				return storeapi.Item{}, false, errServer
 			}
 			return mem.Get(ctx, k)
 		}

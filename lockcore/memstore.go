@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
-// MemoryStore is a [Store] that keeps its items in process memory, with the
+// MemoryStore is a [storeapi.Store] that keeps its items in process memory, with the
 // same conditions, the same limits and the same returned items as
 // [DynamoStore]. It is meant for tests of the lock algorithm and for local
 // runs: nothing survives the process, and only goroutines of one process
@@ -20,35 +22,35 @@ import (
 //
 // MemoryStore is safe for concurrent use.
 type MemoryStore struct {
-	mu    sync.Mutex       // guards items
-	items map[string]*Item // by PartitionKey; each value owned by the store
-	hot   *HotKeys         // the Locks' memory of hot keys (see HotKeys); not part of any item
+	mu    sync.Mutex                // guards items
+	items map[string]*storeapi.Item // by PartitionKey; each value owned by the store
+	hot   *HotKeys                  // the Locks' memory of hot keys (see HotKeys); not part of any item
 
-	announced map[string]Announcement // by AnnouncementKey; guarded by mu
+	announced map[string]storeapi.Announcement // by AnnouncementKey; guarded by mu
 
 	lat latency // the Locks' estimate of the round trips (see calltimeout.go); not part of any item
 }
 
 var (
-	_ Store     = (*MemoryStore)(nil)
-	_ Announcer = (*MemoryStore)(nil)
+	_ storeapi.Store     = (*MemoryStore)(nil)
+	_ storeapi.Announcer = (*MemoryStore)(nil)
 )
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{items: make(map[string]*Item), hot: NewHotKeys(DefaultHotKeys)}
+	return &MemoryStore{items: make(map[string]*storeapi.Item), hot: NewHotKeys(defaultHotKeys)}
 }
 
 func (s *MemoryStore) hotKeys() *HotKeys { return s.hot }
 
 func (s *MemoryStore) latency() *latency { return &s.lat }
 
-// Acquire implements [Store.Acquire].
-func (s *MemoryStore) Acquire(ctx context.Context, req AcquireRequest) (Item, error) {
+// Acquire implements [storeapi.Store.Acquire].
+func (s *MemoryStore) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	if err := memCheck(ctx, checkAcquireRequest(req)); err != nil {
-		return Item{}, fmt.Errorf("lockcore: memory acquire: %w", err)
+		return storeapi.Item{}, fmt.Errorf("lockcore: memory acquire: %w", err)
 	}
-	pk := PartitionKey(req.Key)
+	pk := storeapi.PartitionKey(req.Key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, found := s.items[pk]
@@ -58,11 +60,11 @@ func (s *MemoryStore) Acquire(ctx context.Context, req AcquireRequest) (Item, er
 			// process only when the caller repeats a request itself.
 			return cloneItem(*cur), nil
 		}
-		return Item{}, &ConditionError{Op: "acquire", Current: ptr(cloneItem(*cur))}
+		return storeapi.Item{}, &storeapi.ConditionError{Op: "acquire", Current: ptr(cloneItem(*cur))}
 	}
 	it := acquired(cur, req)
 	if err := checkItemSize(it); err != nil {
-		return Item{}, fmt.Errorf("lockcore: memory acquire: %w", err)
+		return storeapi.Item{}, fmt.Errorf("lockcore: memory acquire: %w", err)
 	}
 	s.items[pk] = &it
 	return cloneItem(it), nil
@@ -70,10 +72,10 @@ func (s *MemoryStore) Acquire(ctx context.Context, req AcquireRequest) (Item, er
 
 // acquired returns the item an applied Acquire of req writes over cur (nil
 // when there is none).
-func acquired(cur *Item, req AcquireRequest) Item {
-	it := Item{
+func acquired(cur *storeapi.Item, req storeapi.AcquireRequest) storeapi.Item {
+	it := storeapi.Item{
 		Key:           req.Key,
-		Owner:         req.Owner,
+		Holder:        req.Holder,
 		Revision:      req.Revision,
 		Fence:         req.FenceBase + 1,
 		Lease:         req.Lease,
@@ -97,8 +99,8 @@ func acquired(cur *Item, req AcquireRequest) Item {
 
 // acquirable reports whether the Acquire condition holds for an existing
 // item cur: the branches (A), guarded by (B), (C) and (D), of
-// [Store.Acquire].
-func acquirable(cur *Item, req AcquireRequest) bool {
+// [storeapi.Store.Acquire].
+func acquirable(cur *storeapi.Item, req storeapi.AcquireRequest) bool {
 	open := cur.Released
 	if req.UseWallClock {
 		limit := req.NowMs - req.ClockAllowance.Milliseconds()
@@ -111,28 +113,28 @@ func acquirable(cur *Item, req AcquireRequest) bool {
 		cur.PrevRevision != req.Revision
 }
 
-// freshSuccess is guard (B) of [Store.Acquire].
-func freshSuccess(cur *Item, req AcquireRequest) bool {
+// freshSuccess is guard (B) of [storeapi.Store.Acquire].
+func freshSuccess(cur *storeapi.Item, req storeapi.AcquireRequest) bool {
 	return req.FreshSuccessSinceMs != 0 && cur.Released && cur.Result == Success &&
 		cur.ReleasedAtMs >= req.FreshSuccessSinceMs
 }
 
-// heldBackFailure is guard (C) of [Store.Acquire].
-func heldBackFailure(cur *Item, req AcquireRequest) bool {
+// heldBackFailure is guard (C) of [storeapi.Store.Acquire].
+func heldBackFailure(cur *storeapi.Item, req storeapi.AcquireRequest) bool {
 	return req.MaxAttempts > 0 && cur.Released && cur.Result == Failure && cur.FailRecentUntilMs > req.NowMs &&
 		cur.NotBeforeMs > req.NowMs
 }
 
-// Renew implements [Store.Renew].
-func (s *MemoryStore) Renew(ctx context.Context, req RenewRequest) (Item, error) {
+// Renew implements [storeapi.Store.Renew].
+func (s *MemoryStore) Renew(ctx context.Context, req storeapi.RenewRequest) (storeapi.Item, error) {
 	if err := memCheck(ctx, checkRenewRequest(req)); err != nil {
-		return Item{}, fmt.Errorf("lockcore: memory renew: %w", err)
+		return storeapi.Item{}, fmt.Errorf("lockcore: memory renew: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur := s.items[PartitionKey(req.Key)]
+	cur := s.items[storeapi.PartitionKey(req.Key)]
 	if cur == nil || cur.Revision != req.Revision || cur.Released {
-		return Item{}, &ConditionError{Op: "renew", Current: clonePtr(cur)}
+		return storeapi.Item{}, &storeapi.ConditionError{Op: "renew", Current: clonePtr(cur)}
 	}
 	cur.HeartbeatAtMs = req.NowMs
 	cur.LeaseUntilMs = max(cur.LeaseUntilMs, req.LeaseUntilMs)
@@ -140,40 +142,40 @@ func (s *MemoryStore) Renew(ctx context.Context, req RenewRequest) (Item, error)
 	return cloneItem(*cur), nil
 }
 
-// Release implements [Store.Release].
-func (s *MemoryStore) Release(ctx context.Context, req ReleaseRequest) (Item, error) {
+// Release implements [storeapi.Store.Release].
+func (s *MemoryStore) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	if err := memCheck(ctx, checkReleaseRequest(req)); err != nil {
-		return Item{}, fmt.Errorf("lockcore: memory release: %w", err)
+		return storeapi.Item{}, fmt.Errorf("lockcore: memory release: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur := s.items[PartitionKey(req.Key)]
+	cur := s.items[storeapi.PartitionKey(req.Key)]
 	if cur == nil || cur.Revision != req.Revision || (cur.Released && !replacesHolderFailure(*cur, req)) {
 		if cur != nil && (releasedAlready(*cur, req) || ownPublication(*cur, req) || recordedPublication(*cur, req)) {
 			return cloneItem(*cur), nil
 		}
-		return Item{}, &ConditionError{Op: "release", Current: clonePtr(cur)}
+		return storeapi.Item{}, &storeapi.ConditionError{Op: "release", Current: clonePtr(cur)}
 	}
 	it := released(*cur, req)
 	if err := checkItemSize(it); err != nil {
-		return Item{}, fmt.Errorf("lockcore: memory release: %w", err)
+		return storeapi.Item{}, fmt.Errorf("lockcore: memory release: %w", err)
 	}
 	*cur = it
 	return cloneItem(it), nil
 }
 
 // overOperator reports whether req is a holder's Failure release that would
-// overwrite an operator's release of cur (see [OperatorReleaseReason]).
-func overOperator(cur Item, req ReleaseRequest) bool {
-	return cur.Released && cur.Result == Failure && cur.FailReason == OperatorReleaseReason &&
-		req.Result == Failure && !req.byOperator()
+// overwrite an operator's release of cur (see [storeapi.OperatorReleaseReason]).
+func overOperator(cur storeapi.Item, req storeapi.ReleaseRequest) bool {
+	return cur.Released && cur.Result == Failure && cur.FailReason == storeapi.OperatorReleaseReason &&
+		req.Result == Failure && !byOperator(req)
 }
 
 // replacesHolderFailure reports whether req is an operator's force-release
 // and cur, of req's revision, released, its holder's failure release,
-// which the operator's replaces (see [OperatorReleaseReason]).
-func replacesHolderFailure(cur Item, req ReleaseRequest) bool {
-	return req.byOperator() && cur.Released && cur.Result == Failure && cur.FailReason != OperatorReleaseReason
+// which the operator's replaces (see [storeapi.OperatorReleaseReason]).
+func replacesHolderFailure(cur storeapi.Item, req storeapi.ReleaseRequest) bool {
+	return byOperator(req) && cur.Released && cur.Result == Failure && cur.FailReason != storeapi.OperatorReleaseReason
 }
 
 // releasedAlready reports whether cur, which failed req's condition, is
@@ -181,12 +183,12 @@ func replacesHolderFailure(cur Item, req ReleaseRequest) bool {
 // was applied (its response lost), and its publication stands as it was
 // written, ReleasedAtMs included. A holder's Failure release is not, when
 // an operator released the revision (see overOperator).
-func releasedAlready(cur Item, req ReleaseRequest) bool {
+func releasedAlready(cur storeapi.Item, req storeapi.ReleaseRequest) bool {
 	return cur.Revision == req.Revision && cur.Released && cur.Result == req.Result && !overOperator(cur, req)
 }
 
 // released returns cur as an applied Release of req leaves it.
-func released(cur Item, req ReleaseRequest) Item {
+func released(cur storeapi.Item, req storeapi.ReleaseRequest) storeapi.Item {
 	it := cur
 	it.Released = true
 	it.ReleasedAtMs = req.NowMs
@@ -197,7 +199,7 @@ func released(cur Item, req ReleaseRequest) Item {
 		it.HoldMeanMs, it.HoldDevMs = req.HoldMeanMs, req.HoldDevMs
 	}
 	switch {
-	case req.byOperator():
+	case byOperator(req):
 		it.PublishedRevision, it.PublishedResult = "", ""
 	case !req.Unheld:
 		it.PublishedRevision, it.PublishedResult = req.Revision, req.Result
@@ -228,40 +230,40 @@ func released(cur Item, req ReleaseRequest) Item {
 // not have overwritten (see overOperator), so the holder is told it lost
 // its lease, as it is before a newcomer acquires, and also after the
 // newcomer has released with a reason of its own.
-func ownPublication(cur Item, req ReleaseRequest) bool {
+func ownPublication(cur storeapi.Item, req storeapi.ReleaseRequest) bool {
 	return cur.Revision != req.Revision && cur.PrevRevision == req.Revision && cur.PrevResult == req.Result &&
-		!(req.Result == Failure && !req.byOperator() && replacedOperatorRelease(cur))
+		!(req.Result == Failure && !byOperator(req) && replacedOperatorRelease(cur))
 }
 
 // recordedPublication reports whether cur, of another revision, which
 // failed req's condition, records req as the last publication on the item
-// (see [Item].PublishedRevision): req was applied, and since then only
+// (see [storeapi.Item].PublishedRevision): req was applied, and since then only
 // acquisitions and the freeing of writes that nobody held have changed the
 // item, however many. Only req's holder sends a release of its revision
 // that is neither an operator's nor the freeing of a write nobody held,
 // and an operator's force-release clears the record, so it never names a
 // release that was not applied, nor a holder's failure an operator
 // replaced.
-func recordedPublication(cur Item, req ReleaseRequest) bool {
+func recordedPublication(cur storeapi.Item, req storeapi.ReleaseRequest) bool {
 	return cur.Revision != req.Revision && cur.PublishedRevision == req.Revision && cur.PublishedResult == req.Result
 }
 
 // replacedOperatorRelease reports whether cur's acquisition replaced an
 // operator's release (see ownPublication).
-func replacedOperatorRelease(cur Item) bool {
-	return cur.PrevFailReason == OperatorReleaseReason || cur.FailReason == OperatorReleaseReason
+func replacedOperatorRelease(cur storeapi.Item) bool {
+	return cur.PrevFailReason == storeapi.OperatorReleaseReason || cur.FailReason == storeapi.OperatorReleaseReason
 }
 
-// Get implements [Store.Get].
-func (s *MemoryStore) Get(ctx context.Context, key Key) (Item, bool, error) {
+// Get implements [storeapi.Store.Get].
+func (s *MemoryStore) Get(ctx context.Context, key Key) (storeapi.Item, bool, error) {
 	if err := memCheck(ctx, checkKey(key)); err != nil {
-		return Item{}, false, fmt.Errorf("lockcore: memory get: %w", err)
+		return storeapi.Item{}, false, fmt.Errorf("lockcore: memory get: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur := s.items[PartitionKey(key)]
+	cur := s.items[storeapi.PartitionKey(key)]
 	if cur == nil {
-		return Item{}, false, nil
+		return storeapi.Item{}, false, nil
 	}
 	return cloneItem(*cur), true, nil
 }
@@ -276,13 +278,13 @@ func memCheck(ctx context.Context, check error) error {
 }
 
 // cloneItem returns a copy of it that shares no memory with it.
-func cloneItem(it Item) Item {
+func cloneItem(it storeapi.Item) storeapi.Item {
 	it.Answer = bytes.Clone(it.Answer)
 	return it
 }
 
 // clonePtr returns a pointer to a copy of *it, or nil for nil.
-func clonePtr(it *Item) *Item {
+func clonePtr(it *storeapi.Item) *storeapi.Item {
 	if it == nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/lockcore/storetest"
 )
 
@@ -16,7 +17,7 @@ func TestMemoryStoreAcquireRelease(t *testing.T) {
 	ctx := context.Background()
 	s := lockcore.NewMemoryStore()
 	key := lockcore.Key{Group: "g", ID: "id"}
-	req := lockcore.AcquireRequest{Key: key, Owner: "o", Revision: "r1", Lease: time.Second,
+	req := storeapi.AcquireRequest{Key: key, Holder: "o", Revision: "r1", Lease: time.Second,
 		NowMs: 1000, LeaseUntilMs: 2000, ExpiresAtMs: 5000, FenceBase: 41}
 	it, err := s.Acquire(ctx, req)
 	if err != nil || it.Fence != 42 || it.Revision != "r1" {
@@ -25,11 +26,11 @@ func TestMemoryStoreAcquireRelease(t *testing.T) {
 	req2 := req
 	req2.Revision = "r2"
 	_, err = s.Acquire(ctx, req2)
-	var ce *lockcore.ConditionError
+	var ce *storeapi.ConditionError
 	if !errors.As(err, &ce) || ce.Current == nil || ce.Current.Revision != "r1" {
 		t.Fatalf("second Acquire() error = %v, want ConditionError at r1", err)
 	}
-	if _, err := s.Release(ctx, lockcore.ReleaseRequest{Key: key, Revision: "r1", Result: lockcore.Success}); err != nil {
+	if _, err := s.Release(ctx, storeapi.ReleaseRequest{Key: key, Revision: "r1", Result: lockcore.Success}); err != nil {
 		t.Fatalf("Release() = %v", err)
 	}
 	it, err = s.Acquire(ctx, req2)
@@ -43,16 +44,16 @@ func TestMemoryStoreRejectsDoneContextAndEmptyRevision(t *testing.T) {
 	key := lockcore.Key{Group: "g", ID: "id"}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := s.Acquire(ctx, lockcore.AcquireRequest{Key: key, Revision: "r"}); !errors.Is(err, context.Canceled) {
+	if _, err := s.Acquire(ctx, storeapi.AcquireRequest{Key: key, Revision: "r"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Acquire(cancelled ctx) = %v, want context.Canceled", err)
 	}
 	if _, _, err := s.Get(ctx, key); !errors.Is(err, context.Canceled) {
 		t.Errorf("Get(cancelled ctx) = %v, want context.Canceled", err)
 	}
-	if _, err := s.Acquire(context.Background(), lockcore.AcquireRequest{Key: key}); err == nil {
+	if _, err := s.Acquire(context.Background(), storeapi.AcquireRequest{Key: key}); err == nil {
 		t.Errorf("Acquire(empty revision) = nil error, want error")
 	}
-	if _, err := s.Release(context.Background(), lockcore.ReleaseRequest{Key: key, Revision: "r", Result: "maybe"}); err == nil {
+	if _, err := s.Release(context.Background(), storeapi.ReleaseRequest{Key: key, Revision: "r", Result: "maybe"}); err == nil {
 		t.Errorf("Release(invalid result) = nil error, want error")
 	}
 }
@@ -69,7 +70,7 @@ func TestMemoryStoreInSynctestBubble(t *testing.T) {
 		for i := range 8 {
 			wg.Go(func() {
 				rev := string(rune('a' + i))
-				if _, err := s.Acquire(t.Context(), lockcore.AcquireRequest{Key: key, Revision: rev}); err == nil {
+				if _, err := s.Acquire(t.Context(), storeapi.AcquireRequest{Key: key, Revision: rev}); err == nil {
 					wins <- rev
 				}
 			})
@@ -91,5 +92,5 @@ func TestMemoryStoreInSynctestBubble(t *testing.T) {
 }
 
 func TestMemoryStoreConformance(t *testing.T) {
-	storetest.Run(t, func(*testing.T) lockcore.Store { return lockcore.NewMemoryStore() })
+	storetest.Run(t, func(*testing.T) storeapi.Store { return lockcore.NewMemoryStore() })
 }

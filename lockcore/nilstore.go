@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // CheckStore returns an error matching [ErrConfig] when store is nil or
@@ -11,7 +13,7 @@ import (
 // the *DynamoStore of a [NewDynamoStore] whose error was ignored, is a
 // non-nil Store that would panic at its first call. It returns nil
 // otherwise. [New] and the lockmw middleware check their store with it.
-func CheckStore(store Store) error {
+func CheckStore(store storeapi.Store) error {
 	if store == nil {
 		return &configError{errors.New("lockcore: store is required")}
 	}

@@ -3,6 +3,8 @@ package lockcore
 import (
 	"log/slog"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // A wait's own earlier attempts.
@@ -54,12 +56,12 @@ type try struct {
 // that write's was (see kind).
 type tries struct {
 	list  []try
-	freed *Item // as the store had it before the release; nil: none
+	freed *storeapi.Item // as the store had it before the release; nil: none
 }
 
 // free notes it, a write the wait freed as held by nobody (t nil: nothing
 // is noted).
-func (t *tries) free(it *Item) {
+func (t *tries) free(it *storeapi.Item) {
 	if t != nil {
 		t.freed = it
 	}
@@ -67,7 +69,7 @@ func (t *tries) free(it *Item) {
 
 // freedItem returns the last write the wait freed, nil when none (or t
 // is nil).
-func (t *tries) freedItem() *Item {
+func (t *tries) freedItem() *storeapi.Item {
 	if t == nil {
 		return nil
 	}
@@ -98,7 +100,7 @@ func (t *tries) find(revision string) (try, bool) {
 // own judges a held item that one of the wait's own attempts wrote, or an
 // attempt that a call in this environment gave up on (see lostattempt.go)
 // (ok false: neither): the wait holds it, or frees it and races again.
-func (w *waiter) own(it Item) (v verdict, ok bool) {
+func (w *waiter) own(it storeapi.Item) (v verdict, ok bool) {
 	if it.Released {
 		return verdict{}, false
 	}
@@ -110,7 +112,7 @@ func (w *waiter) own(it Item) (v verdict, ok bool) {
 		return verdict{}, false
 	case mine && !l.late(w.ctx, w.deadline) && time.Now().Before(a.sent.Add(l.o.lease-l.validityMargin())):
 		l.logAt(slog.LevelInfo, "a late copy of this wait's own acquire holds the lock", slog.Int64("fence", it.Fence))
-		l.count(MetricLateCopy, 1)
+		l.count(metricLateCopy, 1)
 		h := l.startHold(w.ctx, it, a.sent, a.maxHold, a.takeover, w.tried.freed, a.sent) // it may replace a copy the wait freed (see kind)
 		return verdict{done: true, res: WaitResult{Outcome: Acquired, Fence: it.Fence, TookOver: h.tookOver, AfterFailure: h.afterFailure}}, true
 	}
@@ -118,12 +120,12 @@ func (w *waiter) own(it Item) (v verdict, ok bool) {
 	// the late copy wrote it (see settle), and race for the lock. The
 	// release ends with the wait (callCtx): a copy it could not free is
 	// left to the environment's next call (see lostattempt.go).
-	free := ReleaseRequest{Key: l.key, Revision: it.Revision, NowMs: l.nowMs(), Result: Failure, KeepEpisode: true, Unheld: true}
+	free := storeapi.ReleaseRequest{Key: l.key, Revision: it.Revision, NowMs: l.nowMs(), Result: Failure, KeepEpisode: true, Unheld: true}
 	if !l.free(w.callCtx, free) {
 		return verdict{}, true // the store failed: the next read tries again
 	}
 	w.tried.free(&it)
-	l.count(MetricLateCopy, 1)
+	l.count(metricLateCopy, 1)
 	if lost {
 		l.logAt(slog.LevelInfo, "freed a late copy of an acquire a call gave up on", slog.Int64("fence", it.Fence))
 		return verdict{take: true}, true

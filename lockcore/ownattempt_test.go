@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // lateCopy is a waiter's store whose first acquire is refused while an
@@ -16,13 +17,13 @@ import (
 type lateCopy struct {
 	hookStore
 	mu      sync.Mutex
-	first   *lockcore.AcquireRequest
+	first   *storeapi.AcquireRequest
 	refused chan struct{} // closed when the first acquire has returned
 }
 
-func newLateCopy(inner lockcore.Store) *lateCopy {
+func newLateCopy(inner storeapi.Store) *lateCopy {
 	s := &lateCopy{hookStore: hookStore{Store: inner}, refused: make(chan struct{})}
-	s.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+	s.acquire = func(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 		s.mu.Lock()
 		first := s.first == nil
 		if first {
@@ -41,7 +42,7 @@ func newLateCopy(inner lockcore.Store) *lateCopy {
 
 // heldWithLateCopy acquires the lock on inner for a holder (lease 6s) and
 // returns it with a waiter's late-copy store over inner.
-func heldWithLateCopy(t *testing.T, inner lockcore.Store) (*lockcore.Lock, *lateCopy) {
+func heldWithLateCopy(t *testing.T, inner storeapi.Store) (*lockcore.Lock, *lateCopy) {
 	t.Helper()
 	holder := newLock(t, inner, "holder", lockcore.WithLease(6*time.Second))
 	mustAcquire(t, holder)
@@ -49,7 +50,7 @@ func heldWithLateCopy(t *testing.T, inner lockcore.Store) (*lockcore.Lock, *late
 }
 
 // land applies the first acquire's late copy to the inner store.
-func (s *lateCopy) land(t *testing.T) lockcore.Item {
+func (s *lateCopy) land(t *testing.T) storeapi.Item {
 	t.Helper()
 	s.mu.Lock()
 	req := s.first
@@ -65,15 +66,15 @@ func (s *lateCopy) land(t *testing.T) lockcore.Item {
 }
 
 // forceRelease releases the holder's revision as an operator does.
-func forceRelease(t *testing.T, s lockcore.Store, key lockcore.Key) {
+func forceRelease(t *testing.T, s storeapi.Store, key lockcore.Key) {
 	t.Helper()
 	it, _, err := s.Get(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Release(context.Background(), lockcore.ReleaseRequest{
+	_, err = s.Release(context.Background(), storeapi.ReleaseRequest{
 		Key: key, Revision: it.Revision, NowMs: time.Now().UnixMilli(), Result: lockcore.Failure,
-		Failures: it.Failures, FailReason: lockcore.OperatorReleaseReason,
+		Failures: it.Failures, FailReason: storeapi.OperatorReleaseReason,
 	})
 	if err != nil {
 		t.Fatalf("operator Release() = %v", err)
@@ -218,9 +219,9 @@ func TestWaitHoldsTheLateCopyItsNextAttemptMeets(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		holder, store := heldWithLateCopy(t, mem)
-		var landed lockcore.Item
+		var landed storeapi.Item
 		first := store.acquire
-		store.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+		store.acquire = func(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 			if store.n("acquire") == 2 { // the race after the release: the late copy lands first
 				landed = store.land(t)
 			}

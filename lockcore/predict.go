@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Predictive waiting. Every releasing holder folds its hold time (from
@@ -78,7 +80,7 @@ type prediction struct {
 // (monotonic) when the wall clock said nowMs; ok is false when its history
 // is missing or erratic, or its guessed end is long past (the holder is
 // late: the ordinary pace and the take-over rules apply).
-func predict(it Item, now time.Time, nowMs int64, poll time.Duration) (p prediction, ok bool) {
+func predict(it storeapi.Item, now time.Time, nowMs int64, poll time.Duration) (p prediction, ok bool) {
 	if it.Released || it.HoldMeanMs <= 0 || it.AcquiredAtMs <= 0 {
 		return prediction{}, false
 	}

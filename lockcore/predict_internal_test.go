@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Whatever a held item's history says, a waiter's next read after any
@@ -13,7 +15,7 @@ import (
 // intervals: a prediction only adds reads between them, at most
 // denseReads+1, and none for an erratic history.
 func TestPredictedScheduleKeepsThePace(t *testing.T) {
-	l, err := New(NewMemoryStore(), Params{LockID: "EUR-USD", LockGroup: "fx", OwnerName: "w", AccountID: 7, AppID: 9})
+	l, err := New(NewMemoryStore(), Params{LockID: "EUR-USD", LockGroup: "fx", HolderName: "w", AccountID: 7, AppID: 9})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +36,7 @@ func TestPredictedScheduleKeepsThePace(t *testing.T) {
 			ratio := tt.minDev + rng.Float64()*(tt.maxDev-tt.minDev)
 			// acquired between two means ago and now
 			ago := time.Duration(rng.Float64() * 2 * float64(mean))
-			it := Item{Revision: fmt.Sprint(i), AcquiredAtMs: l.nowMs() - ago.Milliseconds(),
+			it := storeapi.Item{Revision: fmt.Sprint(i), AcquiredAtMs: l.nowMs() - ago.Milliseconds(),
 				HoldMeanMs: mean.Milliseconds(), HoldDevMs: int64(ratio * float64(mean.Milliseconds()))}
 			w := &waiter{l: l}
 			w.observe(&it)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // longestPoll is the fixed pace's longest interval between two reads: the
@@ -30,14 +31,14 @@ type paceStore struct {
 	reads []time.Time // guarded by mu
 }
 
-func (s *paceStore) hide(it lockcore.Item) lockcore.Item {
+func (s *paceStore) hide(it storeapi.Item) storeapi.Item {
 	if s.blind {
 		it.HoldMeanMs, it.HoldDevMs = 0, 0
 	}
 	return it
 }
 
-func (s *paceStore) Get(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+func (s *paceStore) Get(ctx context.Context, k lockcore.Key) (storeapi.Item, bool, error) {
 	s.mu.Lock()
 	s.reads = append(s.reads, time.Now())
 	s.mu.Unlock()
@@ -45,17 +46,17 @@ func (s *paceStore) Get(ctx context.Context, k lockcore.Key) (lockcore.Item, boo
 	return s.hide(it), found, err
 }
 
-func (s *paceStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *paceStore) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	it, err := s.MemoryStore.Acquire(ctx, req)
 	return s.hide(it), err
 }
 
-func (s *paceStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+func (s *paceStore) Renew(ctx context.Context, req storeapi.RenewRequest) (storeapi.Item, error) {
 	it, err := s.MemoryStore.Renew(ctx, req)
 	return s.hide(it), err
 }
 
-func (s *paceStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s *paceStore) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	it, err := s.MemoryStore.Release(ctx, req)
 	return s.hide(it), err
 }
@@ -403,12 +404,12 @@ type throttlingStore struct {
 	from, until time.Time
 }
 
-func (s *throttlingStore) Get(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+func (s *throttlingStore) Get(ctx context.Context, k lockcore.Key) (storeapi.Item, bool, error) {
 	if now := time.Now(); !now.Before(s.from) && now.Before(s.until) {
 		s.mu.Lock()
 		s.reads = append(s.reads, now)
 		s.mu.Unlock()
-		return lockcore.Item{}, false, errThrottle
+		return storeapi.Item{}, false, errThrottle
 	}
 	return s.paceStore.Get(ctx, k)
 }
@@ -440,7 +441,7 @@ func TestPredictiveWaitThrottledAddedReadsKeepThePace(t *testing.T) {
 					from: acquired.Add(300 * time.Millisecond), until: acquired.Add(500 * time.Millisecond)}
 				wg.Go(func() {
 					time.Sleep(10 * time.Millisecond)
-					l := newLock(t, s, "waiter", lockcore.WithAnnouncements(0))
+					l := newLock(t, s, "waiter", lockcore.WithHerd(lockcore.Herd{NoAnnouncements: true}))
 					res, err := l.TryAcquireElseWaitForRelease(context.Background())
 					if err != nil || res.Outcome != lockcore.Released {
 						t.Errorf("waiter %d: TryAcquireElseWaitForRelease() = %+v, %v, want Released", w, res, err)
@@ -541,7 +542,7 @@ func TestPredictiveWaitThrottledReadAtNotBeforeStretchesThePace(t *testing.T) {
 					}
 				}()
 				time.Sleep(10 * time.Millisecond)
-				l := newLock(t, s, "waiter", lockcore.WithAnnouncements(0))
+				l := newLock(t, s, "waiter", lockcore.WithHerd(lockcore.Herd{NoAnnouncements: true}))
 				res, err := l.TryAcquireElseWaitForRelease(context.Background())
 				if err != nil || res.Outcome != lockcore.Acquired || !res.AfterFailure {
 					t.Fatalf("TryAcquireElseWaitForRelease() = %+v, %v, want Acquired after the failure", res, err)
@@ -593,7 +594,7 @@ func TestPredictiveWaitThroughHandoffsKeepsPace(t *testing.T) {
 					}
 				}()
 				for i := range 40 {
-					h := newLock(t, holderStore, "holder", lockcore.WithClock(offsetClock(tt.offset)))
+					h := newLock(t, holderStore, "holder", lockcore.WithClocks(lockcore.Clocks{Wall: offsetClock(tt.offset)}))
 					mustAcquire(t, h)
 					time.Sleep(time.Duration(230+(i*37)%40) * time.Millisecond)
 					mustRelease(t, h, lockcore.Success, "ref")

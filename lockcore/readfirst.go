@@ -3,6 +3,8 @@ package lockcore
 import (
 	"context"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // firstStep is what TryAcquireElseWaitForRelease does after its first
@@ -15,7 +17,7 @@ const (
 	stepReleased                  // read the fresh success
 )
 
-// readFirst is the first request of [WithReadFirst]: one strongly
+// readFirst is the first request of [Herd].ReadFirst: one strongly
 // consistent read, ending by until (when not zero) and within one call
 // timeout (see calltimeout.go). A lock held by a live holder is waited for
 // without a write, a fresh success is returned, and a read that was
@@ -25,8 +27,8 @@ const (
 // is returned as it is, for the call to fail at once. Anything else
 // (absent, released, lapsed, or another store error) goes on to the
 // conditional write, which decides on the item as it then is.
-func (l *Lock) readFirst(ctx context.Context, until time.Time) (firstStep, *Item, error) {
-	var it Item
+func (l *Lock) readFirst(ctx context.Context, until time.Time) (firstStep, *storeapi.Item, error) {
+	var it storeapi.Item
 	var found bool
 	err := l.timedCall(ctx, until, func(rctx context.Context) (err error) {
 		it, found, err = l.store.Get(rctx, l.key)
@@ -34,7 +36,7 @@ func (l *Lock) readFirst(ctx context.Context, until time.Time) (firstStep, *Item
 	})
 	switch {
 	case err != nil && isThrottled(err):
-		l.count(MetricLockThrottled, 1)
+		l.count(metricLockThrottled, 1)
 		return stepWait, nil, err
 	case err != nil && isRefusal(err):
 		return stepAcquire, nil, err
@@ -54,13 +56,13 @@ func (l *Lock) readFirst(ctx context.Context, until time.Time) (firstStep, *Item
 
 // freshSuccess reports whether it, released with Success, is fresh by
 // [WithFreshSuccess].
-func (l *Lock) freshSuccess(it Item) bool {
+func (l *Lock) freshSuccess(it storeapi.Item) bool {
 	return l.o.freshSuccess > 0 && it.ReleasedAtMs >= l.nowMs()-l.o.freshSuccess.Milliseconds()
 }
 
 // lapsed reports whether it's lease or hard maximum ended more than the
 // clock allowance ago, by this host's wall clock.
-func (l *Lock) lapsed(it Item) bool {
+func (l *Lock) lapsed(it storeapi.Item) bool {
 	limit := l.nowMs() - l.o.clockAllowance.Milliseconds()
 	return it.LeaseUntilMs < limit || it.ExpiresAtMs < limit
 }

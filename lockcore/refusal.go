@@ -6,6 +6,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // A refusal is a store error that proves the request was not applied and
@@ -15,17 +17,17 @@ import (
 // 5xx, a lost answer, a timeout) is settled and retried.
 
 // isRefusal reports whether err is a refusal: one matching
-// [ErrStoreRefused], or [ErrItemTooLarge] (DynamoDB's ValidationException
+// [ErrStoreRefused], or [storeapi.ErrItemTooLarge] (DynamoDB's ValidationException
 // for an item over its size limit).
 func isRefusal(err error) bool {
-	return errors.Is(err, ErrStoreRefused) || errors.Is(err, ErrItemTooLarge)
+	return errors.Is(err, ErrStoreRefused) || errors.Is(err, storeapi.ErrItemTooLarge)
 }
 
 // refused ends TryAcquireElseWaitForRelease's first step with a refusal.
 func (l *Lock) refused(err error) (WaitResult, error) {
-	l.count(MetricLockAcquisitionSuccess, 0)
-	l.count(MetricLockAcquisitionError, 1)
-	l.count(MetricLockAcquisitionFailed, 1)
+	l.count(metricLockAcquisitionSuccess, 0)
+	l.count(metricLockAcquisitionError, 1)
+	l.count(metricLockAcquisitionFailed, 1)
 	var ae *AcquireError
 	if !errors.As(err, &ae) {
 		err = &AcquireError{Reason: ReasonStore, Cause: err}

@@ -51,9 +51,9 @@ func TestRefusedStoreFailsAtOnce(t *testing.T) {
 		wantCalls int64 // requests sent, at most
 	}{
 		{"missing table, first call reads first", "no-such-table", nil, nil, "ResourceNotFoundException", 1},
-		{"missing table, writing first", "no-such-table", nil, []lockcore.Option{lockcore.WithHotKeys(nil)}, "ResourceNotFoundException", 1},
+		{"missing table, writing first", "no-such-table", nil, []lockcore.Option{lockcore.WithHerd(lockcore.Herd{NoHotKeys: true})}, "ResourceNotFoundException", 1},
 		{"role may not write, first call reads first", "refusals", []string{"UpdateItem"}, nil, "AccessDeniedException", 2},
-		{"role may not write, writing first", "refusals", []string{"UpdateItem"}, []lockcore.Option{lockcore.WithHotKeys(nil)}, "AccessDeniedException", 1},
+		{"role may not write, writing first", "refusals", []string{"UpdateItem"}, []lockcore.Option{lockcore.WithHerd(lockcore.Herd{NoHotKeys: true})}, "AccessDeniedException", 1},
 		{"role may not read or write", "refusals", []string{"GetItem", "UpdateItem"}, nil, "AccessDeniedException", 1},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // A renewal that the store refuses is tried again on the renewal schedule
@@ -16,8 +17,8 @@ import (
 // validity.
 func TestRefusedRenewalKeepsItsSchedule(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := &hookStore{Store: lockcore.NewMemoryStore(), renew: func(context.Context, lockcore.RenewRequest) (lockcore.Item, error) {
-			return lockcore.Item{}, fmt.Errorf("memory renew: refused by the store: AccessDeniedException: %w", lockcore.ErrStoreRefused)
+		store := &hookStore{Store: lockcore.NewMemoryStore(), renew: func(context.Context, storeapi.RenewRequest) (storeapi.Item, error) {
+			return storeapi.Item{}, fmt.Errorf("memory renew: refused by the store: AccessDeniedException: %w", lockcore.ErrStoreRefused)
 		}}
 		l := newLock(t, store, "holder")
 		mustAcquire(t, l)

@@ -7,19 +7,21 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Release stops renewal, then publishes result and ref on the item and frees
 // the lock, retrying with capped exponential backoff and jitter within the
 // time the invocation has left, each attempt bounded by the call timeout,
-// which follows the store's latency (never below [WithAttemptTimeout]);
+// which follows the store's latency (never below [StoreCalls].AttemptTimeout);
 // throttled attempts, and attempts that got no answer in time (a
 // brownout: the next attempt allows twice as long), are retried sooner and do not count against the release attempts (the
 // release timeout bounds them). Publish [Success] only after the data that
 // waiters will read is stored, or with that data itself ([WithAnswer]):
 // waiters that see it read it instead of fetching again. [Failure] lets one
 // waiter take over, not before the time given with [WithNotBefore], and
-// only while the failure episode has had fewer than [WithMaxAttempts]
+// only while the failure episode has had fewer than [FailureEpisode]
 // failed attempts; its reason code ([WithFailureReason]) is what waiters
 // that give up are told.
 //
@@ -80,8 +82,8 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 		h.mu.Lock()
 		renewals := h.renewals
 		h.mu.Unlock()
-		l.count(MetricLockRenewal, float64(renewals))
-		l.millis(MetricLockReleaseDuration, time.Since(start))
+		l.count(metricLockRenewal, float64(renewals))
+		l.millis(metricLockReleaseDuration, time.Since(start))
 	}()
 
 	req := l.releaseRequest(h, result, ref, o, l.nowMs())
@@ -118,12 +120,12 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 			return err
 		})
 		if err == nil {
-			l.millis(MetricLockHoldDuration, time.Since(h.start))
+			l.millis(metricLockHoldDuration, time.Since(h.start))
 			l.logAt(slog.LevelDebug, "lock released", slog.Int64("fence", h.fence), slog.String("result", string(result)))
 			l.drop(h, ErrReleased)
 			return nil
 		}
-		var ce *ConditionError
+		var ce *storeapi.ConditionError
 		if errors.As(err, &ce) {
 			return l.releaseRefused(h, ce, err)
 		}
@@ -136,7 +138,7 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 				throttledSince = time.Now()
 			}
 			throttles++
-			l.count(MetricLockThrottled, 1)
+			l.count(metricLockThrottled, 1)
 		case isTimeout(err) && ctx.Err() == nil:
 			slow++
 		}
@@ -152,16 +154,16 @@ func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string
 // releaseRefused handles a release whose condition failed: another holder
 // has the lock, an operator force-released it, or an earlier call published
 // another result.
-func (l *Lock) releaseRefused(h *hold, ce *ConditionError, err error) error {
+func (l *Lock) releaseRefused(h *hold, ce *storeapi.ConditionError, err error) error {
 	if ce.Current == nil || ce.Current.Revision != h.revision {
-		l.count(MetricLeaseLost, 1)
+		l.count(metricLeaseLost, 1)
 		l.drop(h, ErrLeaseLost)
 		return fmt.Errorf("lockcore: release: %w: %w", ErrLeaseLost, err)
 	}
-	if ce.Current.Released && ce.Current.FailReason == OperatorReleaseReason {
+	if ce.Current.Released && ce.Current.FailReason == storeapi.OperatorReleaseReason {
 		// Our revision, force-released by an operator: that release
 		// stands, and nothing of ours is published.
-		l.count(MetricLeaseLost, 1)
+		l.count(metricLeaseLost, 1)
 		l.drop(h, ErrLeaseLost)
 		return fmt.Errorf("lockcore: release: released by an operator: %w: %w", ErrLeaseLost, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 func TestReleasePublishesTheResult(t *testing.T) {
@@ -38,14 +39,14 @@ func TestReleaseRetriesWithBackoff(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		fails := 2
 		store := &hookStore{Store: mem}
-		store.release = func(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+		store.release = func(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 			if fails > 0 {
 				fails--
-				return lockcore.Item{}, errInjected
+				return storeapi.Item{}, errInjected
 			}
 			return mem.Release(ctx, req)
 		}
-		l := newLock(t, store, "a", lockcore.WithReleaseRetries(5, 2*time.Second))
+		l := newLock(t, store, "a", lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseAttempts: 5, ReleaseMaxBackoff: 2 * time.Second}))
 		mustAcquire(t, l)
 		start := time.Now()
 		mustRelease(t, l, lockcore.Success, "")
@@ -69,7 +70,7 @@ func TestReleaseGivesUpWithinItsBudget(t *testing.T) {
 	}{
 		{"all attempts", 0, nil, 5, 5200 * time.Millisecond}, // 0.4+0.8+1.6+2s, each +≤100ms
 		{"bounded by the context's deadline", 1500 * time.Millisecond, nil, 3, 1500 * time.Millisecond},
-		{"bounded by the release timeout", 0, []lockcore.Option{lockcore.WithReleaseTimeout(1500 * time.Millisecond)}, 3, 1500 * time.Millisecond},
+		{"bounded by the release timeout", 0, []lockcore.Option{lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseTimeout: 1500 * time.Millisecond})}, 3, 1500 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,8 +131,8 @@ func TestReleaseAfterTakeOverPublishesNothing(t *testing.T) {
 		mustAcquire(t, l)
 		l.CancelAutoRenewal()
 		it, _, _ := store.Get(context.Background(), l.Key())
-		if _, err := store.Acquire(context.Background(), lockcore.AcquireRequest{Key: l.Key(), Revision: "next",
-			Lease: time.Second, Observed: &lockcore.Observation{Revision: it.Revision, Beat: it.Beat}}); err != nil {
+		if _, err := store.Acquire(context.Background(), storeapi.AcquireRequest{Key: l.Key(), Revision: "next",
+			Lease: time.Second, Observed: &storeapi.Observation{Revision: it.Revision, Beat: it.Beat}}); err != nil {
 			t.Fatal(err)
 		}
 		err := l.Release(context.Background(), lockcore.Success, "mine")
@@ -151,11 +152,11 @@ func TestReleaseRetryAfterLostResponse(t *testing.T) {
 		first := true
 		store := &hookStore{Store: mem}
 		// The first release is applied but its response is lost.
-		store.release = func(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+		store.release = func(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 			it, err := mem.Release(ctx, req)
 			if first {
 				first = false
-				return lockcore.Item{}, errInjected
+				return storeapi.Item{}, errInjected
 			}
 			return it, err
 		}

@@ -3,6 +3,8 @@ package lockcore
 import (
 	"fmt"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // ReleaseOption qualifies one [Lock.Release].
@@ -18,7 +20,7 @@ type releaseOptions struct {
 // WithAnswer publishes b, the holder's answer, in the lock item with a
 // [Success] release, in the same conditional write: a waiter that sees the
 // success gets it in [WaitResult].Answer without reading anything else.
-// lockcore stores the bytes as they are (attribute [AttrAnswer], type B). An
+// lockcore stores the bytes as they are (attribute [storeapi.AttrAnswer], type B). An
 // answer longer than [MaxAnswerBytes] makes Release return an error matching
 // [ErrAnswerTooLarge] before writing anything, and an answer with [Failure]
 // is an error too; the lock is then still held. Default: no answer; an
@@ -30,16 +32,16 @@ func WithAnswer(b []byte) ReleaseOption { return func(o *releaseOptions) { o.ans
 // wait until then, or end Failed with an error matching [ErrHolderFailed]
 // when they cannot wait that long, and the first of them after t makes
 // the episode's next attempt. Such a paced failure does not count against
-// [WithMaxAttempts]. A t not after the release counts as none. It is
+// [FailureEpisode]. A t not after the release counts as none. It is
 // ignored with [Success]. Default: no not-before; the failure is unpaced
-// and the attempt bound of [WithMaxAttempts] applies.
+// and the attempt bound of [FailureEpisode] applies.
 func WithNotBefore(t time.Time) ReleaseOption { return func(o *releaseOptions) { o.notBefore = t } }
 
 // WithFailureReason sets the short reason code published with a [Failure]
 // release, which waiters read in [HolderFailedError].Reason. A code must
 // match [a-z0-9_.-]{1,64}; anything else (raw error text, which may hold
 // URLs, tokens or payload) is replaced by "unspecified", and so is
-// [OperatorReleaseReason], which only an operator's force-release
+// [storeapi.OperatorReleaseReason], which only an operator's force-release
 // publishes. It is ignored with [Success]. Default "unspecified".
 func WithFailureReason(code string) ReleaseOption {
 	return func(o *releaseOptions) { o.reason = code }
@@ -49,7 +51,7 @@ func WithFailureReason(code string) ReleaseOption {
 // attempt at the work (the holder's input was bad: a client's malformed
 // request): the release frees the lock and leaves the item's failure
 // episode as it was, so no attempt is counted and no reason or
-// not-before is published (the store's [ReleaseRequest].KeepEpisode).
+// not-before is published (the store's [storeapi.ReleaseRequest].KeepEpisode).
 // Waiters race for the lock as after any release that published no
 // success. It is ignored with [Success]. Default: off.
 func WithKeepEpisode() ReleaseOption { return func(o *releaseOptions) { o.keepEpisode = true } }
@@ -69,7 +71,7 @@ const (
 // safeReason returns code when it matches [a-z0-9_.-]{1,64} and is not
 // the operator's, and "unspecified" otherwise.
 func safeReason(code string) string {
-	if len(code) == 0 || len(code) > 64 || code == OperatorReleaseReason {
+	if len(code) == 0 || len(code) > 64 || code == storeapi.OperatorReleaseReason {
 		return reasonUnspecified
 	}
 	for i := 0; i < len(code); i++ {
@@ -100,8 +102,8 @@ func releaseOptionsOf(result Result, opts []ReleaseOption) (releaseOptions, erro
 
 // releaseRequest returns the ReleaseRequest that publishes result for h with these
 // options, at nowMs.
-func (l *Lock) releaseRequest(h *hold, result Result, ref string, o releaseOptions, nowMs int64) ReleaseRequest {
-	req := ReleaseRequest{Key: l.key, Revision: h.revision, NowMs: nowMs, Result: result, ResultRef: ref}
+func (l *Lock) releaseRequest(h *hold, result Result, ref string, o releaseOptions, nowMs int64) storeapi.ReleaseRequest {
+	req := storeapi.ReleaseRequest{Key: l.key, Revision: h.revision, NowMs: nowMs, Result: result, ResultRef: ref}
 	req.HoldMeanMs, req.HoldDevMs = nextHoldHistory(h.holdMean, h.holdDev, time.Since(h.start))
 	if result == Success {
 		req.Answer = o.answer

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 func TestAnswerReachesWaitersAndFreshNewcomers(t *testing.T) {
@@ -131,14 +132,14 @@ func TestRetriedReleaseAfterANewcomerAcquired(t *testing.T) {
 		store := &hookStore{Store: mem}
 		first := true
 		newcomer := newLock(t, mem, "newcomer")
-		store.release = func(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+		store.release = func(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 			it, err := mem.Release(ctx, req)
 			if first && err == nil {
 				first = false
 				if ok, err := newcomer.Acquire(context.Background()); !ok || err != nil {
 					t.Errorf("newcomer Acquire() = %v, %v", ok, err)
 				}
-				return lockcore.Item{}, errInjected
+				return storeapi.Item{}, errInjected
 			}
 			return it, err
 		}
@@ -169,7 +170,7 @@ func TestFreshSuccessHoldsOnEveryStore(t *testing.T) {
 			}
 			// 8s later by the newcomer's clock: the default lease (6s) plus
 			// the clock allowance (1s) has passed.
-			late := newLock(t, s, "late", lockcore.WithFreshSuccess(5*time.Minute), lockcore.WithClock(skewed(8*time.Second)))
+			late := newLock(t, s, "late", lockcore.WithFreshSuccess(5*time.Minute), lockcore.WithClocks(lockcore.Clocks{Wall: skewed(8 * time.Second)}))
 			res, err := late.TryAcquireElseWaitForRelease(context.Background())
 			if err != nil || res.Outcome != lockcore.Released || res.ResultRef != "data@1" || !bytes.Equal(res.Answer, []byte("1.08")) {
 				t.Errorf("TryAcquireElseWaitForRelease() = %+v, %v, want RELEASED data@1 with the answer", res, err)
@@ -184,21 +185,21 @@ func TestFreshSuccessHoldsOnEveryStore(t *testing.T) {
 // namedStore makes a fresh store of one kind for a test.
 type namedStore struct {
 	name string
-	new  func(t *testing.T) lockcore.Store
+	new  func(t *testing.T) storeapi.Store
 }
 
 // everyStore is the memory store and a DynamoStore on dynalite and on
 // Dynoxide, each on a table of its own.
 func everyStore() []namedStore {
 	return []namedStore{
-		{"memory", func(*testing.T) lockcore.Store { return lockcore.NewMemoryStore() }},
-		{"dynalite", func(t *testing.T) lockcore.Store { return dynamoStore(t, dynaliteClient(t)) }},
-		{"dynoxide", func(t *testing.T) lockcore.Store { return dynamoStore(t, dynoxideClient(t)) }},
+		{"memory", func(*testing.T) storeapi.Store { return lockcore.NewMemoryStore() }},
+		{"dynalite", func(t *testing.T) storeapi.Store { return dynamoStore(t, dynaliteClient(t)) }},
+		{"dynoxide", func(t *testing.T) storeapi.Store { return dynamoStore(t, dynoxideClient(t)) }},
 	}
 }
 
 // dynamoStore returns a DynamoStore on a fresh table of its own.
-func dynamoStore(t *testing.T, client *dynamodb.Client) lockcore.Store {
+func dynamoStore(t *testing.T, client *dynamodb.Client) storeapi.Store {
 	t.Helper()
 	table := "locks-" + strings.ReplaceAll(strings.ToLower(t.Name()), "/", "-")
 	if err := lockcore.CreateTable(context.Background(), client, table); err != nil {

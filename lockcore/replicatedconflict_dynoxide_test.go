@@ -75,7 +75,7 @@ func TestReplicatedWriteConflictWaits(t *testing.T) {
 		err error
 	}
 	done := make(chan result, 1)
-	l := newLock(t, store, "invocation", lockcore.WithHotKeys(nil))
+	l := newLock(t, store, "invocation", lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}))
 	go func() {
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // lostReleaseAnswers is a MemoryStore whose server applies every release
@@ -19,16 +20,16 @@ type lostReleaseAnswers struct {
 	lostUntil time.Time
 }
 
-func (s *lostReleaseAnswers) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s *lostReleaseAnswers) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	it, err := s.MemoryStore.Release(ctx, req)
 	if err != nil || !time.Now().Before(s.lostUntil) {
 		return it, err
 	}
 	select {
 	case <-ctx.Done():
-		return lockcore.Item{}, ctx.Err()
+		return storeapi.Item{}, ctx.Err()
 	case <-time.After(100 * time.Millisecond):
-		return lockcore.Item{}, clientTimeout{}
+		return storeapi.Item{}, clientTimeout{}
 	}
 }
 
@@ -86,27 +87,27 @@ func TestRetriedReleaseKeepsPublicationTime(t *testing.T) {
 // never delivered (each ends with a timeout when its attempt does) until
 // the test closes heal; then they get through.
 type cutOffHolder struct {
-	lockcore.Store
+	storeapi.Store
 	deliverFirst bool
 	once         sync.Once
 	sent         chan struct{} // closed when the first release was sent (and, with deliverFirst, applied)
 	heal         chan struct{} // closed by the test: requests get through again
 }
 
-func newCutOffHolder(inner lockcore.Store, deliverFirst bool) *cutOffHolder {
+func newCutOffHolder(inner storeapi.Store, deliverFirst bool) *cutOffHolder {
 	return &cutOffHolder{Store: inner, deliverFirst: deliverFirst, sent: make(chan struct{}), heal: make(chan struct{})}
 }
 
-func (s *cutOffHolder) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s *cutOffHolder) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	first := false
 	s.once.Do(func() { first = true })
 	if first && s.deliverFirst {
 		if _, err := s.Store.Release(ctx, req); err != nil {
-			return lockcore.Item{}, err
+			return storeapi.Item{}, err
 		}
 		close(s.sent)
 		<-ctx.Done()
-		return lockcore.Item{}, clientTimeout{}
+		return storeapi.Item{}, clientTimeout{}
 	}
 	if first {
 		close(s.sent)
@@ -115,7 +116,7 @@ func (s *cutOffHolder) Release(ctx context.Context, req lockcore.ReleaseRequest)
 	case <-s.heal:
 		return s.Store.Release(ctx, req)
 	case <-ctx.Done():
-		return lockcore.Item{}, clientTimeout{}
+		return storeapi.Item{}, clientTimeout{}
 	}
 }
 
@@ -171,7 +172,7 @@ func TestRetriedReleaseIsRecognisedAfterAFreedLateCopyOnEveryStore(t *testing.T)
 	}
 }
 
-func (tt retriedOverAFreedLateCopy) run(t *testing.T, inner lockcore.Store) {
+func (tt retriedOverAFreedLateCopy) run(t *testing.T, inner storeapi.Store) {
 	t.Helper()
 	env := startedEnvironment(t, inner)
 	cut := newCutOffHolder(inner, tt.deliverFirst)

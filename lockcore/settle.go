@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // settleRead reads the item for settle: a first read on settleContext's
@@ -16,7 +18,7 @@ import (
 // 2^maxPaceShift times, with ±20% jitter, and allows the call timeout,
 // which follows the store's latency (see calltimeout.go): a server slower
 // than the attempt timeout still answers one of them.
-func (l *Lock) settleRead(ctx context.Context, until time.Time) (Item, bool, error) {
+func (l *Lock) settleRead(ctx context.Context, until time.Time) (storeapi.Item, bool, error) {
 	first, cancel := l.settleContext(ctx)
 	sent := time.Now()
 	it, found, err := l.store.Get(first, l.key)
@@ -31,15 +33,15 @@ func (l *Lock) settleRead(ctx context.Context, until time.Time) (Item, bool, err
 	}
 	for n := 0; err != nil; n++ {
 		if isThrottled(err) {
-			l.count(MetricLockThrottled, 1)
+			l.count(metricLockThrottled, 1)
 		}
 		shift := min(n, maxPaceShift)
 		wait := time.Duration(float64(l.o.pollInterval<<shift) * (0.8 + 0.4*rand.Float64()))
 		if ctx.Err() != nil || isRefusal(err) || !time.Now().Add(wait).Before(end) {
-			return Item{}, false, err
+			return storeapi.Item{}, false, err
 		}
 		if sleepCtx(ctx, wait) != nil {
-			return Item{}, false, err
+			return storeapi.Item{}, false, err
 		}
 		err = l.timedCall(ctx, end, func(rctx context.Context) (err error) {
 			it, found, err = l.store.Get(rctx, l.key)
@@ -55,7 +57,7 @@ func (l *Lock) settleRead(ctx context.Context, until time.Time) (Item, bool, err
 // call timeout (see calltimeout.go). It reports whether the item
 // is free of that write: released, or not carrying it (a refused
 // condition: the write was never applied, or was taken over since).
-func (l *Lock) free(ctx context.Context, req ReleaseRequest) bool {
+func (l *Lock) free(ctx context.Context, req storeapi.ReleaseRequest) bool {
 	rctx, cancel := l.releaseContext(ctx)
 	defer cancel()
 	for n := 0; ; n++ {
@@ -63,12 +65,12 @@ func (l *Lock) free(ctx context.Context, req ReleaseRequest) bool {
 			_, err := l.store.Release(actx, req)
 			return err
 		})
-		var ce *ConditionError
+		var ce *storeapi.ConditionError
 		if err == nil || errors.As(err, &ce) {
 			return true
 		}
 		if isThrottled(err) {
-			l.count(MetricLockThrottled, 1)
+			l.count(metricLockThrottled, 1)
 		}
 		if isRefusal(err) || sleepCtx(rctx, l.releaseBackoff(n)) != nil {
 			return false

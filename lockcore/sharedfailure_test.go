@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // failingHerd runs n invocations of the herd pattern on store, each
 // starting after its delay. A holder calls upstream(attempt); a nil error
 // releases Success, an error releases Failure with opts(err). It returns
 // the results and errors, in invocation order.
-func failingHerd(t *testing.T, store lockcore.Store, delays []time.Duration, upstream func(attempt int) error,
+func failingHerd(t *testing.T, store storeapi.Store, delays []time.Duration, upstream func(attempt int) error,
 	opts func(err error) []lockcore.ReleaseOption, lockOpts ...lockcore.Option) ([]lockcore.WaitResult, []error) {
 	t.Helper()
 	results := make([]lockcore.WaitResult, len(delays))
@@ -172,13 +173,13 @@ func TestSuccessAfterAFailureEndsTheEpisode(t *testing.T) {
 func TestCrashedRetryIsStillTakenOver(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
-		first := newLock(t, mem, "first", lockcore.WithMaxAttempts(3))
+		first := newLock(t, mem, "first", lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: 3}))
 		mustAcquire(t, first)
 		mustRelease(t, first, lockcore.Failure, "")
 		reap := crashHolder(t, mem, 2*time.Second) // attempt 2, crashed
 		defer reap()
 		m := &recMetrics{}
-		w := newLock(t, mem, "w", lockcore.WithLease(2*time.Second), lockcore.WithMaxAttempts(3), lockcore.WithMetrics(m))
+		w := newLock(t, mem, "w", lockcore.WithLease(2*time.Second), lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: 3}), lockcore.WithMetrics(m))
 		res, err := w.TryAcquireElseWaitForRelease(context.Background())
 		if err != nil || res.Outcome != lockcore.Acquired || !res.TookOver {
 			t.Fatalf("TryAcquireElseWaitForRelease() = %+v, %v, want a take-over of the crashed holder", res, err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // firstWritesThrottled is a MemoryStore whose first n acquires are
@@ -19,9 +20,9 @@ type firstWritesThrottled struct {
 	acquires atomic.Int64
 }
 
-func (s *firstWritesThrottled) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *firstWritesThrottled) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	if s.acquires.Add(1) <= s.n {
-		return lockcore.Item{}, fmt.Errorf("test: lock item over its write capacity: %w", lockcore.ErrThrottled)
+		return storeapi.Item{}, fmt.Errorf("test: lock item over its write capacity: %w", lockcore.ErrThrottled)
 	}
 	return s.MemoryStore.Acquire(ctx, req)
 }
@@ -39,8 +40,8 @@ func TestOldSuccessIsNotTheWaitsAnswer(t *testing.T) {
 	}{
 		{"write first", nil},
 		{"write first, fresh window", []lockcore.Option{lockcore.WithFreshSuccess(5 * time.Second)}},
-		{"read first", []lockcore.Option{lockcore.WithReadFirst()}},
-		{"read first, fresh window", []lockcore.Option{lockcore.WithReadFirst(), lockcore.WithFreshSuccess(5 * time.Second)}},
+		{"read first", []lockcore.Option{lockcore.WithHerd(lockcore.Herd{ReadFirst: true})}},
+		{"read first, fresh window", []lockcore.Option{lockcore.WithHerd(lockcore.Herd{ReadFirst: true}), lockcore.WithFreshSuccess(5 * time.Second)}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,7 +54,7 @@ func TestOldSuccessIsNotTheWaitsAnswer(t *testing.T) {
 
 				s.n = s.acquires.Load() + 1 // the waiter's first write is throttled
 				var m recMetrics
-				l := newLock(t, s, "waiter", append(c.opts, lockcore.WithMetrics(&m), lockcore.WithHotKeys(nil))...)
+				l := newLock(t, s, "waiter", append(c.opts, lockcore.WithMetrics(&m), lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}))...)
 				res, err := l.TryAcquireElseWaitForRelease(context.Background())
 				if err != nil || res.Outcome != lockcore.Acquired {
 					t.Fatalf("TryAcquireElseWaitForRelease() = %+v, %v; want Acquired, not the old success", res, err)
@@ -80,7 +81,7 @@ func TestSuccessOfTheBurstIsTheWaitsAnswer(t *testing.T) {
 		s.n = s.acquires.Load() + 1
 		done := make(chan lockcore.WaitResult, 1)
 		go func() {
-			l := newLock(t, s, "waiter", lockcore.WithHotKeys(nil))
+			l := newLock(t, s, "waiter", lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}))
 			res, err := l.TryAcquireElseWaitForRelease(context.Background())
 			if err != nil {
 				t.Errorf("TryAcquireElseWaitForRelease() error = %v", err)

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // This file holds the request checks and the item-size rule that both
@@ -41,7 +43,7 @@ func checkKey(k Key) error {
 	return checkStrings("lock group", k.Group, "lock id", k.ID)
 }
 
-func checkAcquireRequest(req AcquireRequest) error {
+func checkAcquireRequest(req storeapi.AcquireRequest) error {
 	if req.Revision == "" {
 		return errEmptyRevision
 	}
@@ -55,11 +57,11 @@ func checkAcquireRequest(req AcquireRequest) error {
 	if err := checkKey(req.Key); err != nil {
 		return err
 	}
-	return checkStrings("owner", req.Owner, "revision", req.Revision,
+	return checkStrings("owner", req.Holder, "revision", req.Revision,
 		"record account", req.RecordAccount, "observed revision", obsRev)
 }
 
-func checkRenewRequest(req RenewRequest) error {
+func checkRenewRequest(req storeapi.RenewRequest) error {
 	if req.Revision == "" {
 		return errEmptyRevision
 	}
@@ -72,7 +74,7 @@ func checkRenewRequest(req RenewRequest) error {
 	return checkStrings("revision", req.Revision)
 }
 
-func checkReleaseRequest(req ReleaseRequest) error {
+func checkReleaseRequest(req storeapi.ReleaseRequest) error {
 	switch {
 	case req.Revision == "":
 		return errEmptyRevision
@@ -104,7 +106,7 @@ func checkReleaseRequest(req ReleaseRequest) error {
 // of the last publication (an operator's release stores it empty), so for an item that
 // never was released this is a few bytes more than DynamoDB counts: the
 // memory store is, if anything, stricter.
-func itemSize(it Item) int {
+func itemSize(it storeapi.Item) int {
 	n := 0
 	str := func(name, v string) { n += len(name) + len(v) }
 	opt := func(name, v string) {
@@ -118,40 +120,40 @@ func itemSize(it Item) int {
 			num(name, v)
 		}
 	}
-	str(AttrLockKey, PartitionKey(it.Key))
-	str(AttrLockGroup, it.Key.Group)
-	str(AttrLockID, it.Key.ID)
-	str(AttrOwnerName, it.Owner)
-	str(AttrRevision, it.Revision)
-	num(AttrFence, it.Fence)
-	num(AttrBeat, it.Beat)
-	num(AttrLeaseMs, it.Lease.Milliseconds())
-	num(AttrHeartbeatAtMs, it.HeartbeatAtMs)
-	num(AttrLeaseUntilMs, it.LeaseUntilMs)
-	num(AttrExpiresAtMs, it.ExpiresAtMs)
-	n += len(AttrIsReleased) + 1
-	str(AttrRecordAccount, it.RecordAccount)
-	str(AttrPrevRevision, it.PrevRevision)
-	str(AttrPrevResult, string(it.PrevResult))
-	str(AttrPrevFailReason, it.PrevFailReason)
-	str(AttrPublishedRevision, it.PublishedRevision)
-	str(AttrPublishedResult, string(it.PublishedResult))
-	opt(AttrResult, string(it.Result))
-	opt(AttrResultRef, it.ResultRef)
-	optNum(AttrResultFence, it.ResultFence)
-	optNum(AttrReleasedAtMs, it.ReleasedAtMs)
-	optNum(AttrTTL, it.TTL)
-	num(AttrFailures, it.Failures)
-	num(AttrNotBeforeMs, it.NotBeforeMs)
-	str(AttrFailReason, it.FailReason)
-	num(AttrFailRecentUntilMs, it.FailRecentUntilMs)
-	num(AttrAcquiredAtMs, it.AcquiredAtMs)
+	str(storeapi.AttrLockKey, storeapi.PartitionKey(it.Key))
+	str(storeapi.AttrLockGroup, it.Key.Group)
+	str(storeapi.AttrLockID, it.Key.ID)
+	str(storeapi.AttrHolderName, it.Holder)
+	str(storeapi.AttrRevision, it.Revision)
+	num(storeapi.AttrFence, it.Fence)
+	num(storeapi.AttrBeat, it.Beat)
+	num(storeapi.AttrLeaseMs, it.Lease.Milliseconds())
+	num(storeapi.AttrHeartbeatAtMs, it.HeartbeatAtMs)
+	num(storeapi.AttrLeaseUntilMs, it.LeaseUntilMs)
+	num(storeapi.AttrExpiresAtMs, it.ExpiresAtMs)
+	n += len(storeapi.AttrIsReleased) + 1
+	str(storeapi.AttrRecordAccount, it.RecordAccount)
+	str(storeapi.AttrPrevRevision, it.PrevRevision)
+	str(storeapi.AttrPrevResult, string(it.PrevResult))
+	str(storeapi.AttrPrevFailReason, it.PrevFailReason)
+	str(storeapi.AttrPublishedRevision, it.PublishedRevision)
+	str(storeapi.AttrPublishedResult, string(it.PublishedResult))
+	opt(storeapi.AttrResult, string(it.Result))
+	opt(storeapi.AttrResultRef, it.ResultRef)
+	optNum(storeapi.AttrResultFence, it.ResultFence)
+	optNum(storeapi.AttrReleasedAtMs, it.ReleasedAtMs)
+	optNum(storeapi.AttrTTL, it.TTL)
+	num(storeapi.AttrFailures, it.Failures)
+	num(storeapi.AttrNotBeforeMs, it.NotBeforeMs)
+	str(storeapi.AttrFailReason, it.FailReason)
+	num(storeapi.AttrFailRecentUntilMs, it.FailRecentUntilMs)
+	num(storeapi.AttrAcquiredAtMs, it.AcquiredAtMs)
 	if it.HoldMeanMs != 0 {
-		num(AttrHoldMeanMs, it.HoldMeanMs)
-		num(AttrHoldDevMs, it.HoldDevMs)
+		num(storeapi.AttrHoldMeanMs, it.HoldMeanMs)
+		num(storeapi.AttrHoldDevMs, it.HoldDevMs)
 	}
 	if len(it.Answer) > 0 {
-		n += len(AttrAnswer) + len(it.Answer)
+		n += len(storeapi.AttrAnswer) + len(it.Answer)
 	}
 	return n
 }
@@ -179,9 +181,9 @@ func numberSize(v int64) int {
 }
 
 // checkItemSize refuses an item larger than MaxItemBytes.
-func checkItemSize(it Item) error {
-	if n := itemSize(it); n > MaxItemBytes {
-		return fmt.Errorf("%w: %d bytes, the maximum is %d", ErrItemTooLarge, n, MaxItemBytes)
+func checkItemSize(it storeapi.Item) error {
+	if n := itemSize(it); n > storeapi.MaxItemBytes {
+		return fmt.Errorf("%w: %d bytes, the maximum is %d", storeapi.ErrItemTooLarge, n, storeapi.MaxItemBytes)
 	}
 	return nil
 }

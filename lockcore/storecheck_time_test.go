@@ -3,6 +3,8 @@ package lockcore
 import (
 	"strings"
 	"testing"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // TestRequestTimeBeforeTheEpochIsRefused: both stores run these checks
@@ -15,16 +17,16 @@ func TestRequestTimeBeforeTheEpochIsRefused(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"acquire", checkAcquireRequest(AcquireRequest{Key: k, Revision: "r", NowMs: -1})},
-		{"renew", checkRenewRequest(RenewRequest{Key: k, Revision: "r", NowMs: -1})},
-		{"release", checkReleaseRequest(ReleaseRequest{Key: k, Revision: "r", Result: Failure, NowMs: -1})},
+		{"acquire", checkAcquireRequest(storeapi.AcquireRequest{Key: k, Revision: "r", NowMs: -1})},
+		{"renew", checkRenewRequest(storeapi.RenewRequest{Key: k, Revision: "r", NowMs: -1})},
+		{"release", checkReleaseRequest(storeapi.ReleaseRequest{Key: k, Revision: "r", Result: Failure, NowMs: -1})},
 	}
 	for _, tt := range tests {
 		if tt.err == nil || !strings.Contains(tt.err.Error(), "before the Unix epoch") {
 			t.Errorf("%s at -1 ms = %v, want an error saying it is before the Unix epoch", tt.name, tt.err)
 		}
 	}
-	if err := checkAcquireRequest(AcquireRequest{Key: k, Revision: "r", NowMs: 0}); err != nil {
+	if err := checkAcquireRequest(storeapi.AcquireRequest{Key: k, Revision: "r", NowMs: 0}); err != nil {
 		t.Errorf("acquire at 0 ms = %v, want nil", err)
 	}
 }

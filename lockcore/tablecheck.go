@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // tableDescriber is the part of the DynamoDB API that CheckTable calls.
@@ -22,8 +24,8 @@ var _ tableDescriber = (*dynamodb.Client)(nil)
 
 // CheckTable checks, with one DescribeTable and one DescribeTimeToLive,
 // that the store's table is one the lock can use: it exists and is not
-// being deleted, its key schema is the partition key [AttrLockKey] of type
-// S and nothing else, and its TTL setting deletes items by [AttrTTL]. Run
+// being deleted, its key schema is the partition key [storeapi.AttrLockKey] of type
+// S and nothing else, and its TTL setting deletes items by [storeapi.AttrTTL]. Run
 // it at initialisation (lockmw's WithTableCheck does), so that a
 // misconfigured function says what is wrong at once instead of failing
 // every invocation with a refused request (see [ErrStoreRefused]). It
@@ -77,12 +79,12 @@ func tableProblems(t *types.TableDescription) []string {
 			others++
 		}
 	}
-	if hash != AttrLockKey || others > 0 {
-		problems = append(problems, fmt.Sprintf("key schema must be the partition key %q alone, has %s", AttrLockKey, describeKeys(t.KeySchema)))
+	if hash != storeapi.AttrLockKey || others > 0 {
+		problems = append(problems, fmt.Sprintf("key schema must be the partition key %q alone, has %s", storeapi.AttrLockKey, describeKeys(t.KeySchema)))
 	}
 	for _, d := range t.AttributeDefinitions {
-		if aws.ToString(d.AttributeName) == AttrLockKey && d.AttributeType != types.ScalarAttributeTypeS {
-			problems = append(problems, fmt.Sprintf("%q must be of type S, is %s", AttrLockKey, d.AttributeType))
+		if aws.ToString(d.AttributeName) == storeapi.AttrLockKey && d.AttributeType != types.ScalarAttributeTypeS {
+			problems = append(problems, fmt.Sprintf("%q must be of type S, is %s", storeapi.AttrLockKey, d.AttributeType))
 		}
 	}
 	return problems
@@ -102,14 +104,14 @@ func describeKeys(ks []types.KeySchemaElement) string {
 // ttlProblem returns what is wrong with the table's TTL setting, or "".
 func ttlProblem(d *types.TimeToLiveDescription) string {
 	if d == nil {
-		return fmt.Sprintf("time to live is not enabled on %q", AttrTTL)
+		return fmt.Sprintf("time to live is not enabled on %q", storeapi.AttrTTL)
 	}
 	on := d.TimeToLiveStatus == types.TimeToLiveStatusEnabled || d.TimeToLiveStatus == types.TimeToLiveStatusEnabling
 	switch {
 	case !on:
-		return fmt.Sprintf("time to live is not enabled on %q (status %s)", AttrTTL, d.TimeToLiveStatus)
-	case aws.ToString(d.AttributeName) != AttrTTL:
-		return fmt.Sprintf("time to live is on %q, not %q", aws.ToString(d.AttributeName), AttrTTL)
+		return fmt.Sprintf("time to live is not enabled on %q (status %s)", storeapi.AttrTTL, d.TimeToLiveStatus)
+	case aws.ToString(d.AttributeName) != storeapi.AttrTTL:
+		return fmt.Sprintf("time to live is on %q, not %q", aws.ToString(d.AttributeName), storeapi.AttrTTL)
 	}
 	return ""
 }

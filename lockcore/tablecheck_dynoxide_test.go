@@ -14,6 +14,7 @@ import (
 	"github.com/herdlock/herdlock/internal/capacity"
 	"github.com/herdlock/herdlock/internal/dynalite"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // CheckTable, on Dynoxide, accepts a lock table with TTL on AttrTTL and
@@ -53,12 +54,12 @@ func TestCheckTable(t *testing.T) {
 		wantConfig bool
 		wantText   string // in the error; "" with wantConfig false: no error
 	}{
-		{"a lock table", "check-good", lockcore.AttrLockKey, lockcore.AttrTTL, nil, false, ""},
+		{"a lock table", "check-good", storeapi.AttrLockKey, storeapi.AttrTTL, nil, false, ""},
 		{"missing table", "check-missing", "", "", nil, true, "does not exist"},
-		{"another key schema", "check-key", "id", lockcore.AttrTTL, nil, true, `partition key "lockKey" alone`},
-		{"TTL off", "check-nottl", lockcore.AttrLockKey, "", nil, true, "time to live is not enabled"},
-		{"TTL on another attribute", "check-otherttl", lockcore.AttrLockKey, "expires", nil, true, `time to live is on "expires"`},
-		{"role may not describe", "check-good", lockcore.AttrLockKey, lockcore.AttrTTL, []string{"DescribeTable"}, false, "refused by the store: AccessDeniedException"},
+		{"another key schema", "check-key", "id", storeapi.AttrTTL, nil, true, `partition key "lockKey" alone`},
+		{"TTL off", "check-nottl", storeapi.AttrLockKey, "", nil, true, "time to live is not enabled"},
+		{"TTL on another attribute", "check-otherttl", storeapi.AttrLockKey, "expires", nil, true, `time to live is on "expires"`},
+		{"role may not describe", "check-good", storeapi.AttrLockKey, storeapi.AttrTTL, []string{"DescribeTable"}, false, "refused by the store: AccessDeniedException"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/herdlock/herdlock/internal/capacity"
 	"github.com/herdlock/herdlock/internal/dynalite"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // A herd on Dynoxide behind the capacity model: while the item's write
@@ -37,7 +38,7 @@ func TestThrottledHerdOnDynoxide(t *testing.T) {
 	}
 	holder := newLock(t, store, "holder")
 	mustAcquire(t, holder)
-	item := capacity.ItemKey("throttled", lockcore.AttrLockKey, lockcore.PartitionKey(holder.Key()))
+	item := capacity.ItemKey("throttled", storeapi.AttrLockKey, storeapi.PartitionKey(holder.Key()))
 
 	// Another write now is throttled, and says so.
 	_, err = store.Acquire(ctx, fakeAcquireRequest("other"))
@@ -56,7 +57,7 @@ func TestThrottledHerdOnDynoxide(t *testing.T) {
 			// Without the memory of hot keys each waiter writes first
 			// (with it, those that start after a throttle read first), so
 			// that every first acquire meets the spent bucket once.
-			l := newLock(t, store, "waiter", lockcore.WithMaxWait(time.Minute), lockcore.WithHotKeys(nil))
+			l := newLock(t, store, "waiter", lockcore.WithMaxWait(time.Minute), lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}))
 			res, err := l.TryAcquireElseWaitForRelease(ctx)
 			results[i], errs[i] = res.Outcome, err
 		}()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 var errThrottle = fmt.Errorf("fake store: %w", lockcore.ErrThrottled)
@@ -24,8 +25,8 @@ func TestThrottledAcquireWaitsForRelease(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		holder := newLock(t, mem, "holder")
 		mustAcquire(t, holder)
-		store := &hookStore{Store: mem, acquire: func(context.Context, lockcore.AcquireRequest) (lockcore.Item, error) {
-			return lockcore.Item{}, errThrottle
+		store := &hookStore{Store: mem, acquire: func(context.Context, storeapi.AcquireRequest) (storeapi.Item, error) {
+			return storeapi.Item{}, errThrottle
 		}}
 		m := &recMetrics{}
 		w := newLock(t, store, "waiter", lockcore.WithMetrics(m))
@@ -55,9 +56,9 @@ func TestThrottledPollsBackOff(t *testing.T) {
 		mustAcquire(t, holder)
 		var throttle atomic.Bool
 		throttle.Store(true)
-		store := &hookStore{Store: mem, get: func(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+		store := &hookStore{Store: mem, get: func(ctx context.Context, k lockcore.Key) (storeapi.Item, bool, error) {
 			if throttle.Load() {
-				return lockcore.Item{}, false, errThrottle
+				return storeapi.Item{}, false, errThrottle
 			}
 			return mem.Get(ctx, k)
 		}}
@@ -95,11 +96,11 @@ func TestPersistentThrottleFailsAtTheDeadline(t *testing.T) {
 		holder := newLock(t, mem, "holder")
 		mustAcquire(t, holder)
 		store := &hookStore{Store: mem,
-			acquire: func(context.Context, lockcore.AcquireRequest) (lockcore.Item, error) {
-				return lockcore.Item{}, errThrottle
+			acquire: func(context.Context, storeapi.AcquireRequest) (storeapi.Item, error) {
+				return storeapi.Item{}, errThrottle
 			},
-			get: func(context.Context, lockcore.Key) (lockcore.Item, bool, error) {
-				return lockcore.Item{}, false, errThrottle
+			get: func(context.Context, lockcore.Key) (storeapi.Item, bool, error) {
+				return storeapi.Item{}, false, errThrottle
 			},
 		}
 		w := newLock(t, store, "waiter", lockcore.WithMaxWait(3*time.Second))
@@ -125,10 +126,10 @@ func TestThrottledRenewalsKeepTheLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		var throttled atomic.Int64
-		store := &hookStore{Store: mem, renew: func(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+		store := &hookStore{Store: mem, renew: func(ctx context.Context, req storeapi.RenewRequest) (storeapi.Item, error) {
 			// Two of three renewal attempts are throttled.
 			if throttled.Add(1)%3 != 0 {
-				return lockcore.Item{}, errThrottle
+				return storeapi.Item{}, errThrottle
 			}
 			return mem.Renew(ctx, req)
 		}}
@@ -151,13 +152,13 @@ func TestThrottledReleasePublishes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		var n atomic.Int64
-		store := &hookStore{Store: mem, release: func(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+		store := &hookStore{Store: mem, release: func(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 			if n.Add(1) <= 8 {
-				return lockcore.Item{}, errThrottle
+				return storeapi.Item{}, errThrottle
 			}
 			return mem.Release(ctx, req)
 		}}
-		l := newLock(t, store, "holder", lockcore.WithReleaseRetries(2, time.Second), lockcore.WithReleaseTimeout(2*time.Second))
+		l := newLock(t, store, "holder", lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseAttempts: 2, ReleaseMaxBackoff: time.Second}), lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseTimeout: 2 * time.Second}))
 		mustAcquire(t, l)
 		start := time.Now()
 		if err := l.Release(context.Background(), lockcore.Success, "ref"); err != nil {
@@ -180,14 +181,14 @@ func TestReleaseAttemptTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		var n atomic.Int64
-		store := &hookStore{Store: mem, release: func(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+		store := &hookStore{Store: mem, release: func(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 			if n.Add(1) == 1 {
 				<-ctx.Done() // hangs until the attempt times out
-				return lockcore.Item{}, ctx.Err()
+				return storeapi.Item{}, ctx.Err()
 			}
 			return mem.Release(ctx, req)
 		}}
-		l := newLock(t, store, "holder", lockcore.WithAttemptTimeout(300*time.Millisecond), lockcore.WithReleaseTimeout(5*time.Second))
+		l := newLock(t, store, "holder", lockcore.WithStoreCalls(lockcore.StoreCalls{AttemptTimeout: 300 * time.Millisecond}), lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseTimeout: 5 * time.Second}))
 		mustAcquire(t, l)
 		start := time.Now()
 		if err := l.Release(context.Background(), lockcore.Success, ""); err != nil {
@@ -202,7 +203,7 @@ func TestReleaseAttemptTimeout(t *testing.T) {
 func TestReadFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
-		opts := []lockcore.Option{lockcore.WithReadFirst(), lockcore.WithFreshSuccess(time.Minute)}
+		opts := []lockcore.Option{lockcore.WithHerd(lockcore.Herd{ReadFirst: true}), lockcore.WithFreshSuccess(time.Minute)}
 
 		// Uncontended: one read, one write.
 		s1 := &hookStore{Store: mem}
@@ -257,13 +258,13 @@ func TestReadFirstThrottledWaits(t *testing.T) {
 		holder := newLock(t, mem, "holder")
 		mustAcquire(t, holder)
 		var reads atomic.Int64
-		store := &hookStore{Store: mem, get: func(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+		store := &hookStore{Store: mem, get: func(ctx context.Context, k lockcore.Key) (storeapi.Item, bool, error) {
 			if reads.Add(1) == 1 {
-				return lockcore.Item{}, false, errThrottle
+				return storeapi.Item{}, false, errThrottle
 			}
 			return mem.Get(ctx, k)
 		}}
-		w := newLock(t, store, "waiter", lockcore.WithReadFirst())
+		w := newLock(t, store, "waiter", lockcore.WithHerd(lockcore.Herd{ReadFirst: true}))
 		go func() {
 			time.Sleep(time.Second)
 			mustRelease(t, holder, lockcore.Success, "ref")
@@ -313,9 +314,9 @@ func TestThrottledReleaseWinsAgainstItsHerd(t *testing.T) {
 		for i := range episodes {
 			mem := lockcore.NewMemoryStore()
 			bucket := &writeBucket{rate: 1000, size: 1000, at: time.Now()}
-			store := &hookStore{Store: mem, release: func(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+			store := &hookStore{Store: mem, release: func(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 				if !bucket.take() {
-					return lockcore.Item{}, errThrottle
+					return storeapi.Item{}, errThrottle
 				}
 				return mem.Release(ctx, req)
 			}}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // A wait that the store throttles until it times out ends with
@@ -23,17 +24,17 @@ func TestThrottledWaitTimeoutKeepsItsCause(t *testing.T) {
 		mustAcquire(t, holder)
 		throttled := fmt.Errorf("lockcore: dynamodb get: %w: ProvisionedThroughputExceededException", lockcore.ErrThrottled)
 		store := &hookStore{Store: mem}
-		store.get = func(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+		store.get = func(ctx context.Context, k lockcore.Key) (storeapi.Item, bool, error) {
 			if err := roundTrip(ctx, 30*time.Millisecond); err != nil {
-				return lockcore.Item{}, false, err
+				return storeapi.Item{}, false, err
 			}
-			return lockcore.Item{}, false, throttled
+			return storeapi.Item{}, false, throttled
 		}
-		store.acquire = func(ctx context.Context, r lockcore.AcquireRequest) (lockcore.Item, error) {
+		store.acquire = func(ctx context.Context, r storeapi.AcquireRequest) (storeapi.Item, error) {
 			if err := roundTrip(ctx, 30*time.Millisecond); err != nil {
-				return lockcore.Item{}, err
+				return storeapi.Item{}, err
 			}
-			return lockcore.Item{}, throttled
+			return storeapi.Item{}, throttled
 		}
 		w := newLock(t, store, "waiter", lockcore.WithMaxWait(2*time.Second))
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // alive throughout

@@ -127,7 +127,7 @@ func TestAcquireApplied5xxThenRefusedOnDynalite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l := newLock(t, store, "holder", lockcore.WithMaxWait(3*time.Second), lockcore.WithHotKeys(nil))
+			l := newLock(t, store, "holder", lockcore.WithMaxWait(3*time.Second), lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}))
 			p.armed.Store(true)
 			res, err := l.TryAcquireElseWaitForRelease(ctx)
 			if p.step.Load() != 2 {

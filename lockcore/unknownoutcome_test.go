@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // An acquire applied but answered with an error of unknown outcome (a 5xx
@@ -22,17 +23,17 @@ func TestUnknownOutcomeSettledThroughThrottledReads(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		var throttledGets atomic.Int32
 		store := &hookStore{Store: mem}
-		store.acquire = func(ctx context.Context, r lockcore.AcquireRequest) (lockcore.Item, error) {
+		store.acquire = func(ctx context.Context, r storeapi.AcquireRequest) (storeapi.Item, error) {
 			if _, err := mem.Acquire(ctx, r); err != nil {
-				return lockcore.Item{}, err
+				return storeapi.Item{}, err
 			}
-			return lockcore.Item{}, errors.New("lockcore: dynamodb acquire: outcome unknown: InternalServerError; the retry was throttled")
+			return storeapi.Item{}, errors.New("lockcore: dynamodb acquire: outcome unknown: InternalServerError; the retry was throttled")
 		}
 		served := time.Now().Add(1500 * time.Millisecond)
-		store.get = func(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+		store.get = func(ctx context.Context, k lockcore.Key) (storeapi.Item, bool, error) {
 			if time.Now().Before(served) {
 				throttledGets.Add(1)
-				return lockcore.Item{}, false, fmt.Errorf("lockcore: dynamodb get: %w", lockcore.ErrThrottled)
+				return storeapi.Item{}, false, fmt.Errorf("lockcore: dynamodb get: %w", lockcore.ErrThrottled)
 			}
 			return mem.Get(ctx, k)
 		}
@@ -60,9 +61,9 @@ type lostFirstAcquire struct {
 	lost atomic.Bool
 }
 
-func (s *lostFirstAcquire) Acquire(ctx context.Context, r lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *lostFirstAcquire) Acquire(ctx context.Context, r storeapi.AcquireRequest) (storeapi.Item, error) {
 	if s.lost.CompareAndSwap(false, true) {
-		return lockcore.Item{}, clientTimeout{}
+		return storeapi.Item{}, clientTimeout{}
 	}
 	return s.MemoryStore.Acquire(ctx, r)
 }
@@ -113,8 +114,8 @@ type raceToSuccess struct {
 	readsAfter atomic.Int64
 }
 
-func (s *raceToSuccess) Acquire(ctx context.Context, r lockcore.AcquireRequest) (lockcore.Item, error) {
-	if r.Owner == s.owner && !s.raced.Load() {
+func (s *raceToSuccess) Acquire(ctx context.Context, r storeapi.AcquireRequest) (storeapi.Item, error) {
+	if r.Holder == s.owner && !s.raced.Load() {
 		if it, found, _ := s.MemoryStore.Get(ctx, r.Key); found && it.Released && s.raced.CompareAndSwap(false, true) {
 			other := newLock(s.t, s.MemoryStore, "other invocation")
 			mustAcquire(s.t, other)
@@ -124,7 +125,7 @@ func (s *raceToSuccess) Acquire(ctx context.Context, r lockcore.AcquireRequest) 
 	return s.MemoryStore.Acquire(ctx, r)
 }
 
-func (s *raceToSuccess) Get(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+func (s *raceToSuccess) Get(ctx context.Context, k lockcore.Key) (storeapi.Item, bool, error) {
 	if s.raced.Load() {
 		s.readsAfter.Add(1)
 	}
@@ -144,7 +145,7 @@ func TestRefusedTakeoverOverPublishedSuccessIsReleased(t *testing.T) {
 		mustAcquire(t, holder)
 		store := &raceToSuccess{MemoryStore: mem, t: t}
 		waiter := newLock(t, store, "waiter", fresh)
-		store.owner = waiter.OwnerName()
+		store.owner = waiter.HolderName()
 		done := make(chan struct{})
 		var res lockcore.WaitResult
 		var err error

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"time"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Outcome is the result of [Lock.TryAcquireElseWaitForRelease].
@@ -43,7 +45,7 @@ type WaitResult struct {
 	TookOver bool
 	// AfterFailure is true when the lock was Acquired after its previous
 	// holder released it as a [Failure]: the attempt after a published
-	// failure that the protocol intends (see [WithMaxAttempts]), not a
+	// failure that the protocol intends (see [FailureEpisode]), not a
 	// take-over.
 	AfterFailure bool
 	// Fence is our fencing token when Acquired, and the fence of the holder
@@ -55,7 +57,7 @@ type WaitResult struct {
 	// Released by the release that published this success; nil otherwise.
 	Answer []byte
 	// Announced is true when Released learned the success from a release
-	// announcement (see [Announcer]) rather than from the lock item.
+	// announcement (see [storeapi.Announcer]) rather than from the lock item.
 	Announced bool
 	// ReleasedAt is when the holder published the success, by its host's
 	// wall clock (milliseconds), when Released; the zero time otherwise, or
@@ -81,10 +83,10 @@ type WaitResult struct {
 //     this burst failed. err says which: it matches [ErrWaitTimeout],
 //     ctx's cause, is an *[AcquireError], or is a *[HolderFailedError].
 //
-// A recent failure (see [WithFailureWindow]) is shared: nobody takes over
+// A recent failure (see [FailureEpisode].Window) is shared: nobody takes over
 // before its not-before time, the upstream's pacing ([WithNotBefore]) or
 // the hold-back of an episode that used up its attempts
-// ([WithMaxAttempts]); a waiter whose deadline allows it sleeps until then,
+// ([FailureEpisode]); a waiter whose deadline allows it sleeps until then,
 // without reading, and then races the others for the lock. When the
 // not-before is later than the deadline, the wait ends at once with a
 // *[HolderFailedError] carrying the published reason, the attempt count
@@ -104,7 +106,7 @@ type WaitResult struct {
 // permission: see [ErrStoreRefused]) ends the call at once, Failed with an
 // *[AcquireError] of [ReasonStore]; nothing is settled or retried. A store
 // that answers slowly is waited on: every call allows the latency the
-// store shows (see [WithAttemptTimeout]), and a first read that gets no
+// store shows (see [StoreCalls].AttemptTimeout), and a first read that gets no
 // answer in time leads to waiting, as a throttled one does, not to a write.
 //
 // A throttled first acquire or poll is not a failure: the store throttles
@@ -120,7 +122,7 @@ type WaitResult struct {
 // other keys, spend a read, not a write, to learn that the lock is held or
 // that its success is published; it is the conditional write (one request
 // when uncontended) on a key this store acquired at once within the lease
-// or the fresh-success window (see [HotKeys]), unless [WithReadFirst].
+// or the fresh-success window (see [HotKeys]), unless [Herd].ReadFirst.
 //
 // An abandoned lock is never reported as Released: waiters race one
 // conditional write and exactly one of them acquires it. Waiters read with
@@ -146,8 +148,8 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 		}
 		return WaitResult{Outcome: Acquired, Fence: h.fence, TookOver: h.tookOver, AfterFailure: h.afterFailure}, nil
 	}
-	step, cur, err := stepAcquire, (*Item)(nil), error(nil)
-	var looked *Item // the item as the first read showed it, if any
+	step, cur, err := stepAcquire, (*storeapi.Item)(nil), error(nil)
+	var looked *storeapi.Item // the item as the first read showed it, if any
 	if l.readsFirst() {
 		step, cur, err = l.readFirst(ctx, limit)
 		looked = cur
@@ -167,16 +169,16 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 			return l.refused(err)
 		case err != nil && !isThrottled(err):
 			l.giveUp(&tried) // a copy of it may land yet (see lostattempt.go)
-			l.count(MetricLockAcquisitionError, 1)
-			l.count(MetricLockAcquisitionFailed, 1)
+			l.count(metricLockAcquisitionError, 1)
+			l.count(metricLockAcquisitionFailed, 1)
 			return WaitResult{Outcome: Failed}, err
 		case acquired:
 			if !acquiredAfterFailure(*cur) {
 				l.markCold()
 			}
-			l.count(MetricLockAcquisitionFailed, 0)
-			l.count(MetricLockAcquisitionSuccess, 1)
-			l.count(MetricLockAcquisitionError, 0)
+			l.count(metricLockAcquisitionFailed, 0)
+			l.count(metricLockAcquisitionSuccess, 1)
+			l.count(metricLockAcquisitionError, 0)
 			return WaitResult{Outcome: Acquired, Fence: cur.Fence, AfterFailure: acquiredAfterFailure(*cur)}, nil
 		case cur != nil && cur.Released && cur.Result == Success && l.freshSuccess(*cur): // see WithFreshSuccess
 			step = stepReleased
@@ -193,14 +195,14 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 			l.markHot()
 		}
 	}
-	l.count(MetricLockAcquisitionSuccess, 0)
+	l.count(metricLockAcquisitionSuccess, 0)
 	if step == stepReleased {
 		l.giveUp(&tried) // refused over the success: a copy of it may land yet
-		l.count(MetricLockAcquisitionFailed, 0)
-		l.count(MetricLockAcquisitionError, 0)
-		l.count(MetricLockAcquisitionWaitTimeout, 0)
-		l.count(MetricWaitForLock, 0)
-		l.count(MetricSharedFailure, 0)
+		l.count(metricLockAcquisitionFailed, 0)
+		l.count(metricLockAcquisitionError, 0)
+		l.count(metricLockAcquisitionWaitTimeout, 0)
+		l.count(metricWaitForLock, 0)
+		l.count(metricSharedFailure, 0)
 		return releasedResult(*cur), nil
 	}
 
@@ -221,14 +223,14 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 	defer func() {
 		w.giveUpTries() // a copy of one may land yet (see lostattempt.go)
 		res.Polls, res.Waited = w.polls, time.Since(w.start)
-		l.count(MetricWaitForLock, 1)
-		l.millis(MetricLockAcquisitionWaitDuration, res.Waited)
-		l.count(MetricLockPollCount, float64(w.polls))
-		l.count(MetricLockAcquisitionFailed, boolMetric(res.Outcome == Failed))
-		l.count(MetricLockAcquisitionWaitTimeout, boolMetric(errors.Is(err, ErrWaitTimeout)))
+		l.count(metricWaitForLock, 1)
+		l.millis(metricLockAcquisitionWaitDuration, res.Waited)
+		l.count(metricLockPollCount, float64(w.polls))
+		l.count(metricLockAcquisitionFailed, boolMetric(res.Outcome == Failed))
+		l.count(metricLockAcquisitionWaitTimeout, boolMetric(errors.Is(err, ErrWaitTimeout)))
 		var ae *AcquireError
-		l.count(MetricLockAcquisitionError, boolMetric(errors.As(err, &ae)))
-		l.count(MetricSharedFailure, boolMetric(errors.Is(err, ErrHolderFailed)))
+		l.count(metricLockAcquisitionError, boolMetric(errors.As(err, &ae)))
+		l.count(metricSharedFailure, boolMetric(errors.Is(err, ErrHolderFailed)))
 	}()
 	return w.run(cur)
 }
@@ -244,8 +246,8 @@ type waiter struct {
 
 	tried tries // this wait's attempts that did not acquire (one may land late), and the last write it freed
 
-	obs      *Observation // what we last saw; nil when the item was absent or released
-	obsAt    time.Time    // monotonic: when obs was first seen
+	obs      *storeapi.Observation // what we last saw; nil when the item was absent or released
+	obsAt    time.Time             // monotonic: when obs was first seen
 	obsLease time.Duration
 	lastErr  error
 
@@ -281,7 +283,7 @@ type waiter struct {
 	annPace   int   // throttled shard reads in a row (pace is the lock item's)
 }
 
-func (w *waiter) run(cur *Item) (WaitResult, error) {
+func (w *waiter) run(cur *storeapi.Item) (WaitResult, error) {
 	l := w.l
 	w.observe(cur)
 	wake, res, err, done := w.afterRefusal(cur)
@@ -329,7 +331,7 @@ func (w *waiter) run(cur *Item) (WaitResult, error) {
 		case !v.take:
 			continue
 		}
-		l.count(MetricLockNotReleased, 1)
+		l.count(metricLockNotReleased, 1)
 		acquired, cur, err := l.acquire(w.ctx, attempt{until: w.deadline, observed: v.observed, takeover: true, herd: true, tried: &w.tried})
 		var ae *AcquireError
 		switch {
@@ -376,13 +378,13 @@ type verdict struct {
 	done     bool // the wait ends with res, err
 	res      WaitResult
 	err      error
-	take     bool         // race one conditional write for the lock
-	observed *Observation // with take: the clock-free observation it rests on
-	wake     time.Time    // when not zero: read again then, not sooner
+	take     bool                  // race one conditional write for the lock
+	observed *storeapi.Observation // with take: the clock-free observation it rests on
+	wake     time.Time             // when not zero: read again then, not sooner
 }
 
 // judge decides what to do about it (found: it exists).
-func (w *waiter) judge(it Item, found bool) verdict {
+func (w *waiter) judge(it storeapi.Item, found bool) verdict {
 	v := w.decide(it, found)
 	if found {
 		w.saw(&it)
@@ -393,7 +395,7 @@ func (w *waiter) judge(it Item, found bool) verdict {
 }
 
 // saw notes that the wait had the item it back from the store (nil: none).
-func (w *waiter) saw(it *Item) {
+func (w *waiter) saw(it *storeapi.Item) {
 	if it != nil {
 		w.seen, w.seenFence = true, max(w.seenFence, it.Fence)
 	}
@@ -415,14 +417,14 @@ func (w *waiter) ours(fence, releasedAtMs int64) bool {
 		return fence >= w.minFence
 	case w.seen && fence > w.seenFence:
 		return true
-	case w.l.freshSuccess(Item{ReleasedAtMs: releasedAtMs}):
+	case w.l.freshSuccess(storeapi.Item{ReleasedAtMs: releasedAtMs}):
 		return true
 	}
 	return releasedAtMs >= w.startMs-w.l.o.clockAllowance.Milliseconds()
 }
 
 // decide is judge's verdict on one read, before the wait notes what it saw.
-func (w *waiter) decide(it Item, found bool) verdict {
+func (w *waiter) decide(it storeapi.Item, found bool) verdict {
 	l := w.l
 	switch {
 	case !found:
@@ -430,7 +432,7 @@ func (w *waiter) decide(it Item, found bool) verdict {
 	case it.Released && it.Result == Success && !w.ours(it.ResultFence, it.ReleasedAtMs):
 		return verdict{take: true} // old news: the lock is free
 	case it.Released && it.Result == Success:
-		l.count(MetricLockNotReleased, 0)
+		l.count(metricLockNotReleased, 0)
 		w.relay(it)
 		return verdict{done: true, res: releasedResult(it)}
 	case it.Released:
@@ -460,7 +462,7 @@ func (w *waiter) decide(it Item, found bool) verdict {
 // refused over cur: at the failure's not-before time when a recent failure
 // holds us back, else after a poll interval; or it ends the wait when the
 // failure is final for us.
-func (w *waiter) afterRefusal(cur *Item) (wake time.Time, res WaitResult, err error, done bool) {
+func (w *waiter) afterRefusal(cur *storeapi.Item) (wake time.Time, res WaitResult, err error, done bool) {
 	wake = w.next(time.Now())
 	if cur == nil || !cur.Released || cur.Result != Failure {
 		return wake, res, nil, false
@@ -484,8 +486,8 @@ func (w *waiter) afterRefusal(cur *Item) (wake time.Time, res WaitResult, err er
 // not-before, plus up to a fifth of a poll interval of jitter, so the
 // waiters do not all write at once). The not-before is the one time the
 // failing holder wrote for the next attempt, the upstream's pacing or an
-// exhausted episode's hold-back (see [WithMaxAttempts]).
-func (w *waiter) heldBack(it Item) (until time.Time, err error, held bool) {
+// exhausted episode's hold-back (see [FailureEpisode]).
+func (w *waiter) heldBack(it storeapi.Item) (until time.Time, err error, held bool) {
 	l := w.l
 	nowMs := l.nowMs()
 	if it.FailRecentUntilMs <= nowMs || it.NotBeforeMs <= nowMs {
@@ -511,7 +513,7 @@ func (w *waiter) timedOut(now time.Time) (WaitResult, error) {
 
 // observe starts watching item (nil: absent) if its revision or beat
 // differs from what we watch.
-func (w *waiter) observe(it *Item) {
+func (w *waiter) observe(it *storeapi.Item) {
 	if it == nil || it.Released {
 		w.obs = nil
 		w.predRev = ""
@@ -527,7 +529,7 @@ func (w *waiter) observe(it *Item) {
 	if w.obs != nil && w.obs.Revision == it.Revision && w.obs.Beat == it.Beat {
 		return
 	}
-	w.obs = &Observation{Revision: it.Revision, Beat: it.Beat}
+	w.obs = &storeapi.Observation{Revision: it.Revision, Beat: it.Beat}
 	w.obsAt = time.Now()
 	w.obsLease = it.Lease
 }
@@ -542,7 +544,7 @@ func (w *waiter) staleAfter() time.Duration {
 	return time.Duration(float64(lease)*(1+w.l.o.drift)) + w.l.o.pollInterval
 }
 
-func (w *waiter) lapsedByWallClock(it Item) bool { return w.l.lapsed(it) }
+func (w *waiter) lapsedByWallClock(it storeapi.Item) bool { return w.l.lapsed(it) }
 
 // next returns when to read next, after a read at now: at the ordinary
 // pace, or sooner on the schedule predicted for the holder (see
@@ -581,7 +583,7 @@ func (w *waiter) intervalAt(pace int) time.Duration {
 
 // releasedResult is the result of a wait that saw it released with Success. The
 // answer counts only when the release that published this success wrote it.
-func releasedResult(it Item) WaitResult {
+func releasedResult(it storeapi.Item) WaitResult {
 	res := WaitResult{Outcome: Released, Fence: it.ResultFence, ResultRef: it.ResultRef, ReleasedAt: msTime(it.ReleasedAtMs)}
 	if it.ResultFence == it.Fence && len(it.Answer) > 0 {
 		res.Answer = it.Answer
@@ -595,10 +597,10 @@ func releasedResult(it Item) WaitResult {
 // next) ends the added reads for this holder instead: the herd has no room
 // for them, and the pace's own reads go on, on the lock item, as at the
 // fixed pace.
-func (w *waiter) poll() (Item, bool, error) {
+func (w *waiter) poll() (storeapi.Item, bool, error) {
 	added := w.added
 	w.reading = added
-	var it Item
+	var it storeapi.Item
 	var found bool
 	err := w.l.timedCall(w.callCtx, time.Time{}, func(ctx context.Context) (err error) {
 		it, found, err = w.l.store.Get(ctx, w.l.key)
@@ -616,7 +618,7 @@ func (w *waiter) poll() (Item, bool, error) {
 		} else {
 			w.pace++
 		}
-		w.l.count(MetricLockThrottled, 1)
+		w.l.count(metricLockThrottled, 1)
 	}
 	if err != nil {
 		w.note(err)

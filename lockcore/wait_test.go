@@ -9,17 +9,18 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // crashHolder acquires the lock through a store that then refuses every
 // renewal and release, and stops its timers: what waiters see of a holder
 // that was killed. The returned reap waits for the dead holder's goroutine,
 // which in a real crash would be gone, to finish its failing release.
-func crashHolder(t *testing.T, s lockcore.Store, lease time.Duration) (reap func()) {
+func crashHolder(t *testing.T, s storeapi.Store, lease time.Duration) (reap func()) {
 	t.Helper()
 	dead := newLock(t, &hookStore{Store: s, renew: failRenew, release: failRelease}, "dead", lockcore.WithLease(lease))
 	mustAcquire(t, dead)
-	dead.CancelAll()
+	dead.CancelAutoRenewal()
 	return func() { _ = dead.Release(context.Background(), lockcore.Failure, "") }
 }
 
@@ -206,8 +207,8 @@ func TestTakeOverOfCrashedHolder(t *testing.T) {
 	}{
 		// Clock-free: unchanged (revision, beat) for lease*(1+ρ) + poll =
 		// 2.02s + 0.2s, seen at a poll of up to 240ms.
-		{"clock-free", []lockcore.Option{lockcore.WithoutWallClock()}, 0, 2220 * time.Millisecond, 2460 * time.Millisecond, true},
-		{"clock-free, arriving late", []lockcore.Option{lockcore.WithoutWallClock()}, 10 * time.Second, 2220 * time.Millisecond, 2460 * time.Millisecond, true},
+		{"clock-free", []lockcore.Option{lockcore.WithClocks(lockcore.Clocks{NoWallClockPath: true})}, 0, 2220 * time.Millisecond, 2460 * time.Millisecond, true},
+		{"clock-free, arriving late", []lockcore.Option{lockcore.WithClocks(lockcore.Clocks{NoWallClockPath: true})}, 10 * time.Second, 2220 * time.Millisecond, 2460 * time.Millisecond, true},
 		// Wall clock: leaseUntil + ε has long passed, so the first
 		// conditional write takes it, without waiting.
 		{"wall clock, arriving late", nil, 10 * time.Second, 0, 0, false},
@@ -247,7 +248,7 @@ func TestTakeOverOfCrashedHolder(t *testing.T) {
 }
 
 // herd starts n waiters on store and returns their results once all end.
-func herd(t *testing.T, store lockcore.Store, n int, opts ...lockcore.Option) []lockcore.WaitResult {
+func herd(t *testing.T, store storeapi.Store, n int, opts ...lockcore.Option) []lockcore.WaitResult {
 	results := make([]lockcore.WaitResult, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -402,11 +403,11 @@ func TestAcquireResolvesAnUnknownOutcome(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		store := &hookStore{Store: mem}
 		// Applied, but the response is lost.
-		store.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+		store.acquire = func(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 			if _, err := mem.Acquire(ctx, req); err != nil {
-				return lockcore.Item{}, err
+				return storeapi.Item{}, err
 			}
-			return lockcore.Item{}, errInjected
+			return storeapi.Item{}, errInjected
 		}
 		l := newLock(t, store, "a")
 		mustAcquire(t, l)
@@ -424,14 +425,14 @@ func TestUnresolvedAcquireFreesItsGhostHold(t *testing.T) {
 		// The write is applied, its response lost, and the settling read
 		// fails too: the outcome stays unknown.
 		store := &hookStore{Store: mem,
-			acquire: func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+			acquire: func(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 				if _, err := mem.Acquire(ctx, req); err != nil {
-					return lockcore.Item{}, err
+					return storeapi.Item{}, err
 				}
-				return lockcore.Item{}, errInjected
+				return storeapi.Item{}, errInjected
 			},
-			get: func(context.Context, lockcore.Key) (lockcore.Item, bool, error) {
-				return lockcore.Item{}, false, errInjected
+			get: func(context.Context, lockcore.Key) (storeapi.Item, bool, error) {
+				return storeapi.Item{}, false, errInjected
 			},
 		}
 		l := newLock(t, store, "a")
@@ -454,8 +455,8 @@ func TestStoreErrorsFailClearly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		store := &hookStore{Store: mem,
-			acquire: func(context.Context, lockcore.AcquireRequest) (lockcore.Item, error) {
-				return lockcore.Item{}, errInjected
+			acquire: func(context.Context, storeapi.AcquireRequest) (storeapi.Item, error) {
+				return storeapi.Item{}, errInjected
 			},
 		}
 		m := &recMetrics{}
@@ -480,8 +481,8 @@ func TestPollErrorsEndInATimeoutThatNamesThem(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		holder := newLock(t, mem, "h")
 		mustAcquire(t, holder)
-		store := &hookStore{Store: mem, get: func(context.Context, lockcore.Key) (lockcore.Item, bool, error) {
-			return lockcore.Item{}, false, errInjected
+		store := &hookStore{Store: mem, get: func(context.Context, lockcore.Key) (storeapi.Item, bool, error) {
+			return storeapi.Item{}, false, errInjected
 		}}
 		res, err := newLock(t, store, "w", lockcore.WithMaxWait(time.Second)).TryAcquireElseWaitForRelease(context.Background())
 		if res.Outcome != lockcore.Failed || !errors.Is(err, lockcore.ErrWaitTimeout) || !errors.Is(err, errInjected) {
@@ -497,9 +498,9 @@ func TestHungStoreEndsTheWaitOnTime(t *testing.T) {
 		holder := newLock(t, mem, "h")
 		mustAcquire(t, holder)
 		// Every read hangs until its context ends.
-		store := &hookStore{Store: mem, get: func(ctx context.Context, _ lockcore.Key) (lockcore.Item, bool, error) {
+		store := &hookStore{Store: mem, get: func(ctx context.Context, _ lockcore.Key) (storeapi.Item, bool, error) {
 			<-ctx.Done()
-			return lockcore.Item{}, false, ctx.Err()
+			return storeapi.Item{}, false, ctx.Err()
 		}}
 		start := time.Now()
 		res, err := newLock(t, store, "w", lockcore.WithMaxWait(2*time.Second)).TryAcquireElseWaitForRelease(context.Background())
@@ -529,13 +530,13 @@ func TestNoTimeLeft(t *testing.T) {
 	})
 }
 
-func TestSkewedWaiterClockCannotStealWithoutWallClock(t *testing.T) {
+func TestSkewedWaiterClockCannotStealWithoutTheWallClockPath(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
 		holder := newLock(t, mem, "h", lockcore.WithLease(2*time.Second))
 		mustAcquire(t, holder)
-		w := newLock(t, mem, "w", lockcore.WithLease(2*time.Second), lockcore.WithoutWallClock(),
-			lockcore.WithClock(skewed(time.Hour)), lockcore.WithMaxWait(10*time.Second))
+		w := newLock(t, mem, "w", lockcore.WithLease(2*time.Second), lockcore.WithClocks(lockcore.Clocks{NoWallClockPath: true}),
+			lockcore.WithClocks(lockcore.Clocks{Wall: skewed(time.Hour)}), lockcore.WithMaxWait(10*time.Second))
 		res, err := w.TryAcquireElseWaitForRelease(context.Background())
 		if res.Outcome != lockcore.Failed || !errors.Is(err, lockcore.ErrWaitTimeout) {
 			t.Errorf("TryAcquireElseWaitForRelease() = %+v, %v, want FAILED: the holder renews throughout", res, err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // testJSONOutput runs every command with --output json and decodes what it
@@ -19,9 +20,9 @@ func testJSONOutput(t *testing.T, c *cli, store *lockcore.DynamoStore) {
 	var cr created
 	r := c.want(exitOK, []string{"create-table", "--output", "json"})
 	if err := json.Unmarshal([]byte(r.stdout), &cr); err != nil || cr.Table != c.table || cr.Status != "ACTIVE" ||
-		cr.PartitionKey != lockcore.AttrLockKey || cr.TTL != ttlEnabling {
+		cr.PartitionKey != storeapi.AttrLockKey || cr.TTL != ttlEnabling {
 		t.Errorf("create-table --output json = %+v, %v; want %s ACTIVE, key %s, TTL %s (Dynoxide has UpdateTimeToLive):\n%s",
-			cr, err, c.table, lockcore.AttrLockKey, ttlEnabling, r.stdout)
+			cr, err, c.table, storeapi.AttrLockKey, ttlEnabling, r.stdout)
 	}
 	var cfn struct {
 		Resources struct {
@@ -41,7 +42,7 @@ func testJSONOutput(t *testing.T, c *cli, store *lockcore.DynamoStore) {
 	key := lockcore.Key{Group: "fx", ID: "JSON"}
 	rev := "0123456789abcdef0123456789abcdef"
 	now := time.Now().UnixMilli()
-	if _, err := store.Acquire(t.Context(), lockcore.AcquireRequest{Key: key, Owner: "j", Revision: rev,
+	if _, err := store.Acquire(t.Context(), storeapi.AcquireRequest{Key: key, Holder: "j", Revision: rev,
 		Lease: time.Minute, NowMs: now, LeaseUntilMs: now + 60_000, ExpiresAtMs: now + 120_000, FenceBase: 1}); err != nil {
 		t.Fatal(err)
 	}

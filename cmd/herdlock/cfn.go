@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // writeCFN prints a template holding the table that create-table makes,
@@ -22,11 +22,11 @@ func cfnTemplate(table string, ttl bool) map[string]any {
 	props := map[string]any{
 		"TableName":            table,
 		"BillingMode":          "PAY_PER_REQUEST",
-		"AttributeDefinitions": []any{map[string]any{"AttributeName": lockcore.AttrLockKey, "AttributeType": "S"}},
-		"KeySchema":            []any{map[string]any{"AttributeName": lockcore.AttrLockKey, "KeyType": "HASH"}},
+		"AttributeDefinitions": []any{map[string]any{"AttributeName": storeapi.AttrLockKey, "AttributeType": "S"}},
+		"KeySchema":            []any{map[string]any{"AttributeName": storeapi.AttrLockKey, "KeyType": "HASH"}},
 	}
 	if ttl {
-		props["TimeToLiveSpecification"] = map[string]any{"AttributeName": lockcore.AttrTTL, "Enabled": true}
+		props["TimeToLiveSpecification"] = map[string]any{"AttributeName": storeapi.AttrTTL, "Enabled": true}
 	}
 	return map[string]any{
 		"AWSTemplateFormatVersion": "2010-09-09",
@@ -54,7 +54,7 @@ func writeCFNYAML(w io.Writer, table string, ttl bool) error {
         # Clean-up of old items only: herdlock never uses it as expiry.
         AttributeName: %s
         Enabled: true
-`, lockcore.AttrTTL)
+`, storeapi.AttrTTL)
 	}
 	_, err := fmt.Fprintf(w, `AWSTemplateFormatVersion: "2010-09-09"
 Description: herdlock lock table
@@ -78,6 +78,6 @@ Resources:
     Value: !Ref LockTable
   LockTableArn:
     Value: !GetAtt LockTable.Arn
-`, table, lockcore.AttrLockKey, lockcore.AttrLockKey, ttlBlock)
+`, table, storeapi.AttrLockKey, storeapi.AttrLockKey, ttlBlock)
 	return err
 }

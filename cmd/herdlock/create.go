@@ -15,22 +15,23 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 var createTableCommand = command{
 	name:    "create-table",
 	args:    "[--table T] [--print-cfn] [--ttl=false] [--output text|json] [TABLE]",
 	summary: "create a lock table, or print it as CloudFormation (--print-cfn)",
-	detail: "The table is TABLE, else --table, else $" + envTable + ". It has the partition key " + lockcore.AttrLockKey + " (S),\n" +
+	detail: "The table is TABLE, else --table, else $" + envTable + ". It has the partition key " + storeapi.AttrLockKey + " (S),\n" +
 		"no sort key, and on-demand billing, as lockcore.CreateTable makes it; TTL is then turned\n" +
-		"on for the " + lockcore.AttrTTL + " attribute, for clean-up only (herdlock never uses it as expiry).\n" +
+		"on for the " + storeapi.AttrTTL + " attribute, for clean-up only (herdlock never uses it as expiry).\n" +
 		"An existing table is fine. --print-cfn with --output json prints the template as JSON.",
 	example: "herdlock create-table --region eu-west-1 --table locks",
 	flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 		var c common
 		c.register(fs)
 		printCFN := fs.Bool("print-cfn", false, "print a CloudFormation template with the table and create nothing")
-		ttl := fs.Bool("ttl", true, "turn on TTL on the "+lockcore.AttrTTL+" attribute (clean-up of old items only, never expiry)")
+		ttl := fs.Bool("ttl", true, "turn on TTL on the "+storeapi.AttrTTL+" attribute (clean-up of old items only, never expiry)")
 		return func(ctx context.Context, e *env, args []string) error {
 			if len(args) > 1 {
 				return usageErr("want at most 1 argument (TABLE), got %d", len(args))
@@ -56,7 +57,7 @@ var createTableCommand = command{
 			if err := lockcore.CreateTable(ctx, client, table); err != nil {
 				return err
 			}
-			res := created{Table: table, Status: "ACTIVE", PartitionKey: lockcore.AttrLockKey, TTL: ttlOff}
+			res := created{Table: table, Status: "ACTIVE", PartitionKey: storeapi.AttrLockKey, TTL: ttlOff}
 			if *ttl {
 				if res.TTL, err = enableTTL(ctx, e, client, table); err != nil {
 					return err
@@ -91,9 +92,9 @@ func (r created) writeText(w io.Writer) {
 	fmt.Fprintf(w, "table %s is active (partition key %s, on demand)\n", r.Table, r.PartitionKey)
 	switch r.TTL {
 	case ttlEnabling:
-		fmt.Fprintf(w, "TTL on %s is being turned on (clean-up only; DynamoDB deletes expired items within days)\n", lockcore.AttrTTL)
+		fmt.Fprintf(w, "TTL on %s is being turned on (clean-up only; DynamoDB deletes expired items within days)\n", storeapi.AttrTTL)
 	case ttlOn:
-		fmt.Fprintf(w, "TTL on %s is already on\n", lockcore.AttrTTL)
+		fmt.Fprintf(w, "TTL on %s is already on\n", storeapi.AttrTTL)
 	}
 }
 
@@ -102,7 +103,7 @@ func enableTTL(ctx context.Context, e *env, client *dynamodb.Client, table strin
 	_, err := client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
 		TableName: aws.String(table),
 		TimeToLiveSpecification: &types.TimeToLiveSpecification{
-			AttributeName: aws.String(lockcore.AttrTTL),
+			AttributeName: aws.String(storeapi.AttrTTL),
 			Enabled:       aws.Bool(true),
 		},
 	})

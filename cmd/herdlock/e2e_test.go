@@ -22,6 +22,7 @@ import (
 	"github.com/herdlock/herdlock/internal/dynalite"
 	"github.com/herdlock/herdlock/internal/dynoxide/dynoxidetest"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // cli runs the built herdlock binary against one Dynoxide table.
@@ -112,16 +113,16 @@ func buildCLI(t *testing.T) string {
 // fixture writes the four kinds of item the CLI must tell apart.
 type fixture struct {
 	store                                       *lockcore.DynamoStore
-	held, success, failure, abandoned, heldBack lockcore.Item
+	held, success, failure, abandoned, heldBack storeapi.Item
 }
 
 func writeFixture(t *testing.T, store *lockcore.DynamoStore) fixture {
 	t.Helper()
 	ctx := t.Context()
 	now := time.Now().UnixMilli()
-	acquire := func(id string, leaseUntil, expires int64) lockcore.Item {
-		it, err := store.Acquire(ctx, lockcore.AcquireRequest{
-			Key: lockcore.Key{Group: "fx", ID: id}, Owner: "stream/req-" + id, Revision: revisionOf(id),
+	acquire := func(id string, leaseUntil, expires int64) storeapi.Item {
+		it, err := store.Acquire(ctx, storeapi.AcquireRequest{
+			Key: lockcore.Key{Group: "fx", ID: id}, Holder: "stream/req-" + id, Revision: revisionOf(id),
 			Lease: 6 * time.Second, NowMs: now, LeaseUntilMs: leaseUntil, ExpiresAtMs: expires,
 			RecordAccount: "act:123456789012/app:1", FenceBase: 100,
 		})
@@ -130,8 +131,8 @@ func writeFixture(t *testing.T, store *lockcore.DynamoStore) fixture {
 		}
 		return it
 	}
-	release := func(it lockcore.Item, r lockcore.Result) lockcore.Item {
-		req := lockcore.ReleaseRequest{Key: it.Key, Revision: it.Revision, NowMs: now, Result: r, ResultRef: "cache/" + it.Key.ID}
+	release := func(it storeapi.Item, r lockcore.Result) storeapi.Item {
+		req := storeapi.ReleaseRequest{Key: it.Key, Revision: it.Revision, NowMs: now, Result: r, ResultRef: "cache/" + it.Key.ID}
 		if it.Key.ID == "HELDBACK" {
 			// The upstream said: retry in ten minutes; second failure.
 			req.Failures, req.FailReason = 2, "upstream_429"
@@ -168,8 +169,8 @@ func TestCLI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("DescribeTable() = %v", err)
 	}
-	if ks := out.Table.KeySchema; len(ks) != 1 || *ks[0].AttributeName != lockcore.AttrLockKey || ks[0].KeyType != "HASH" {
-		t.Errorf("created key schema = %+v, want one HASH key %s", ks, lockcore.AttrLockKey)
+	if ks := out.Table.KeySchema; len(ks) != 1 || *ks[0].AttributeName != storeapi.AttrLockKey || ks[0].KeyType != "HASH" {
+		t.Errorf("created key schema = %+v, want one HASH key %s", ks, storeapi.AttrLockKey)
 	}
 	store, err := lockcore.NewDynamoStore(client, c.table)
 	if err != nil {
@@ -256,11 +257,11 @@ func TestCLI(t *testing.T) {
 		// A recent failure holds take-overs back; release clears that.
 		next := func() error {
 			now := time.Now().UnixMilli()
-			_, err := store.Acquire(t.Context(), lockcore.AcquireRequest{Key: fx.heldBack.Key, Owner: "next", Revision: revisionOf("next"),
+			_, err := store.Acquire(t.Context(), storeapi.AcquireRequest{Key: fx.heldBack.Key, Holder: "next", Revision: revisionOf("next"),
 				Lease: time.Second, NowMs: now, LeaseUntilMs: now + 1000, ExpiresAtMs: now + 1000, MaxAttempts: 2})
 			return err
 		}
-		if err := next(); !errors.Is(err, lockcore.ErrConditionFailed) {
+		if err := next(); !errors.Is(err, storeapi.ErrConditionFailed) {
 			t.Errorf("Acquire of the held-back item = %v, want a failed condition", err)
 		}
 		c.want(exitOK, []string{"release", "fx", "HELDBACK", "--revision", fx.heldBack.Revision, "--yes"}, "released with failure")
@@ -340,17 +341,17 @@ func testWatch(t *testing.T, c *cli, store *lockcore.DynamoStore) {
 	next(verdictAbsent)
 	key := lockcore.Key{Group: "fx", ID: "WATCHED"}
 	now := time.Now().UnixMilli()
-	it, err := store.Acquire(t.Context(), lockcore.AcquireRequest{Key: key, Owner: "w", Revision: revisionOf("w"),
+	it, err := store.Acquire(t.Context(), storeapi.AcquireRequest{Key: key, Holder: "w", Revision: revisionOf("w"),
 		Lease: time.Minute, NowMs: now, LeaseUntilMs: now + 60_000, ExpiresAtMs: now + 120_000, FenceBase: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	next("held by w")
-	if _, err := store.Renew(t.Context(), lockcore.RenewRequest{Key: key, Revision: it.Revision, NowMs: now, LeaseUntilMs: now + 60_000}); err != nil {
+	if _, err := store.Renew(t.Context(), storeapi.RenewRequest{Key: key, Revision: it.Revision, NowMs: now, LeaseUntilMs: now + 60_000}); err != nil {
 		t.Fatal(err)
 	}
 	next("renewals 1")
-	if _, err := store.Release(t.Context(), lockcore.ReleaseRequest{Key: key, Revision: it.Revision, NowMs: now, Result: lockcore.Success}); err != nil {
+	if _, err := store.Release(t.Context(), storeapi.ReleaseRequest{Key: key, Revision: it.Revision, NowMs: now, Result: lockcore.Success}); err != nil {
 		t.Fatal(err)
 	}
 	next(verdictReleasedOK)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 var getCommand = command{
@@ -34,7 +35,7 @@ var getCommand = command{
 				if c.output.json() {
 					_ = writeJSON(e.stdout, absentView(key))
 				} else {
-					fmt.Fprintf(e.stdout, "verdict: %s (no item %s in %s)\n", verdictAbsent, lockcore.PartitionKey(key), store.Table())
+					fmt.Fprintf(e.stdout, "verdict: %s (no item %s in %s)\n", verdictAbsent, storeapi.PartitionKey(key), store.Table())
 				}
 				return &exitErr{exitNotFound, fmt.Errorf("%s/%s: no lock item", key.Group, key.ID)}
 			}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"os"
 	"regexp"
 	"runtime/debug"
@@ -185,7 +186,7 @@ func TestUsageErrorsBeforeAnyCall(t *testing.T) {
 // Text and JSON name an item's fields alike: the holder and its renewals.
 func TestTextAndJSONNameFieldsAlike(t *testing.T) {
 	now := time.Now()
-	v := newView(lockcore.Item{Key: lockcore.Key{Group: "g", ID: "i"}, Owner: "stream/req-1", Revision: "r", Fence: 3, Beat: 4,
+	v := newView(storeapi.Item{Key: lockcore.Key{Group: "g", ID: "i"}, Holder: "stream/req-1", Revision: "r", Fence: 3, Beat: 4,
 		LeaseUntilMs: now.Add(time.Minute).UnixMilli(), ExpiresAtMs: now.Add(time.Hour).UnixMilli()}, now)
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Verdicts of an item, judged with this machine's clock.
@@ -24,7 +25,7 @@ const (
 // verdict judges it at now: released items by their result; an unreleased
 // item is held while both its lease and its hard maximum lie ahead, and
 // abandoned once either lapsed (waiters then take it over).
-func verdict(it lockcore.Item, now time.Time) string {
+func verdict(it storeapi.Item, now time.Time) string {
 	nowMs := now.UnixMilli()
 	switch {
 	case it.Released && it.Result == lockcore.Success:
@@ -69,13 +70,13 @@ type view struct {
 	AnswerBytes   int        `json:"answerBytes,omitempty"`
 }
 
-func newView(it lockcore.Item, now time.Time) view {
+func newView(it storeapi.Item, now time.Time) view {
 	return view{
 		Verdict:       verdict(it, now),
 		Group:         it.Key.Group,
 		ID:            it.Key.ID,
-		PartitionKey:  lockcore.PartitionKey(it.Key),
-		Holder:        it.Owner,
+		PartitionKey:  storeapi.PartitionKey(it.Key),
+		Holder:        it.Holder,
 		Revision:      it.Revision,
 		Fence:         it.Fence,
 		Renewals:      it.Beat,
@@ -103,7 +104,7 @@ func newView(it lockcore.Item, now time.Time) view {
 
 // absentView is the JSON form of an absent item.
 func absentView(key lockcore.Key) view {
-	return view{Verdict: verdictAbsent, Group: key.Group, ID: key.ID, PartitionKey: lockcore.PartitionKey(key)}
+	return view{Verdict: verdictAbsent, Group: key.Group, ID: key.ID, PartitionKey: storeapi.PartitionKey(key)}
 }
 
 func msTime(ms int64) *time.Time {

@@ -6,20 +6,21 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 func TestVerdict(t *testing.T) {
 	now := time.UnixMilli(1_000_000)
 	tests := []struct {
 		name string
-		it   lockcore.Item
+		it   storeapi.Item
 		want string
 	}{
-		{"lease and hard maximum ahead", lockcore.Item{LeaseUntilMs: 1_000_001, ExpiresAtMs: 1_000_001}, verdictHeld},
-		{"lease lapsed", lockcore.Item{LeaseUntilMs: 999_999, ExpiresAtMs: 2_000_000}, verdictAbandoned},
-		{"hard maximum lapsed", lockcore.Item{LeaseUntilMs: 2_000_000, ExpiresAtMs: 999_999}, verdictAbandoned},
-		{"released with success, lease lapsed", lockcore.Item{Released: true, Result: lockcore.Success}, verdictReleasedOK},
-		{"released with failure", lockcore.Item{Released: true, Result: lockcore.Failure, LeaseUntilMs: 2_000_000, ExpiresAtMs: 2_000_000}, verdictReleasedFailed},
+		{"lease and hard maximum ahead", storeapi.Item{LeaseUntilMs: 1_000_001, ExpiresAtMs: 1_000_001}, verdictHeld},
+		{"lease lapsed", storeapi.Item{LeaseUntilMs: 999_999, ExpiresAtMs: 2_000_000}, verdictAbandoned},
+		{"hard maximum lapsed", storeapi.Item{LeaseUntilMs: 2_000_000, ExpiresAtMs: 999_999}, verdictAbandoned},
+		{"released with success, lease lapsed", storeapi.Item{Released: true, Result: lockcore.Success}, verdictReleasedOK},
+		{"released with failure", storeapi.Item{Released: true, Result: lockcore.Failure, LeaseUntilMs: 2_000_000, ExpiresAtMs: 2_000_000}, verdictReleasedFailed},
 	}
 	for _, tt := range tests {
 		if got := verdict(tt.it, now); got != tt.want {
@@ -68,8 +69,8 @@ func TestPrintCFN(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Type: AWS::DynamoDB::Table", "DeletionPolicy: Retain", "UpdateReplacePolicy: Retain", "TableName: locks",
-		"BillingMode: PAY_PER_REQUEST", "- AttributeName: " + lockcore.AttrLockKey + "\n          AttributeType: S",
-		"- AttributeName: " + lockcore.AttrLockKey + "\n          KeyType: HASH", "AttributeName: " + lockcore.AttrTTL + "\n        Enabled: true",
+		"BillingMode: PAY_PER_REQUEST", "- AttributeName: " + storeapi.AttrLockKey + "\n          AttributeType: S",
+		"- AttributeName: " + storeapi.AttrLockKey + "\n          KeyType: HASH", "AttributeName: " + storeapi.AttrTTL + "\n        Enabled: true",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("--print-cfn lacks %q:\n%s", want, b.String())

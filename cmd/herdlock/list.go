@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 var listCommand = command{
@@ -45,7 +46,7 @@ var listCommand = command{
 			var bad []error
 			now := e.now()
 			for it, err := range lockcore.List(ctx, client, store.Table(), *group) {
-				var ie *lockcore.ItemError
+				var ie *storeapi.ItemError
 				if errors.As(err, &ie) {
 					fmt.Fprintf(e.stderr, "herdlock list: %v\n", ie)
 					bad = append(bad, ie)

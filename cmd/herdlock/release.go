@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 var releaseCommand = command{
@@ -64,7 +65,7 @@ Asks for confirmation unless --yes.`,
 
 // operatorReason is the failure reason of a release by this command: the
 // one a holder's own release never writes over.
-const operatorReason = lockcore.OperatorReleaseReason
+const operatorReason = storeapi.OperatorReleaseReason
 
 // released is what release did, and its JSON form.
 type released struct {
@@ -140,11 +141,11 @@ func (r *releaser) release(ctx context.Context) (released, error) {
 	}
 	// A failure that is not recent holds nothing back: the next caller
 	// takes over at once, and its own failure would start a new episode.
-	done, err := r.store.Release(ctx, lockcore.ReleaseRequest{
+	done, err := r.store.Release(ctx, storeapi.ReleaseRequest{
 		Key: key, Revision: r.revision, NowMs: r.e.now().UnixMilli(), Result: lockcore.Failure,
 		Failures: it.Failures, FailReason: operatorReason,
 	})
-	var ce *lockcore.ConditionError
+	var ce *storeapi.ConditionError
 	if errors.As(err, &ce) {
 		if ce.Current == nil {
 			return out, &exitErr{exitNotFound, fmt.Errorf("%s/%s: the item is gone, nothing released", key.Group, key.ID)}
@@ -180,7 +181,7 @@ var revisionShape = regexp.MustCompile(`^[0-9a-f]{32}$`)
 // what the item shows: its previous holder's revision means the lock was
 // taken over since; any other was never this item's latest two, so it is
 // mistyped or older than the last take-over.
-func refuse(it lockcore.Item, revision string) error {
+func refuse(it storeapi.Item, revision string) error {
 	switch {
 	case it.Revision != revision && it.PrevRevision == revision:
 		return &exitErr{exitRefused, fmt.Errorf(

@@ -78,7 +78,7 @@ func watch(ctx context.Context, e *env, store *lockcore.DynamoStore, key lockcor
 			if found {
 				v = newView(it, now)
 				cur = state{true, it.Revision, it.Fence, it.Beat, it.Released, it.Result, v.Verdict}
-				line = fmt.Sprintf("%s  revision %s  renewals %d  holder %s", v.summary(now), it.Revision, it.Beat, orDash(it.Owner))
+				line = fmt.Sprintf("%s  revision %s  renewals %d  holder %s", v.summary(now), it.Revision, it.Beat, orDash(it.Holder))
 			}
 			if last == nil || cur != *last {
 				if asJSON {

@@ -16,8 +16,6 @@ import (
 
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/internal/localrun"
-	"github.com/herdlock/herdlock/lockcore"
-	"github.com/herdlock/herdlock/middleware/lockmw"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -109,7 +107,7 @@ func TestEndToEndOpenTelemetry(t *testing.T) {
 	if want := int(acquired(resps, false)); fetched != want {
 		t.Errorf("%d traces of an ACQUIRED invocation, want %d", fetched, want)
 	}
-	checkEMF(t, r.Pool.Lines(), map[string]float64{lockcore.MetricLockAcquisitionSuccess: acquired(resps, false)})
+	checkEMF(t, r.Pool.Lines(), map[string]float64{"LockAcquisitionSuccess": acquired(resps, false)})
 }
 
 // checkTree checks that the spans of one trace form one tree under one

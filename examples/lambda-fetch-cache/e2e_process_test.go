@@ -16,7 +16,6 @@ import (
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/internal/localrun"
 	"github.com/herdlock/herdlock/internal/dynoxide/dynoxidetest"
 	"github.com/herdlock/herdlock/internal/sandbox"
-	"github.com/herdlock/herdlock/lockcore"
 )
 
 // followingLog is the debug line of an invocation that waits for another
@@ -147,7 +146,7 @@ func checkProcessEMF(t *testing.T, lines []sandbox.Line, invs []sandbox.Invocati
 		if doc[own] != 1.0 {
 			t.Errorf("%v document without its handler's %s: %s", doc["lockOutcome"], own, l.Text)
 		}
-		for _, name := range []string{lockcore.MetricLockAcquisitionSuccess, "LockCoalesced", fetchcache.MetricUpstreamCall, fetchcache.MetricCacheRead} {
+		for _, name := range []string{"LockAcquisitionSuccess", "LockCoalesced", fetchcache.MetricUpstreamCall, fetchcache.MetricCacheRead} {
 			if v, ok := doc[name].(float64); ok {
 				sums[name] += v
 			}
@@ -158,7 +157,7 @@ func checkProcessEMF(t *testing.T, lines []sandbox.Line, invs []sandbox.Invocati
 			t.Errorf("request %s: %d documents, want 1", inv.RequestID, docsOf[inv.RequestID])
 		}
 	}
-	want := map[string]float64{lockcore.MetricLockAcquisitionSuccess: 1, "LockCoalesced": processConcurrency - 1,
+	want := map[string]float64{"LockAcquisitionSuccess": 1, "LockCoalesced": processConcurrency - 1,
 		fetchcache.MetricUpstreamCall: 1, fetchcache.MetricCacheRead: processConcurrency - 1}
 	if !maps.Equal(sums, want) {
 		t.Errorf("metric sums over the documents = %v, want %v", sums, want)

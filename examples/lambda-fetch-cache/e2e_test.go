@@ -17,6 +17,7 @@ import (
 	"github.com/herdlock/herdlock/internal/dynalite"
 	"github.com/herdlock/herdlock/internal/sandbox"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // burstSize is N, the concurrent invocations of one burst.
@@ -43,9 +44,9 @@ func TestEndToEnd(t *testing.T) {
 				}
 				checkOneFetch(t, mode, first, 1)
 				checkEMF(t, r.Pool.Lines(), map[string]float64{
-					lockcore.MetricLockAcquisitionSuccess: acquiredDocs(mode, first, 1),
-					lockcore.MetricLockNotReleased:        0,
-					lockcore.MetricLockAcquisitionFailed:  0,
+					"LockAcquisitionSuccess": acquiredDocs(mode, first, 1),
+					"LockNotReleased":        0,
+					"LockAcquisitionFailed":  0,
 				})
 
 				// While fresh, a burst reads the cache without locking, or, with
@@ -72,7 +73,7 @@ func TestEndToEnd(t *testing.T) {
 				if second[0].Fence <= first[0].Fence {
 					t.Errorf("fence after expiry = %d, want above the first burst's %d", second[0].Fence, first[0].Fence)
 				}
-				checkEMF(t, r.Pool.Lines(), map[string]float64{lockcore.MetricLockAcquisitionSuccess: acquiredDocs(mode, first, 1) + acquiredDocs(mode, second, 1)})
+				checkEMF(t, r.Pool.Lines(), map[string]float64{"LockAcquisitionSuccess": acquiredDocs(mode, first, 1) + acquiredDocs(mode, second, 1)})
 			})
 
 			t.Run("a holder that outlives its timeout: one take-over, no empty answer", func(t *testing.T) {
@@ -123,7 +124,7 @@ func TestEndToEnd(t *testing.T) {
 					t.Errorf("upstream requests = %d, want 2 (the stalled holder and the take-over)", got)
 				}
 				checkSameData(t, resps)
-				checkEMF(t, r.Pool.Lines()[linesBefore:], map[string]float64{lockcore.MetricTakeover: 1, lockcore.MetricLockAcquisitionSuccess: acquiredDocs(mode, resps, 0)})
+				checkEMF(t, r.Pool.Lines()[linesBefore:], map[string]float64{"LockTakeover": 1, "LockAcquisitionSuccess": acquiredDocs(mode, resps, 0)})
 			})
 
 			t.Run("distinct keys: one upstream call per key", func(t *testing.T) {
@@ -147,7 +148,7 @@ func TestEndToEnd(t *testing.T) {
 				if got := r.Upstream.Requests(); got != len(keys) {
 					t.Errorf("upstream requests = %d, want %d", got, len(keys))
 				}
-				checkEMF(t, r.Pool.Lines(), map[string]float64{lockcore.MetricLockAcquisitionSuccess: acquiredDocs(mode, resps, float64(len(keys)))})
+				checkEMF(t, r.Pool.Lines(), map[string]float64{"LockAcquisitionSuccess": acquiredDocs(mode, resps, float64(len(keys)))})
 			})
 		})
 	}
@@ -178,8 +179,8 @@ func TestEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k := out.Table.KeySchema; len(k) != 1 || *k[0].AttributeName != lockcore.AttrLockKey {
-			t.Errorf("lock table key schema = %v, want %s", k, lockcore.AttrLockKey)
+		if k := out.Table.KeySchema; len(k) != 1 || *k[0].AttributeName != storeapi.AttrLockKey {
+			t.Errorf("lock table key schema = %v, want %s", k, storeapi.AttrLockKey)
 		}
 	})
 }
@@ -340,7 +341,7 @@ func checkEMF(t *testing.T, lines []sandbox.Line, sums map[string]float64) {
 		}
 		if _, ok := doc["lockOutcome"]; ok {
 			lockDocs++
-			for _, name := range []string{lockcore.MetricLockAcquisitionSuccess, lockcore.MetricLockAcquisitionFailed, lockcore.MetricLockAcquisitionError} {
+			for _, name := range []string{"LockAcquisitionSuccess", "LockAcquisitionFailed", "LockAcquisitionError"} {
 				if _, ok := doc[name]; !ok {
 					t.Errorf("lock EMF document without %s: %s", name, l.Text)
 				}

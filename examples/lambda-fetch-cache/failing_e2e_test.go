@@ -9,7 +9,6 @@ import (
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/internal/localrun"
 	"github.com/herdlock/herdlock/internal/sandbox"
-	"github.com/herdlock/herdlock/lockcore"
 )
 
 // TestEndToEndFailingUpstream runs the real bootstrap under the emulator
@@ -94,9 +93,9 @@ func TestEndToEndFailingUpstream(t *testing.T) {
 			}
 		}
 		checkEMF(t, r.Pool.Lines()[linesBefore:], map[string]float64{
-			lockcore.MetricSharedFailure:         burstSize - 1,
-			lockcore.MetricEpisodeAttempts:       1,
-			lockcore.MetricLockAcquisitionFailed: burstSize - 1,
+			"LockSharedFailure":     burstSize - 1,
+			"LockEpisodeAttempts":   1,
+			"LockAcquisitionFailed": burstSize - 1,
 		})
 
 		// At the time the answers named: one call.

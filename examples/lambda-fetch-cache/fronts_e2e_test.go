@@ -199,7 +199,7 @@ func TestEndToEndQueueFront(t *testing.T) {
 			}
 		}
 		if got := r.Upstream.RequestsFor("GBP-USD"); got < 1 || got > 2 {
-			t.Errorf("upstream requests for the failing GBP-USD = %d, want 1 to 2 (lockcore's default WithMaxAttempts)", got)
+			t.Errorf("upstream requests for the failing GBP-USD = %d, want 1 to 2 (lockcore's default FailureEpisode.MaxAttempts)", got)
 		}
 		t.Logf("batch of %d records over 3 keys: upstream calls %d, failed %q", len(pairs), r.Upstream.Requests(), batchFailures(t, inv))
 	})

@@ -10,19 +10,18 @@ import (
 	"github.com/awslabs/goformation/v7/cloudformation"
 	"github.com/awslabs/goformation/v7/cloudformation/cloudwatch"
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
-	"github.com/herdlock/herdlock/lockcore"
 	"gopkg.in/yaml.v3"
 )
 
 // lockMetrics are the metric names lockcore and lockmw emit.
 var lockMetrics = []string{
-	lockcore.MetricLockTimeout, lockcore.MetricLongRenewalCall, lockcore.MetricStaleLock,
-	lockcore.MetricLockAcquisitionDuration, lockcore.MetricLockHoldDuration, lockcore.MetricLockRenewal,
-	lockcore.MetricLockReleaseDuration, lockcore.MetricLockAcquisitionSuccess, lockcore.MetricLockAcquisitionFailed,
-	lockcore.MetricLockAcquisitionError, lockcore.MetricLockNotReleased, lockcore.MetricLockAcquisitionWaitTimeout,
-	lockcore.MetricWaitForLock, lockcore.MetricLockAcquisitionWaitDuration, lockcore.MetricLockPollCount,
-	lockcore.MetricTakeover, lockcore.MetricRetryAfterFailure, lockcore.MetricLeaseLost, lockcore.MetricSharedFailure,
-	lockcore.MetricEpisodeAttempts, "LockNotTried", "LockCoalesced", "LockCoalescedFallThrough", "LockCoalescedWaitDuration",
+	"LockTimeout", "LongRenewalCall", "StaleLock",
+	"LockAcquisitionDuration", "LockHoldDuration", "LockRenewal",
+	"LockReleaseDuration", "LockAcquisitionSuccess", "LockAcquisitionFailed",
+	"LockAcquisitionError", "LockNotReleased", "LockAcquisitionWaitTimeout",
+	"WaitForLock", "LockAcquisitionWaitDuration", "LockPollCount",
+	"LockTakeover", "LockRetryAfterFailure", "LockLeaseLost", "LockSharedFailure",
+	"LockEpisodeAttempts", "LockNotTried", "LockCoalesced", "LockCoalescedFallThrough", "LockCoalescedWaitDuration",
 }
 
 // rawNode returns the YAML node at the given keys of template.yaml.
@@ -149,15 +148,15 @@ func TestTemplateAlarms(t *testing.T) {
 			t.Errorf("%s watches %s %s, which nothing here emits", name, deref(a.Namespace), deref(a.MetricName))
 		}
 	}
-	for _, want := range []string{lockcore.MetricTakeover, lockcore.MetricLeaseLost, lockcore.MetricLockAcquisitionWaitTimeout, lockcore.MetricLockNotReleased} {
+	for _, want := range []string{"LockTakeover", "LockLeaseLost", "LockAcquisitionWaitTimeout", "LockNotReleased"} {
 		if !slices.Contains(lock, want) {
 			t.Errorf("no alarm on %s", want)
 		}
 	}
 	// An attempt after a published failure is the retry the protocol
 	// intends: an alarm on it would fire on every upstream failure.
-	if slices.Contains(lock, lockcore.MetricRetryAfterFailure) {
-		t.Errorf("an alarm watches %s, want only take-overs of abandoned leases alarmed", lockcore.MetricRetryAfterFailure)
+	if slices.Contains(lock, "LockRetryAfterFailure") {
+		t.Errorf("an alarm watches %s, want only take-overs of abandoned leases alarmed", "LockRetryAfterFailure")
 	}
 	if !lambdaErrors {
 		t.Error("no alarm on the function's Errors")
@@ -241,8 +240,8 @@ func TestTemplateDashboard(t *testing.T) {
 			seen = append(seen, name)
 		}
 	}
-	for _, want := range []string{lockcore.MetricLockAcquisitionSuccess, lockcore.MetricLockAcquisitionFailed, lockcore.MetricWaitForLock,
-		lockcore.MetricTakeover, lockcore.MetricRetryAfterFailure, lockcore.MetricLockAcquisitionWaitDuration, lockcore.MetricLockPollCount} {
+	for _, want := range []string{"LockAcquisitionSuccess", "LockAcquisitionFailed", "WaitForLock",
+		"LockTakeover", "LockRetryAfterFailure", "LockAcquisitionWaitDuration", "LockPollCount"} {
 		if !slices.Contains(seen, want) {
 			t.Errorf("dashboard does not show %s", want)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/awslabs/goformation/v7/intrinsics"
 	"github.com/herdlock/herdlock/examples/lambda-fetch-cache/fetchcache"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"gopkg.in/yaml.v3"
 )
 
@@ -249,7 +250,7 @@ func TestTemplateTables(t *testing.T) {
 		key      string
 		ttl      string
 	}{
-		{"lock table matches lockcore.DynamoStore", "LockTable", lockcore.AttrLockKey, lockcore.AttrTTL},
+		{"lock table matches lockcore.DynamoStore", "LockTable", storeapi.AttrLockKey, storeapi.AttrTTL},
 		{"cache table matches fetchcache.Cache", "CacheTable", fetchcache.CacheAttrID, fetchcache.CacheAttrTTL},
 	}
 	for _, tt := range tests {
@@ -314,7 +315,7 @@ func TestTemplateIAMMatchesCode(t *testing.T) {
 			for _, res := range strings1(m["Resource"]) {
 				got[res] = append(got[res], strings1(m["Action"])...)
 				if res == "GetAtt:LockTable.Arn" && slices.Contains(strings1(m["Action"]), "dynamodb:PutItem") {
-					// Only announcement items may be put (see lockcore.AnnouncementKey).
+					// Only announcement items may be put (see storeapi.AnnouncementKey).
 					like := lookup(m["Condition"], "ForAllValues:StringLike", "dynamodb:LeadingKeys")
 					if keys := strings1(like); len(strings1(m["Action"])) != 1 || !slices.Equal(keys, []string{"*#announce-*"}) {
 						t.Errorf("PutItem on the lock table: statement %v, want PutItem alone, on leading keys *#announce-* only", m)

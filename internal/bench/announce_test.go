@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // The stores of the Dynoxide figures keep release announcements: every
@@ -16,11 +17,11 @@ func TestActorStoreAnnounces(t *testing.T) {
 	ctx := context.Background()
 	a := benchEnv(t).NewActor()
 	key := lockcore.Key{Group: "bench", ID: keyName("announce")}
-	ann := lockcore.Announcement{Key: key, Shard: 3, Fence: 7, ResultRef: "ref", ReleasedAtMs: 1_700_000_000_000}
-	for _, store := range []lockcore.Store{a.Store, mustStore(t, &recordingAPI{DynamoAPI: a.API})} {
-		an, ok := store.(lockcore.Announcer)
+	ann := storeapi.Announcement{Key: key, Shard: 3, Fence: 7, ResultRef: "ref", ReleasedAtMs: 1_700_000_000_000}
+	for _, store := range []storeapi.Store{a.Store, mustStore(t, &recordingAPI{DynamoAPI: a.API})} {
+		an, ok := store.(storeapi.Announcer)
 		if !ok {
-			t.Fatalf("%T is not a lockcore.Announcer", store)
+			t.Fatalf("%T is not a storeapi.Announcer", store)
 		}
 		if _, err := an.Announce(ctx, ann); err != nil {
 			t.Fatalf("Announce() = %v", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -212,7 +213,7 @@ func (c quoteCache) put(ctx context.Context, q Quote) error {
 	_, err := c.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(CacheTable),
 		Item: map[string]types.AttributeValue{
-			lockcore.AttrLockKey: &types.AttributeValueMemberS{Value: q.Pair},
+			storeapi.AttrLockKey: &types.AttributeValueMemberS{Value: q.Pair},
 			"rate":               &types.AttributeValueMemberN{Value: strconv.FormatFloat(q.Rate, 'g', -1, 64)},
 			"seq":                &types.AttributeValueMemberN{Value: strconv.Itoa(q.Seq)},
 			"atMs":               &types.AttributeValueMemberN{Value: strconv.FormatInt(q.AtMs, 10)},
@@ -227,7 +228,7 @@ func (c quoteCache) put(ctx context.Context, q Quote) error {
 func (c quoteCache) get(ctx context.Context, k string) (Quote, error) {
 	out, err := c.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(CacheTable),
-		Key:            map[string]types.AttributeValue{lockcore.AttrLockKey: &types.AttributeValueMemberS{Value: k}},
+		Key:            map[string]types.AttributeValue{storeapi.AttrLockKey: &types.AttributeValueMemberS{Value: k}},
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {

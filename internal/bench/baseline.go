@@ -34,11 +34,11 @@ func (d seedDB) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns .
 // newSeedLock returns invocation i's seedlock.Lock on key through a.
 func newSeedLock(a *Actor, literal bool, key string, i int, opts ...seedlock.Option) (*seedlock.Lock, error) {
 	return seedlock.New(seedDB{Client: a.Client, literal: literal}, LockTable, seedlock.Params{
-		LockID:    key,
-		LockGroup: "bench",
-		OwnerName: fmt.Sprintf("invocation-%d", i),
-		AccountID: 1,
-		AppID:     1,
+		LockID:     key,
+		LockGroup:  "bench",
+		HolderName: fmt.Sprintf("invocation-%d", i),
+		AccountID:  1,
+		AppID:      1,
 	}, opts...)
 }
 

@@ -6,10 +6,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/herdlock/herdlock/lockcore"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
-// blindAPI hides the key's hold history (lockcore.AttrHoldMeanMs) from every
+// blindAPI hides the key's hold history (storeapi.AttrHoldMeanMs) from every
 // item its client returns, so that a lock over it never predicts a holder's
 // end and waits at lockcore's fixed pace: the comparison of predictive
 // waiting. Holders over it restart the history at every release, which no
@@ -21,7 +22,7 @@ type blindAPI struct{ StoreAPI }
 func Blind(api StoreAPI) StoreAPI { return blindAPI{api} }
 
 func hideHistory(item map[string]types.AttributeValue) {
-	delete(item, lockcore.AttrHoldMeanMs)
+	delete(item, storeapi.AttrHoldMeanMs)
 }
 
 func hideHistoryErr(err error) {

@@ -76,7 +76,7 @@ func RunBrownoutHold(ctx context.Context, env *HotEnv, answer, hold time.Duratio
 		return r
 	}
 	key := keyName("brownout-hold-" + answer.String())
-	l, err := lockcore.New(store, lockcore.Params{LockID: key, LockGroup: "bench", OwnerName: "holder", AccountID: 1, AppID: 1},
+	l, err := lockcore.New(store, lockcore.Params{LockID: key, LockGroup: "bench", HolderName: "holder", AccountID: 1, AppID: 1},
 		lockcore.WithLogger(discard))
 	if err != nil {
 		r.Error = err.Error()

@@ -37,7 +37,7 @@ import (
 const (
 	// SideCostDefault is lockcore with lockmw's fresh-success window.
 	SideCostDefault = "herdlock (defaults)"
-	// SideCostReadFirst adds lockcore.WithReadFirst.
+	// SideCostReadFirst adds lockcore.Herd.ReadFirst.
 	SideCostReadFirst = "herdlock, read-first"
 	// SideCostSeed is the seed's protocol (package seedlock, as figure 3's
 	// baseline runs it).
@@ -165,7 +165,7 @@ func (b *costBurst) invocation(ctx context.Context, env *costEnv, i int) error {
 		return err
 	case SideCostSeed:
 		l, err := seedlock.New(seedDB{Client: env.client}, LockTable, seedlock.Params{LockID: b.key, LockGroup: "bench",
-			OwnerName: fmt.Sprintf("invocation-%d", i), AccountID: 1, AppID: 1})
+			HolderName: fmt.Sprintf("invocation-%d", i), AccountID: 1, AppID: 1})
 		if err != nil {
 			return err
 		}
@@ -181,9 +181,9 @@ func (b *costBurst) invocation(ctx context.Context, env *costEnv, i int) error {
 	}
 	opts := []lockcore.Option{lockcore.WithLogger(discard), lockcore.WithFreshSuccess(lockmw.DefaultFreshSuccess)}
 	if b.side == SideCostReadFirst {
-		opts = append(opts, lockcore.WithReadFirst())
+		opts = append(opts, lockcore.WithHerd(lockcore.Herd{ReadFirst: true}))
 	}
-	l, err := lockcore.New(env.store, lockcore.Params{LockID: b.key, LockGroup: "bench", OwnerName: fmt.Sprintf("invocation-%d", i),
+	l, err := lockcore.New(env.store, lockcore.Params{LockID: b.key, LockGroup: "bench", HolderName: fmt.Sprintf("invocation-%d", i),
 		AccountID: 1, AppID: 1, RemainingTime: func() time.Duration { return time.Until(start.Add(HotDeadline - HotMargin)) }}, opts...)
 	if err != nil {
 		return err

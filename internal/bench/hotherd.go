@@ -12,6 +12,7 @@ import (
 
 	"github.com/herdlock/herdlock/internal/capacity"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -169,7 +170,7 @@ func warmUp(ctx context.Context, pool *envPool, key string, n int, hold time.Dur
 		return err
 	}
 	for i := range n {
-		l, err := lockcore.New(store, lockcore.Params{LockID: key, LockGroup: "bench", OwnerName: fmt.Sprintf("warm-%d", i), AccountID: 1, AppID: 1},
+		l, err := lockcore.New(store, lockcore.Params{LockID: key, LockGroup: "bench", HolderName: fmt.Sprintf("warm-%d", i), AccountID: 1, AppID: 1},
 			lockcore.WithLogger(discard))
 		if err != nil {
 			return err
@@ -204,7 +205,7 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 	}
 	key := keyName(fmt.Sprintf("hot-%s-%s-%d", mode.Name, temp, n))
 	lk := lockcore.Key{Group: "bench", ID: key}
-	itemKey := capacity.ItemKey(LockTable, lockcore.AttrLockKey, lockcore.PartitionKey(lk))
+	itemKey := capacity.ItemKey(LockTable, storeapi.AttrLockKey, storeapi.PartitionKey(lk))
 	pool := &envPool{env: env, reuse: mode.Reuse || mode.NewEnvs > 0 || mode.WarmFleet, blind: mode.Blind, newEnvs: mode.NewEnvs, oldestFirst: mode.WarmFleet}
 	var warmErr error
 	if sc.Warm > 0 {
@@ -251,7 +252,7 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 			ictx, cancel := context.WithDeadline(ctx, start.Add(HotDeadline))
 			defer cancel()
 			l, err := lockcore.New(store, lockcore.Params{
-				LockID: key, LockGroup: "bench", OwnerName: fmt.Sprintf("invocation-%d", i), AccountID: 1, AppID: 1,
+				LockID: key, LockGroup: "bench", HolderName: fmt.Sprintf("invocation-%d", i), AccountID: 1, AppID: 1,
 				RemainingTime: func() time.Duration { return time.Until(start.Add(HotDeadline - HotMargin)) },
 			}, append([]lockcore.Option{lockcore.WithLogger(discard)}, mode.Opts...)...)
 			if err != nil {
@@ -359,11 +360,11 @@ func RunHotScenario(ctx context.Context, env *HotEnv, mode HotMode, sc HotScenar
 }
 
 // announcementStats returns the counts of every announcement item of k
-// (all [lockcore.MaxAnnounceShards] shards), summed.
+// (all [storeapi.MaxAnnounceShards] shards), summed.
 func announcementStats(p *capacity.Proxy, k lockcore.Key) capacity.ItemStats {
 	var sum capacity.ItemStats
-	for shard := range lockcore.MaxAnnounceShards {
-		s := p.Item(capacity.ItemKey(LockTable, lockcore.AttrLockKey, lockcore.AnnouncementKey(k, shard)))
+	for shard := range storeapi.MaxAnnounceShards {
+		s := p.Item(capacity.ItemKey(LockTable, storeapi.AttrLockKey, storeapi.AnnouncementKey(k, shard)))
 		sum = addStats(sum, s, 1)
 	}
 	return sum
@@ -411,7 +412,7 @@ func warmFleet(ctx context.Context, pool *envPool, key string, n int, opts []loc
 				return
 			}
 			other := fmt.Sprintf("%s-other-%d", key, i)
-			l, err := lockcore.New(stores[i], lockcore.Params{LockID: other, LockGroup: "bench", OwnerName: fmt.Sprintf("fleet-%d", i), AccountID: 1, AppID: 1},
+			l, err := lockcore.New(stores[i], lockcore.Params{LockID: other, LockGroup: "bench", HolderName: fmt.Sprintf("fleet-%d", i), AccountID: 1, AppID: 1},
 				append([]lockcore.Option{lockcore.WithLogger(discard)}, opts...)...)
 			if err != nil {
 				errs[i] = err

@@ -43,14 +43,14 @@ func TestHotHerdCI(t *testing.T) {
 }
 
 // TestHotHerdCIWritingFirst is TestHotHerdCI's herd with each environment's
-// first call writing first (no memory of hot keys, WithHotKeys(nil)): the
+// first call writing first (no memory of hot keys, WithHerd(Herd{NoHotKeys: true})): the
 // herd's writes meet the item's write capacity, as 3000 first writes in a
 // second meet DynamoDB's, and are throttled; the waits still end with one
 // fetch and no FAILED.
 func TestHotHerdCIWritingFirst(t *testing.T) {
 	mode := HotModes()[0]
 	mode.Name = "writing-first"
-	mode.Opts = append(mode.Opts[:len(mode.Opts):len(mode.Opts)], lockcore.WithHotKeys(nil))
+	mode.Opts = append(mode.Opts[:len(mode.Opts):len(mode.Opts)], lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}))
 	r := ciHerd(t, mode, HotScenario{N: 100, Arrival: HotArrival, Work: HerdWork})
 	if r.WritesPerInvocation < 0.95 || r.ThrottledShare() < 0.1 || r.Throttles["UpdateItem"] == 0 {
 		t.Errorf("writing first: throttled %.1f%% of %d requests (%v), %.2f writes per invocation; want >= 10%% with UpdateItem among them, >= 0.95 writes",
@@ -198,7 +198,7 @@ func TestHotHerdCIWarmKey(t *testing.T) {
 // throttled ones return from an announcement (observed: 3.60-3.72 requests
 // on the item per invocation, p99 433-503 ms, as at the fixed pace, which
 // the waiters keep during the hold; 2.00-2.34 when they slept through it).
-// Without announcements (WithAnnouncements(0)) the herd made 4.71 requests
+// Without announcements (WithHerd(Herd{NoAnnouncements: true})) the herd made 4.71 requests
 // on the item per invocation and its p99 was 2332 ms: the test fails.
 func TestHotHerdCIAnnounces(t *testing.T) {
 	mode := HotModes()[0] // default
@@ -268,7 +268,7 @@ func TestHotHerdCIPredictionNoSlower(t *testing.T) {
 		opts []lockcore.Option
 	}{
 		{"announcements", nil},
-		{"no announcements", []lockcore.Option{lockcore.WithAnnouncements(0)}},
+		{"no announcements", []lockcore.Option{lockcore.WithHerd(lockcore.Herd{NoAnnouncements: true})}},
 	}
 	c := capacity.Config{WriteUnits: 30, ReadUnits: 150}
 	sc := HotScenario{N: 100, Arrival: HotArrival / 10, Work: HerdWork, Warm: WarmHolds}

@@ -18,7 +18,7 @@ import (
 
 // HotModes returns the modes of the hot-key herds: lockcore with the
 // fresh-success window lockmw sets by default, writing first (the default)
-// or reading first (lockcore.WithReadFirst), each invocation in a new
+// or reading first (lockcore.Herd.ReadFirst), each invocation in a new
 // execution environment; and the default with environments reused as
 // Lambda reuses them, where the store's memory of hot keys
 // (lockcore.HotKeys) makes later invocations read first; and the default
@@ -30,7 +30,7 @@ func HotModes() []HotMode {
 	fresh := lockcore.WithFreshSuccess(lockmw.DefaultFreshSuccess)
 	return []HotMode{
 		{Name: "default", Opts: []lockcore.Option{fresh}},
-		{Name: "read-first", Opts: []lockcore.Option{fresh, lockcore.WithReadFirst()}},
+		{Name: "read-first", Opts: []lockcore.Option{fresh, lockcore.WithHerd(lockcore.Herd{ReadFirst: true})}},
 		{Name: "default-reused", Opts: []lockcore.Option{fresh}, Reuse: true},
 		{Name: "default-lambda-cold", Opts: []lockcore.Option{fresh}, NewEnvs: LambdaNewEnvs},
 		{Name: "default-warm-fleet", Opts: []lockcore.Option{fresh}, NewEnvs: LambdaNewEnvs, WarmFleet: true},

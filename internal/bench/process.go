@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
-	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -45,12 +45,12 @@ type ProcessHerdResult struct {
 
 // releaseClock records when the store's Release returned.
 type releaseClock struct {
-	lockcore.Store
+	storeapi.Store
 	mu sync.Mutex // guards at
 	at time.Time
 }
 
-func (s *releaseClock) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s *releaseClock) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	it, err := s.Store.Release(ctx, req)
 	s.mu.Lock()
 	s.at = time.Now()

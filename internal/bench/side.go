@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Outcome is how one invocation of the herd pattern ended.
@@ -43,13 +44,13 @@ type Side struct {
 var discard = slog.New(slog.DiscardHandler)
 
 // newLock returns invocation i's lockcore.Lock on key.
-func newLock(store lockcore.Store, key string, i int, opts ...lockcore.Option) (*lockcore.Lock, error) {
+func newLock(store storeapi.Store, key string, i int, opts ...lockcore.Option) (*lockcore.Lock, error) {
 	return lockcore.New(store, lockcore.Params{
-		LockID:    key,
-		LockGroup: "bench",
-		OwnerName: fmt.Sprintf("invocation-%d", i),
-		AccountID: 1,
-		AppID:     1,
+		LockID:     key,
+		LockGroup:  "bench",
+		HolderName: fmt.Sprintf("invocation-%d", i),
+		AccountID:  1,
+		AppID:      1,
 	}, append([]lockcore.Option{lockcore.WithLogger(discard)}, opts...)...)
 }
 

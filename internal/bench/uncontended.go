@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -111,7 +112,7 @@ func withRevision(shapes []*dynamodb.UpdateItemInput, rev string) []*dynamodb.Up
 func RawUpdateItem(key string, v int) *dynamodb.UpdateItemInput {
 	return &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(LockTable),
-		Key:                       map[string]types.AttributeValue{lockcore.AttrLockKey: &types.AttributeValueMemberS{Value: key}},
+		Key:                       map[string]types.AttributeValue{storeapi.AttrLockKey: &types.AttributeValueMemberS{Value: key}},
 		UpdateExpression:          aws.String("SET #v = :v"),
 		ExpressionAttributeNames:  map[string]string{"#v": "v"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.Itoa(v)}},
@@ -125,7 +126,7 @@ func RawUpdateItem(key string, v int) *dynamodb.UpdateItemInput {
 // lockmw's default, a call within 10 s of the last one is answered from its
 // published success by one refused acquire (two requests on a server
 // without ALL_OLD, which once hid that).
-func NoopWrap(store lockcore.Store, key string) (func(context.Context, struct{}) (struct{}, error), error) {
+func NoopWrap(store storeapi.Store, key string) (func(context.Context, struct{}) (struct{}, error), error) {
 	return lockmw.New(func(context.Context, struct{}) (struct{}, error) { return struct{}{}, nil },
 		store, lockmw.StaticKey[struct{}](key),
 		lockmw.WithLockOptions(lockcore.WithFreshSuccess(0)),

@@ -5,8 +5,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/herdlock/herdlock/lockcore"
 )
 
 // The contract checks judge what each caller was told, and when, against
@@ -367,7 +365,7 @@ func (c *contract) toldRevision(e Event) string {
 // not judged.
 func (c *contract) twoValid() {
 	a := c.a
-	interval := max(lockcore.DefaultRenewFloor, a.cfg.Lease/3) // lockcore's renewal interval (the workers keep the floor)
+	interval := max(500*time.Millisecond, a.cfg.Lease/3) // lockcore's renewal interval (the workers keep the default floor, 500ms)
 	for key, gs := range a.grants {
 		for i, old := range gs {
 			ov, ok := c.valid[old.rev]

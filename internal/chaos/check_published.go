@@ -2,7 +2,7 @@ package chaos
 
 // checkPublished is check 8: a RELEASED result was published on the lock
 // item. Every wait that returned RELEASED with fence f on key k (from the
-// lock item or from a release announcement, see lockcore.Announcer) must
+// lock item or from a release announcement, see storeapi.Announcer) must
 // have a store response on the lock item of k itself, to a request sent
 // before the wait returned, that shows the item released with success at
 // result fence f. A response of an announcement item does not count: an

@@ -215,11 +215,11 @@ type Config struct {
 	Poll           time.Duration
 	MaxWait        time.Duration
 	MaxHold        time.Duration
-	MaxAttempts    int // lockcore.WithMaxAttempts of the workers; check 6 bounds each episode by it
+	MaxAttempts    int // lockcore.FailureEpisode.MaxAttempts of the workers; check 6 bounds each episode by it
 	ClockAllowance time.Duration
 	Drift          float64
 
-	// AttemptTimeout is the workers' lockcore.WithAttemptTimeout; their
+	// AttemptTimeout is the workers' lockcore.StoreCalls.AttemptTimeout; their
 	// SDK clients allow 4× it per attempt (see clientTimeout).
 	AttemptTimeout time.Duration
 	Attempts       int           // SDK attempts

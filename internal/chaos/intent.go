@@ -14,6 +14,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // IntentHeader carries a worker's [Intent] on every request it makes to the
@@ -21,7 +22,7 @@ import (
 // model that, not the expression that was sent.
 const IntentHeader = "X-Harness-Intent"
 
-// Intent is a lockcore.Store call as the library made it.
+// Intent is a storeapi.Store call as the library made it.
 //
 // Op is acquire, renew, release or get as the library called the store,
 // or op-release for an operator's force-release (the write of `herdlock
@@ -84,15 +85,15 @@ func withIntentHeader(o *dynamodb.Options) {
 	})
 }
 
-// intentStore wraps a lockcore.Store and tags each call's context with its
+// intentStore wraps a storeapi.Store and tags each call's context with its
 // Intent. An operator's intentStore tags its releases op-release.
 type intentStore struct {
-	inner    lockcore.Store
+	inner    storeapi.Store
 	operator bool
 }
 
-func (s intentStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
-	in := Intent{Op: "acquire", Key: lockcore.PartitionKey(req.Key), Rev: req.Revision, NowMs: req.NowMs,
+func (s intentStore) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
+	in := Intent{Op: "acquire", Key: storeapi.PartitionKey(req.Key), Rev: req.Revision, NowMs: req.NowMs,
 		LUMs: req.LeaseUntilMs, ExpMs: req.ExpiresAtMs, FenceBase: req.FenceBase,
 		Wall: req.UseWallClock, EpsMs: req.ClockAllowance.Milliseconds(), FreshSince: req.FreshSuccessSinceMs, MaxAtt: req.MaxAttempts}
 	if o := req.Observed; o != nil {
@@ -101,13 +102,13 @@ func (s intentStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (
 	return s.inner.Acquire(withIntent(ctx, in), req)
 }
 
-func (s intentStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
-	in := Intent{Op: "renew", Key: lockcore.PartitionKey(req.Key), Rev: req.Revision, NowMs: req.NowMs, LUMs: req.LeaseUntilMs}
+func (s intentStore) Renew(ctx context.Context, req storeapi.RenewRequest) (storeapi.Item, error) {
+	in := Intent{Op: "renew", Key: storeapi.PartitionKey(req.Key), Rev: req.Revision, NowMs: req.NowMs, LUMs: req.LeaseUntilMs}
 	return s.inner.Renew(withIntent(ctx, in), req)
 }
 
-func (s intentStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
-	in := Intent{Op: "release", Key: lockcore.PartitionKey(req.Key), Rev: req.Revision, NowMs: req.NowMs, Result: string(req.Result)}
+func (s intentStore) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
+	in := Intent{Op: "release", Key: storeapi.PartitionKey(req.Key), Rev: req.Revision, NowMs: req.NowMs, Result: string(req.Result)}
 	if s.operator {
 		in.Op = "op-release"
 	}
@@ -120,8 +121,8 @@ func (s intentStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (
 	return s.inner.Release(withIntent(ctx, in), req)
 }
 
-func (s intentStore) Get(ctx context.Context, key lockcore.Key) (lockcore.Item, bool, error) {
-	return s.inner.Get(withIntent(ctx, Intent{Op: "get", Key: lockcore.PartitionKey(key)}), key)
+func (s intentStore) Get(ctx context.Context, key lockcore.Key) (storeapi.Item, bool, error) {
+	return s.inner.Get(withIntent(ctx, Intent{Op: "get", Key: storeapi.PartitionKey(key)}), key)
 }
 
 // Announce and GetAnnouncement pass a waiter's release announcements
@@ -129,18 +130,18 @@ func (s intentStore) Get(ctx context.Context, key lockcore.Key) (lockcore.Item, 
 // no model of them, and check 8 does not count their responses (a waiter
 // that returns RELEASED from an announcement must still match a success
 // that a response of the lock item showed).
-func (s intentStore) Announce(ctx context.Context, a lockcore.Announcement) (bool, error) {
-	an, ok := s.inner.(lockcore.Announcer)
+func (s intentStore) Announce(ctx context.Context, a storeapi.Announcement) (bool, error) {
+	an, ok := s.inner.(storeapi.Announcer)
 	if !ok {
 		return false, errors.New("chaos: the store keeps no announcements")
 	}
 	return an.Announce(ctx, a)
 }
 
-func (s intentStore) GetAnnouncement(ctx context.Context, key lockcore.Key, shard int) (lockcore.Announcement, bool, error) {
-	an, ok := s.inner.(lockcore.Announcer)
+func (s intentStore) GetAnnouncement(ctx context.Context, key lockcore.Key, shard int) (storeapi.Announcement, bool, error) {
+	an, ok := s.inner.(storeapi.Announcer)
 	if !ok {
-		return lockcore.Announcement{}, false, errors.New("chaos: the store keeps no announcements")
+		return storeapi.Announcement{}, false, errors.New("chaos: the store keeps no announcements")
 	}
 	return an.GetAnnouncement(ctx, key, shard)
 }
@@ -155,44 +156,44 @@ type noRevisionStore struct {
 	table string
 }
 
-func (s noRevisionStore) update(ctx context.Context, op string, key lockcore.Key, expr string, values map[string]types.AttributeValue, names map[string]string) (lockcore.Item, error) {
-	names["#lockKey"] = lockcore.AttrLockKey
+func (s noRevisionStore) update(ctx context.Context, op string, key lockcore.Key, expr string, values map[string]types.AttributeValue, names map[string]string) (storeapi.Item, error) {
+	names["#lockKey"] = storeapi.AttrLockKey
 	_, err := s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
-		Key:                       map[string]types.AttributeValue{lockcore.AttrLockKey: &types.AttributeValueMemberS{Value: lockcore.PartitionKey(key)}},
+		Key:                       map[string]types.AttributeValue{storeapi.AttrLockKey: &types.AttributeValueMemberS{Value: storeapi.PartitionKey(key)}},
 		UpdateExpression:          aws.String(expr),
 		ConditionExpression:       aws.String("attribute_exists(#lockKey)"),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 	})
 	if err != nil {
-		return lockcore.Item{}, fmt.Errorf("chaos: broken %s: %w", op, err)
+		return storeapi.Item{}, fmt.Errorf("chaos: broken %s: %w", op, err)
 	}
 	it, _, err := s.DynamoStore.Get(ctx, key)
 	return it, err
 }
 
-func (s noRevisionStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+func (s noRevisionStore) Renew(ctx context.Context, req storeapi.RenewRequest) (storeapi.Item, error) {
 	return s.update(ctx, "renew", req.Key, "SET #lu = :lu ADD #beat :one",
 		map[string]types.AttributeValue{":lu": num(req.LeaseUntilMs), ":one": num(1)},
-		map[string]string{"#lu": lockcore.AttrLeaseUntilMs, "#beat": lockcore.AttrBeat})
+		map[string]string{"#lu": storeapi.AttrLeaseUntilMs, "#beat": storeapi.AttrBeat})
 }
 
-func (s noRevisionStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s noRevisionStore) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	return s.update(ctx, "release", req.Key, "SET #rel = :t, #result = :r, #resultRef = :ref, #resultFence = #fence",
 		map[string]types.AttributeValue{":t": &types.AttributeValueMemberBOOL{Value: true},
 			":r": &types.AttributeValueMemberS{Value: string(req.Result)}, ":ref": &types.AttributeValueMemberS{Value: req.ResultRef}},
-		map[string]string{"#rel": lockcore.AttrIsReleased, "#result": lockcore.AttrResult,
-			"#resultRef": lockcore.AttrResultRef, "#resultFence": lockcore.AttrResultFence, "#fence": lockcore.AttrFence})
+		map[string]string{"#rel": storeapi.AttrIsReleased, "#result": storeapi.AttrResult,
+			"#resultRef": storeapi.AttrResultRef, "#resultFence": storeapi.AttrResultFence, "#fence": storeapi.AttrFence})
 }
 
 // noGuardStore is the deliberately broken store of check 6's self-test: its
 // Acquire turns the failure guard off (MaxAttempts 0) before the intent is
 // recorded, so check 5 sees a consistent history while newcomers take over
 // a failure before its not-before and past the episode's attempts.
-type noGuardStore struct{ lockcore.Store }
+type noGuardStore struct{ storeapi.Store }
 
-func (s noGuardStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s noGuardStore) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	req.MaxAttempts = 0
 	return s.Store.Acquire(ctx, req)
 }
@@ -205,14 +206,14 @@ func (s noGuardStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) 
 // does the same when its release fails. Its writes carry their intents
 // (release-unguarded), so check 5 sees a consistent history.
 type stubbornStore struct {
-	lockcore.Store
+	storeapi.Store
 	api   *dynamodb.Client
 	table string
 }
 
-func (s stubbornStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+func (s stubbornStore) Renew(ctx context.Context, req storeapi.RenewRequest) (storeapi.Item, error) {
 	it, err := s.Store.Renew(ctx, req)
-	var ce *lockcore.ConditionError
+	var ce *storeapi.ConditionError
 	if errors.As(err, &ce) && ce.Current != nil && ce.Current.Revision == req.Revision && ce.Current.Released {
 		_ = s.publishOver(ctx, req.Key, req.Revision, ce.Current.Lease)
 	}
@@ -223,18 +224,18 @@ func (s stubbornStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lo
 // over any earlier failure release of rev, the operator's included.
 func (s stubbornStore) publishOver(ctx context.Context, key lockcore.Key, rev string, lease time.Duration) error {
 	now := time.Now()
-	in := Intent{Op: "release-unguarded", Key: lockcore.PartitionKey(key), Rev: rev, NowMs: now.UnixMilli(),
+	in := Intent{Op: "release-unguarded", Key: storeapi.PartitionKey(key), Rev: rev, NowMs: now.UnixMilli(),
 		Result: string(lockcore.Failure), Failures: 1, Reason: "lease_lost", RecentTill: now.Add(lease).UnixMilli()}
 	_, err := s.api.UpdateItem(withIntent(ctx, in), &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table),
-		Key:       map[string]types.AttributeValue{lockcore.AttrLockKey: &types.AttributeValueMemberS{Value: in.Key}},
+		Key:       map[string]types.AttributeValue{storeapi.AttrLockKey: &types.AttributeValueMemberS{Value: in.Key}},
 		UpdateExpression: aws.String("SET #rel = :t, #relAt = :now, #result = :r, #resultRef = :ref, #resultFence = #fence, " +
 			"#failures = :failures, #notBefore = :zero, #failReason = :reason, #failRecentUntil = :recent"),
 		ConditionExpression: aws.String("#rev = :rev AND (#rel = :f OR #result = :r)"),
-		ExpressionAttributeNames: map[string]string{"#rel": lockcore.AttrIsReleased, "#relAt": lockcore.AttrReleasedAtMs,
-			"#result": lockcore.AttrResult, "#resultRef": lockcore.AttrResultRef, "#resultFence": lockcore.AttrResultFence,
-			"#fence": lockcore.AttrFence, "#failures": lockcore.AttrFailures, "#notBefore": lockcore.AttrNotBeforeMs,
-			"#failReason": lockcore.AttrFailReason, "#failRecentUntil": lockcore.AttrFailRecentUntilMs, "#rev": lockcore.AttrRevision},
+		ExpressionAttributeNames: map[string]string{"#rel": storeapi.AttrIsReleased, "#relAt": storeapi.AttrReleasedAtMs,
+			"#result": storeapi.AttrResult, "#resultRef": storeapi.AttrResultRef, "#resultFence": storeapi.AttrResultFence,
+			"#fence": storeapi.AttrFence, "#failures": storeapi.AttrFailures, "#notBefore": storeapi.AttrNotBeforeMs,
+			"#failReason": storeapi.AttrFailReason, "#failRecentUntil": storeapi.AttrFailRecentUntilMs, "#rev": storeapi.AttrRevision},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberBOOL{Value: true},
 			":f": &types.AttributeValueMemberBOOL{Value: false}, ":now": num(in.NowMs), ":r": &types.AttributeValueMemberS{Value: in.Result},
 			":ref": &types.AttributeValueMemberS{Value: ""}, ":failures": num(in.Failures), ":zero": num(0),
@@ -296,22 +297,22 @@ func decodeView(m map[string]attr) *View {
 		return nil
 	}
 	v := &View{
-		Rev:        m[lockcore.AttrRevision].str(),
-		Fence:      m[lockcore.AttrFence].num(),
-		Beat:       m[lockcore.AttrBeat].num(),
-		Result:     m[lockcore.AttrResult].str(),
-		RelAt:      m[lockcore.AttrReleasedAtMs].num(),
-		ResFence:   m[lockcore.AttrResultFence].num(),
-		LU:         m[lockcore.AttrLeaseUntilMs].num(),
-		Exp:        m[lockcore.AttrExpiresAtMs].num(),
-		PrevRev:    m[lockcore.AttrPrevRevision].str(),
-		PrevResult: m[lockcore.AttrPrevResult].str(),
-		Failures:   m[lockcore.AttrFailures].num(),
-		NotBefore:  m[lockcore.AttrNotBeforeMs].num(),
-		RecentTill: m[lockcore.AttrFailRecentUntilMs].num(),
-		Reason:     m[lockcore.AttrFailReason].str(),
+		Rev:        m[storeapi.AttrRevision].str(),
+		Fence:      m[storeapi.AttrFence].num(),
+		Beat:       m[storeapi.AttrBeat].num(),
+		Result:     m[storeapi.AttrResult].str(),
+		RelAt:      m[storeapi.AttrReleasedAtMs].num(),
+		ResFence:   m[storeapi.AttrResultFence].num(),
+		LU:         m[storeapi.AttrLeaseUntilMs].num(),
+		Exp:        m[storeapi.AttrExpiresAtMs].num(),
+		PrevRev:    m[storeapi.AttrPrevRevision].str(),
+		PrevResult: m[storeapi.AttrPrevResult].str(),
+		Failures:   m[storeapi.AttrFailures].num(),
+		NotBefore:  m[storeapi.AttrNotBeforeMs].num(),
+		RecentTill: m[storeapi.AttrFailRecentUntilMs].num(),
+		Reason:     m[storeapi.AttrFailReason].str(),
 	}
-	if b := m[lockcore.AttrIsReleased].BOOL; b != nil {
+	if b := m[storeapi.AttrIsReleased].BOOL; b != nil {
 		v.Rel = *b
 	}
 	return v

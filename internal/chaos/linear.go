@@ -9,6 +9,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // lstate is the model's lock item (check 5): the attributes the store's
@@ -47,7 +48,7 @@ func (o lout) refused() bool { return o.Status == 400 && o.ErrType == ccf }
 // unknown: the request may or may not have been applied.
 func (o lout) unknown() bool { return o.Status == 0 || o.Status >= 500 }
 
-// apply is the pure specification of lockcore.Store's conditional writes
+// apply is the pure specification of storeapi.Store's conditional writes
 // (store.go), one request at a time: whether in's condition holds in st,
 // and the state after it.
 func apply(st lstate, in Intent) (bool, lstate) {
@@ -80,7 +81,7 @@ func apply(st lstate, in Intent) (bool, lstate) {
 		again := false
 		switch in.Op {
 		case "op-release":
-			again = st.Result == in.Result && st.Reason != lockcore.OperatorReleaseReason
+			again = st.Result == in.Result && st.Reason != storeapi.OperatorReleaseReason
 		case "release-unguarded":
 			again = st.Result == in.Result
 		}

@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // operatorReason is the failure reason of a force-release, as `herdlock
 // release` writes it.
-const operatorReason = lockcore.OperatorReleaseReason
+const operatorReason = storeapi.OperatorReleaseReason
 
 // operatorAttemptTimeout bounds one attempt of the operator's requests:
 // longer than a brownout's delays, as a command line's client has no
@@ -26,7 +27,7 @@ const operatorAttemptTimeout = 2 * time.Second
 // not-before and not recent. Its requests go through a fault proxy of its
 // own, with the intent op-release. It is safe for concurrent use.
 type operator struct {
-	store   lockcore.Store
+	store   storeapi.Store
 	rec     *recorder
 	timeout time.Duration // one force-release, read and write
 }
@@ -59,11 +60,11 @@ func (o *operator) forceRelease(slot int, pk string) {
 		return
 	}
 	ev.Rev, ev.Fence = it.Revision, it.Fence
-	_, err = o.store.Release(ctx, lockcore.ReleaseRequest{
+	_, err = o.store.Release(ctx, storeapi.ReleaseRequest{
 		Key: key, Revision: it.Revision, NowMs: time.Now().UnixMilli(), Result: lockcore.Failure,
 		Failures: it.Failures, FailReason: operatorReason,
 	})
-	var ce *lockcore.ConditionError
+	var ce *storeapi.ConditionError
 	switch {
 	case errors.As(err, &ce):
 		ev.Outcome = "refused"

@@ -32,7 +32,7 @@ type Report struct {
 	Phases  []Phase
 	Bound   time.Duration
 	LogPath string
-	// MaxAttempts is the workers' lockcore.WithMaxAttempts.
+	// MaxAttempts is the workers' lockcore.FailureEpisode.MaxAttempts.
 	MaxAttempts int
 	Outcomes    map[string]int // TryAcquireElseWaitForRelease outcomes
 	Cycles      int            // holds that ended with a release call (lock cycles completed)

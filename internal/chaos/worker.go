@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/herdlock/herdlock/internal/seedlock"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // WorkerEnv is the environment variable that turns a process into a
@@ -95,7 +96,7 @@ type worker struct {
 	rng    *rand.Rand
 	clock  *skewClock
 	client *dynamodb.Client
-	store  lockcore.Store
+	store  storeapi.Store
 	http   *http.Client
 	log    *slog.Logger
 
@@ -155,7 +156,7 @@ func runWorker(spec workerSpec) error {
 		clock: &skewClock{origin: spec.Origin, phases: spec.Phases, skews: spec.Skews},
 		http:  &http.Client{Timeout: 5 * time.Second},
 		log:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-		hot:   lockcore.NewHotKeys(lockcore.DefaultHotKeys),
+		hot:   lockcore.NewHotKeys(1024), // the size of a store's own
 	}
 	w.client = lockClient(spec.Proxy, spec.ClientTimeout, spec.Attempts, spec.MaxBackoff)
 	ds, err := lockcore.NewDynamoStore(w.client, spec.Table)
@@ -300,7 +301,7 @@ type holder interface {
 type coreHolder struct {
 	*lockcore.Lock
 	rev      string
-	store    lockcore.Store
+	store    storeapi.Store
 	stubborn bool // VariantStubborn: publish a failure again after every release
 }
 
@@ -334,7 +335,7 @@ func (h seedHolder) release(ctx context.Context, _ outcome) error {
 // storeKey is the partition key of lock id in the harness's lock group:
 // what the store history, the events and the resource all use as the key.
 func storeKey(id string) string {
-	return lockcore.PartitionKey(lockcore.Key{Group: lockGroup, ID: id})
+	return storeapi.PartitionKey(lockcore.Key{Group: lockGroup, ID: id})
 }
 
 // lockGroup is the lock group of every harness lock.
@@ -354,7 +355,7 @@ func (w *worker) cycle(key string, kind cycleKind, back int64) int64 {
 	var h holder
 	switch s.Variant {
 	case VariantSeed:
-		lk, err := seedlock.New(w.client, s.Table, seedlock.Params{LockID: key, LockGroup: lockGroup, OwnerName: "w" + strconv.Itoa(s.Slot), AccountID: 1, AppID: 1},
+		lk, err := seedlock.New(w.client, s.Table, seedlock.Params{LockID: key, LockGroup: lockGroup, HolderName: "w" + strconv.Itoa(s.Slot), AccountID: 1, AppID: 1},
 			seedlock.WithLease(s.Lease), seedlock.WithPollInterval(s.Poll), seedlock.WithMaxWait(s.MaxWait), seedlock.WithMaxHold(s.MaxHold),
 			seedlock.WithClock(w.clock))
 		if err != nil {
@@ -370,14 +371,14 @@ func (w *worker) cycle(key string, kind cycleKind, back int64) int64 {
 		}
 	default:
 		opts := []lockcore.Option{lockcore.WithLease(s.Lease), lockcore.WithPollInterval(s.Poll), lockcore.WithMaxWait(s.MaxWait),
-			lockcore.WithMaxHold(s.MaxHold), lockcore.WithClockAllowance(s.ClockAllowance), lockcore.WithDrift(s.Drift),
-			lockcore.WithMaxAttempts(s.MaxAttempts), lockcore.WithAttemptTimeout(s.AttemptTimeout),
-			lockcore.WithClock(w.clock), lockcore.WithLogger(w.log), lockcore.WithTTL(0), lockcore.WithHotKeys(w.hot),
+			lockcore.WithMaxHold(s.MaxHold), lockcore.WithClocks(lockcore.Clocks{Wall: w.clock, Allowance: s.ClockAllowance, Drift: s.Drift}),
+			lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: s.MaxAttempts}), lockcore.WithStoreCalls(lockcore.StoreCalls{AttemptTimeout: s.AttemptTimeout}),
+			lockcore.WithLogger(w.log), lockcore.WithTTL(0), lockcore.WithHerd(lockcore.Herd{HotKeys: w.hot}),
 			lockcore.WithMetrics(&w.metrics)}
 		if kind == cycleStorm && s.FreshSuccess > 0 {
 			opts = append(opts, lockcore.WithFreshSuccess(s.FreshSuccess))
 		}
-		lk, err := lockcore.New(w.store, lockcore.Params{LockID: key, LockGroup: lockGroup, OwnerName: "w" + strconv.Itoa(s.Slot), AccountID: 1, AppID: 1},
+		lk, err := lockcore.New(w.store, lockcore.Params{LockID: key, LockGroup: lockGroup, HolderName: "w" + strconv.Itoa(s.Slot), AccountID: 1, AppID: 1},
 			opts...)
 		if err != nil {
 			panic(err)

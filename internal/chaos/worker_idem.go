@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/idempotency"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
@@ -25,7 +26,7 @@ const idemPrefix = "op"
 
 // idemKey is the store key of operation op's record.
 func idemKey(op string) string {
-	return lockcore.PartitionKey(lockcore.Key{Group: idemGroup, ID: idemPrefix + "#" + op})
+	return storeapi.PartitionKey(lockcore.Key{Group: idemGroup, ID: idemPrefix + "#" + op})
 }
 
 // idemEvent is one delivery of an idempotent operation: its key and its
@@ -100,8 +101,9 @@ func (w *worker) newIdemOp() (func(context.Context, idemEvent) (idemAnswer, erro
 		idempotency.WithLockmwOptions(lockmw.WithLockGroup(idemGroup), lockmw.WithHolder(lockmw.Holder{AccountID: 1, AppID: 1}), lockmw.WithTelemetry(lockmw.Telemetry{Logger: w.log, EMFWriter: io.Discard}),
 			lockmw.WithSafetyMargin(s.Lease/2),
 			lockmw.WithLockOptions(lockcore.WithLease(s.Lease), lockcore.WithPollInterval(s.Poll), lockcore.WithMaxWait(s.MaxWait),
-				lockcore.WithClockAllowance(s.ClockAllowance), lockcore.WithDrift(s.Drift), lockcore.WithMaxAttempts(s.MaxAttempts),
-				lockcore.WithAttemptTimeout(s.AttemptTimeout), lockcore.WithClock(w.clock), lockcore.WithLogger(w.log))))
+				lockcore.WithClocks(lockcore.Clocks{Wall: w.clock, Allowance: s.ClockAllowance, Drift: s.Drift}),
+				lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: s.MaxAttempts}),
+				lockcore.WithStoreCalls(lockcore.StoreCalls{AttemptTimeout: s.AttemptTimeout}), lockcore.WithLogger(w.log))))
 }
 
 // idemCycle is one delivery of an idempotent operation in storm phase

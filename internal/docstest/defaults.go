@@ -107,6 +107,13 @@ func size(s string) (int, error) {
 	return strconv.Atoi(s)
 }
 
+// Check is check, for the packages whose defaults are unexported: their
+// own tests compare the rows of md that name their options with the
+// values they keep.
+func Check(md string, want map[string][]any, required []string) []error {
+	return check(md, want, required)
+}
+
 // check compares the documented rows with the code's defaults: each name
 // in want that md documents must state want's values; each name in
 // required must be documented. It returns every difference.
@@ -137,12 +144,4 @@ func check(md string, want map[string][]any, required []string) []error {
 		}
 	}
 	return errs
-}
-
-// Check is check for the packages' in-package tests, which tie the rows
-// of defaults held in unexported constants to their values: the errors of
-// the table in md against want, with a row required for every name of
-// required.
-func Check(md string, want map[string][]any, required []string) []error {
-	return check(md, want, required)
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/lockmw"
@@ -19,24 +20,13 @@ import (
 // packages' own tests check those they keep unexported), by
 // the option name the documentation uses, in the order a cell lists them.
 var codeDefaults = map[string][]any{
-	"lockcore.WithLease":          {lockcore.DefaultLease},
-	"lockcore.WithMinLease":       {lockcore.DefaultMinLease},
-	"lockcore.WithMaxHold":        {lockcore.DefaultMaxHold},
-	"lockcore.WithRenewFloor":     {lockcore.DefaultRenewFloor},
-	"lockcore.WithPollInterval":   {lockcore.DefaultPollInterval},
-	"lockcore.WithMaxWait":        {lockcore.DefaultMaxWait},
-	"lockcore.WithClockAllowance": {lockcore.DefaultClockAllowance},
-	"lockcore.WithDrift":          {lockcore.DefaultDrift},
-	"lockcore.WithMaxAttempts":    {lockcore.DefaultMaxAttempts},
-	"lockcore.WithMaxHoldBack":    {lockcore.DefaultMaxHoldBack},
-	// The failure window defaults to the lease.
-	"lockcore.WithFailureWindow":  {lockcore.DefaultLease},
-	"lockcore.WithReleaseRetries": {lockcore.DefaultReleaseAttempts, lockcore.DefaultReleaseMaxBackoff},
-	"lockcore.WithReleaseTimeout": {lockcore.DefaultReleaseTimeout},
-	"lockcore.WithAttemptTimeout": {lockcore.DefaultAttemptTimeout},
-	"lockcore.WithTTL":            {lockcore.DefaultTTL},
-	"lockcore.WithAnnouncements":  {lockcore.DefaultAnnounceShards},
-	"lockcore.WithHotKeys":        {lockcore.DefaultHotKeys},
+	// lockcore's exported defaults; lockcore's own test checks the rest
+	// (TestUnexportedDefaultsAreDocumented).
+	"lockcore.WithLease":                  {lockcore.DefaultLease},
+	"lockcore.WithMaxHold":                {lockcore.DefaultMaxHold},
+	"lockcore.WithPollInterval":           {lockcore.DefaultPollInterval},
+	"lockcore.WithMaxWait":                {lockcore.DefaultMaxWait},
+	"lockcore.FailureEpisode.MaxAttempts": {lockcore.DefaultMaxAttempts},
 
 	"lockmw.WithLockOptions(lockcore.WithFreshSuccess(d))": {lockmw.DefaultFreshSuccess},
 	"lockmw.WithSafetyMargin":                              {lockmw.DefaultSafetyMargin},
@@ -53,8 +43,8 @@ var readmeBox = []string{
 	"lockcore.WithMaxWait",
 	"lockcore.WithLease",
 	"lockcore.WithPollInterval",
-	"lockcore.WithMaxAttempts",
-	"lockcore.WithMaxHoldBack",
+	"lockcore.FailureEpisode.MaxAttempts",
+	"lockcore.FailureEpisode.MaxHoldBack",
 	"lockmw.WithoutCoalescing",
 	"lockmw.Answers.MaxInlineBytes",
 	"lockmw.WithLockGroup",
@@ -118,7 +108,7 @@ func TestConfigurationDefaultsAreTheCodes(t *testing.T) {
 	for pkg, dir := range userPackages {
 		required = append(required, exportedOptions(t, pkg, dir)...)
 	}
-	if len(required) < 40 {
+	if len(required) < 30 { // the budget allows 40 across the packages; fewer than 30 means a folder moved
 		t.Fatalf("found only %d exported options; the package folders moved?", len(required))
 	}
 	for name := range codeDefaults {
@@ -148,9 +138,9 @@ func TestCheckCatchesBrokenTables(t *testing.T) {
 		"| `lockmw.WithLockGroup` | `herdlock` when `AWS_LAMBDA_FUNCTION_NAME` is unset | group |\n"
 	want := map[string][]any{
 		"lockcore.WithLease":            codeDefaults["lockcore.WithLease"],
-		"lockcore.WithReleaseRetries":   codeDefaults["lockcore.WithReleaseRetries"],
+		"lockcore.WithReleaseRetries":   {5, 2 * time.Second},
 		"lockmw.Answers.MaxInlineBytes": {65536},
-		"lockcore.WithDrift":            codeDefaults["lockcore.WithDrift"],
+		"lockcore.WithDrift":            {0.01},
 		"lockmw.WithLockGroup":          {"herdlock"},
 	}
 	required := []string{"lockcore.WithLease", "lockcore.WithReleaseRetries"}

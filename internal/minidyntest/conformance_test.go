@@ -11,6 +11,7 @@ import (
 
 	"github.com/herdlock/herdlock/internal/dynalite"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/lockcore/storetest"
 )
 
@@ -45,7 +46,7 @@ func TestConformance(t *testing.T) {
 	s, counter := dynamoStore(t, newClient(t), "conformance")
 	// The suite's subtests are parallel; t.Run returns when all are done.
 	t.Run("suite", func(t *testing.T) {
-		storetest.Run(t, func(t *testing.T) lockcore.Store {
+		storetest.Run(t, func(t *testing.T) storeapi.Store {
 			if gap, ok := storetest.MinidynGaps[lastElem(t.Name())]; ok {
 				t.Skip("minidyn v0.8.2 gap: " + gap)
 			}

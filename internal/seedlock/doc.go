@@ -22,7 +22,7 @@
 //   - Renew and Release are conditioned on revision (and Release on owner
 //     name too, F6); a failed renewal aborts the holder's context.
 //
-// The item is stored under [lockcore.AttrLockKey] = lockcore.PartitionKey,
+// The item is stored under [storeapi.AttrLockKey] = storeapi.PartitionKey,
 // so [lockcore.CreateTable] makes a table it can use; its other attributes
 // are the seed's (createdAt, lockDurationMs, expiresAt, isReleased, ...).
 //

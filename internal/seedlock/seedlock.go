@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Defaults, as the seed's constants module presumably set them; each can
@@ -130,7 +131,7 @@ var ErrAborted = errors.New("seedlock: lock aborted")
 // constructor does.
 func New(api API, table string, p Params, opts ...Option) (*Lock, error) {
 	var blank []string
-	for _, f := range []struct{ name, v string }{{"lockId", p.LockID}, {"lockGroup", p.LockGroup}, {"ownerName", p.OwnerName}} {
+	for _, f := range []struct{ name, v string }{{"lockId", p.LockID}, {"lockGroup", p.LockGroup}, {"ownerName", p.HolderName}} {
 		if strings.TrimSpace(f.v) == "" {
 			blank = append(blank, f.name)
 		}
@@ -153,7 +154,7 @@ func New(api API, table string, p Params, opts ...Option) (*Lock, error) {
 	o.lease = max(o.lease, o.minLease)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(ErrAborted)
-	return &Lock{api: api, table: table, key: lockcore.Key{Group: p.LockGroup, ID: p.LockID}, owner: p.OwnerName,
+	return &Lock{api: api, table: table, key: lockcore.Key{Group: p.LockGroup, ID: p.LockID}, owner: p.HolderName,
 		recordAccount: fmt.Sprintf("act:%d/app:%d", p.AccountID, p.AppID), remaining: p.RemainingTime, o: o,
 		ctx: ctx, cancel: cancel}, nil
 }
@@ -171,7 +172,7 @@ type item struct {
 func (l *Lock) now() int64 { return l.o.clock.Now().UnixMilli() }
 
 func (l *Lock) keyAV() map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{lockcore.AttrLockKey: &types.AttributeValueMemberS{Value: lockcore.PartitionKey(l.key)}}
+	return map[string]types.AttributeValue{storeapi.AttrLockKey: &types.AttributeValueMemberS{Value: storeapi.PartitionKey(l.key)}}
 }
 
 func (l *Lock) get(ctx context.Context) (*item, error) {
@@ -253,7 +254,7 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 	}
 	nowMs := l.now()
 	cond := "attribute_not_exists(#k)"
-	names := map[string]string{"#k": lockcore.AttrLockKey}
+	names := map[string]string{"#k": storeapi.AttrLockKey}
 	values := map[string]types.AttributeValue{}
 	if cur != nil {
 		cond = "#rev = :cur"
@@ -263,7 +264,7 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 	in := &dynamodb.PutItemInput{
 		TableName: aws.String(l.table),
 		Item: map[string]types.AttributeValue{
-			lockcore.AttrLockKey: s(lockcore.PartitionKey(l.key)),
+			storeapi.AttrLockKey: s(storeapi.PartitionKey(l.key)),
 			"lockGroup":          s(l.key.Group), "lockId": s(l.key.ID), "ownerName": s(l.owner),
 			"revision": s(newRev), "createdAt": n(nowMs), "lockDurationMs": n(l.o.lease.Milliseconds()),
 			"expiresAt": n(nowMs + maxHold.Milliseconds()), "isReleased": &types.AttributeValueMemberBOOL{Value: false},

@@ -14,7 +14,7 @@ import (
 func newLock(t *testing.T, endpoint, owner string) *seedlock.Lock {
 	t.Helper()
 	l, err := seedlock.New(dynalite.NewClient(endpoint), "locks",
-		seedlock.Params{LockID: "id", LockGroup: "group", OwnerName: owner, AccountID: 1, AppID: 1},
+		seedlock.Params{LockID: "id", LockGroup: "group", HolderName: owner, AccountID: 1, AppID: 1},
 		seedlock.WithLease(time.Second), seedlock.WithPollInterval(50*time.Millisecond), seedlock.WithMaxWait(5*time.Second))
 	if err != nil {
 		t.Fatalf("New() = %v", err)
@@ -58,8 +58,8 @@ func TestNewValidates(t *testing.T) {
 		p    seedlock.Params
 	}{
 		{"blank fields", seedlock.Params{AccountID: 1, AppID: 1}},
-		{"account", seedlock.Params{LockID: "i", LockGroup: "g", OwnerName: "o", AppID: 1}},
-		{"app", seedlock.Params{LockID: "i", LockGroup: "g", OwnerName: "o", AccountID: 1}},
+		{"account", seedlock.Params{LockID: "i", LockGroup: "g", HolderName: "o", AppID: 1}},
+		{"app", seedlock.Params{LockID: "i", LockGroup: "g", HolderName: "o", AccountID: 1}},
 	}
 	for _, tt := range tests {
 		if _, err := seedlock.New(dynalite.NewClient("http://127.0.0.1:1"), "t", tt.p); err == nil {

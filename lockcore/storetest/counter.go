@@ -34,7 +34,7 @@ func (c *ConditionCounter) UpdateItem(ctx context.Context, in *dynamodb.UpdateIt
 }
 
 // PutItem calls the wrapped API's PutItem (which release announcements
-// use, see [lockcore.Announcer]), or fails when it has none.
+// use, see [storeapi.Announcer]), or fails when it has none.
 func (c *ConditionCounter) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	p, ok := c.DynamoAPI.(interface {
 		PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // DiffOptions configures a differential run ([Diff], [RunDiff]). Zero
@@ -97,13 +98,13 @@ func (f *DiffFailure) String() string {
 // [lockcore.MemoryStore]): random sequences of Acquire, Renew, Release
 // and Get calls, with random clock readings and lease values aimed
 // at the edges of every condition, over a few keys, applied step by step to
-// both; at every step the outcome (success, *lockcore.ConditionError, other
+// both; at every step the outcome (success, *storeapi.ConditionError, other
 // error) and the returned item must be the same, after opts.Model's
 // documented adjustment. It fails t with the seed and the shortest failing
 // sequence it finds, and with the coverage when some kind of step never
 // happened. Both stores may be shared with other tests: every run and
 // every replay uses keys of its own.
-func Diff(t *testing.T, ref, sut lockcore.Store, opts DiffOptions) *DiffReport {
+func Diff(t *testing.T, ref, sut storeapi.Store, opts DiffOptions) *DiffReport {
 	t.Helper()
 	start := time.Now()
 	rep, err := RunDiff(t.Context(), ref, sut, opts)
@@ -127,7 +128,7 @@ func Diff(t *testing.T, ref, sut lockcore.Store, opts DiffOptions) *DiffReport {
 // RunDiff is [Diff] without a testing.T: it returns the report, whose
 // Failure is set when the stores disagreed. The error is for a run that
 // could not be made (a cancelled ctx).
-func RunDiff(ctx context.Context, ref, sut lockcore.Store, opts DiffOptions) (*DiffReport, error) {
+func RunDiff(ctx context.Context, ref, sut storeapi.Store, opts DiffOptions) (*DiffReport, error) {
 	opts = opts.withDefaults()
 	if opts.Seed == 0 {
 		var b [8]byte
@@ -193,7 +194,7 @@ func (r *DiffReport) Missing() []string {
 
 // runner holds what every lane and replay of one run shares.
 type runner struct {
-	ref, sut lockcore.Store
+	ref, sut storeapi.Store
 	opts     DiffOptions
 	prefix   string
 
@@ -220,7 +221,7 @@ type stepper struct {
 	r     *runner
 	group string
 	model modelState
-	prev  map[int]*lockcore.Item // the reference's item of each key index
+	prev  map[int]*storeapi.Item // the reference's item of each key index
 }
 
 func (r *runner) newStepper(lane int) *stepper {
@@ -232,7 +233,7 @@ func (r *runner) newStepper(lane int) *stepper {
 		r:     r,
 		group: fmt.Sprintf("%s/l%d/a%06d", r.prefix, lane, a), // one length, so one item size
 		model: r.opts.Model.state(),
-		prev:  make(map[int]*lockcore.Item),
+		prev:  make(map[int]*storeapi.Item),
 	}
 }
 
@@ -312,7 +313,7 @@ func (r *runner) replay(ctx context.Context, lane int, ops []op) (int, error) {
 }
 
 // category names what the reference did at step o (see categories).
-func category(o op, prev *lockcore.Item, ref outcome) string {
+func category(o op, prev *storeapi.Item, ref outcome) string {
 	if ref.class == classError {
 		return "invalid"
 	}
@@ -364,8 +365,8 @@ func category(o op, prev *lockcore.Item, ref outcome) string {
 			return "release/recorded-publication"
 		case ok && prev.Revision != r.Revision:
 			return "release/own-publication"
-		case ok && prev.Released && r.FailReason == lockcore.OperatorReleaseReason && !r.KeepEpisode &&
-			prev.FailReason != lockcore.OperatorReleaseReason:
+		case ok && prev.Released && r.FailReason == storeapi.OperatorReleaseReason && !r.KeepEpisode &&
+			prev.FailReason != storeapi.OperatorReleaseReason:
 			return "release/operator-clears"
 		case ok && prev.Released:
 			return "release/retried"
@@ -380,7 +381,7 @@ func category(o op, prev *lockcore.Item, ref outcome) string {
 		case ok:
 			return "release/success"
 		case prev != nil && prev.Revision == r.Revision && prev.Released && prev.Result == r.Result &&
-			prev.FailReason == lockcore.OperatorReleaseReason:
+			prev.FailReason == storeapi.OperatorReleaseReason:
 			return "release/refused-over-operator"
 		case prev != nil && prev.Revision == r.Revision:
 			return "release/refused-result"

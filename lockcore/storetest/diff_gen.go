@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // generator draws the steps of one lane of a differential run. It knows
@@ -30,7 +31,7 @@ type generator struct {
 
 // keyState is what the generator knows of one key.
 type keyState struct {
-	item *lockcore.Item // as the reference last reported it; nil: none yet
+	item *storeapi.Item // as the reference last reported it; nil: none yet
 	revs []string       // every revision drawn for this key
 	// announced is the highest fence the reference applied on each
 	// shard; 0: none yet.
@@ -111,7 +112,7 @@ func (g *generator) next() op {
 	case n < 93:
 		o.kind, o.ann = opAnnounce, g.announcement(k)
 	case n < 96:
-		o.kind, o.ann = opGetAnnouncement, lockcore.Announcement{Shard: g.rng.IntN(genShards)}
+		o.kind, o.ann = opGetAnnouncement, storeapi.Announcement{Shard: g.rng.IntN(genShards)}
 	default:
 		o.kind = opGet
 	}
@@ -175,7 +176,7 @@ func (g *generator) holderRev(k int) string {
 	return g.otherRev(k)
 }
 
-func (g *generator) acquire(k int) lockcore.AcquireRequest {
+func (g *generator) acquire(k int) storeapi.AcquireRequest {
 	cur := g.keys[k].item
 	var rev string
 	switch n := g.rng.IntN(100); {
@@ -187,14 +188,14 @@ func (g *generator) acquire(k int) lockcore.AcquireRequest {
 		rev = g.newRev(k)
 	}
 	lease := pick(g, leases...)
-	r := lockcore.AcquireRequest{
-		Owner:         "owner-" + rev,
+	r := storeapi.AcquireRequest{
+		Holder:        "owner-" + rev,
 		Revision:      rev,
 		Lease:         lease,
 		RecordAccount: pick(g, account, account, "act:210987654321/app:9", ""),
 	}
 	if g.chance(0.05) {
-		r.Owner = "" // DynamoDB stores empty strings outside keys
+		r.Holder = "" // DynamoDB stores empty strings outside keys
 	}
 	if g.chance(0.5) {
 		r.UseWallClock = true
@@ -240,12 +241,12 @@ func (g *generator) acquire(k int) lockcore.AcquireRequest {
 }
 
 // observation returns the item's revision and beat, or one of them wrong.
-func (g *generator) observation(k int) *lockcore.Observation {
+func (g *generator) observation(k int) *storeapi.Observation {
 	cur := g.keys[k].item
 	if cur == nil {
-		return &lockcore.Observation{Revision: g.otherRev(k), Beat: g.rng.Int64N(3)}
+		return &storeapi.Observation{Revision: g.otherRev(k), Beat: g.rng.Int64N(3)}
 	}
-	o := &lockcore.Observation{Revision: cur.Revision, Beat: cur.Beat}
+	o := &storeapi.Observation{Revision: cur.Revision, Beat: cur.Beat}
 	switch n := g.rng.IntN(20); {
 	case n < 10:
 	case n < 16:
@@ -267,8 +268,8 @@ func (g *generator) freshSince(k int, now int64) int64 {
 	return now - g.rng.Int64N(10_000)
 }
 
-func (g *generator) renew(k int) lockcore.RenewRequest {
-	r := lockcore.RenewRequest{Revision: g.holderRev(k), NowMs: g.now()}
+func (g *generator) renew(k int) storeapi.RenewRequest {
+	r := storeapi.RenewRequest{Revision: g.holderRev(k), NowMs: g.now()}
 	lease := pick(g, leases...).Milliseconds()
 	cur := g.keys[k].item
 	switch n := g.rng.IntN(10); {
@@ -284,8 +285,8 @@ func (g *generator) renew(k int) lockcore.RenewRequest {
 	return r
 }
 
-func (g *generator) release(k int) lockcore.ReleaseRequest {
-	r := lockcore.ReleaseRequest{Revision: g.holderRev(k), NowMs: g.now()}
+func (g *generator) release(k int) storeapi.ReleaseRequest {
+	r := storeapi.ReleaseRequest{Revision: g.holderRev(k), NowMs: g.now()}
 	r.Result = pick(g, lockcore.Success, lockcore.Success, lockcore.Failure)
 	cur := g.keys[k].item
 	switch {
@@ -350,7 +351,7 @@ func (g *generator) release(k int) lockcore.ReleaseRequest {
 		// An operator's force-release, as herdlock release writes it:
 		// the episode's attempts, no not-before, not recent. Other
 		// failure releases of its revision come after it.
-		r.FailReason, r.NotBeforeMs, r.FailRecentUntilMs = lockcore.OperatorReleaseReason, 0, 0
+		r.FailReason, r.NotBeforeMs, r.FailRecentUntilMs = storeapi.OperatorReleaseReason, 0, 0
 		if cur != nil {
 			r.Failures = cur.Failures
 		}
@@ -361,7 +362,7 @@ func (g *generator) release(k int) lockcore.ReleaseRequest {
 // announcement returns an announcement of key k, on one of three shards,
 // at a fence near the item's (so that later, equal and earlier fences
 // meet), as a waiter relays it; sometimes an invalid one.
-func (g *generator) announcement(k int) lockcore.Announcement {
+func (g *generator) announcement(k int) storeapi.Announcement {
 	fence := int64(1 + g.rng.IntN(4))
 	if cur := g.keys[k].item; cur != nil {
 		fence = max(cur.Fence+int64(g.rng.IntN(3))-1, 1)
@@ -381,11 +382,11 @@ func (g *generator) announcement(k int) lockcore.Announcement {
 			fence = max(g.keys[k].announced[shard]+int64(g.rng.IntN(3))-1, 1)
 		}
 	}
-	a := lockcore.Announcement{Shard: shard, Fence: fence, ResultRef: "ref-" + strconv.FormatInt(fence, 10),
+	a := storeapi.Announcement{Shard: shard, Fence: fence, ResultRef: "ref-" + strconv.FormatInt(fence, 10),
 		ReleasedAtMs: g.now(), TTL: pick[int64](g, 0, g.now()/1000+3_600)}
 	switch {
 	case g.chance(0.3):
-		a.Answer = g.bytes(pick(g, 1, 16, lockcore.MaxAnnouncedAnswerBytes))
+		a.Answer = g.bytes(pick(g, 1, 16, storeapi.MaxAnnouncedAnswerBytes))
 	case g.chance(0.2):
 		a.AnswerOmitted = true
 	}
@@ -393,7 +394,7 @@ func (g *generator) announcement(k int) lockcore.Announcement {
 	case g.chance(0.03):
 		a.Fence = 0
 	case g.chance(0.03):
-		a.Shard = lockcore.MaxAnnounceShards
+		a.Shard = storeapi.MaxAnnounceShards
 	case g.chance(0.03):
 		a.ResultRef = "bad\xff"
 	}
@@ -422,7 +423,7 @@ func (g *generator) invalidate(o *op) (oversized bool) {
 		case 0:
 			o.acquire.Revision = ""
 		case 1:
-			o.acquire.Owner = notUTF8
+			o.acquire.Holder = notUTF8
 		default:
 			o.acquire.RecordAccount = notUTF8
 		}
@@ -453,7 +454,7 @@ func (g *generator) invalidate(o *op) (oversized bool) {
 			// An answer within its own limit, and a reference that takes
 			// the item past DynamoDB's 400 KB.
 			r.Result, r.Answer = lockcore.Success, make([]byte, lockcore.MaxAnswerBytes)
-			r.ResultRef = strings.Repeat("r", lockcore.MaxItemBytes-lockcore.MaxAnswerBytes+1_000)
+			r.ResultRef = strings.Repeat("r", storeapi.MaxItemBytes-lockcore.MaxAnswerBytes+1_000)
 			return true
 		}
 	}

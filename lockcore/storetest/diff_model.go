@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // ServerModel says how the store under a differential test is known to
@@ -29,7 +30,7 @@ type modelState interface {
 	// expect returns the answer the server should give to step o, given
 	// prevRef, the reference's item of o's key before o (nil: none), and
 	// ref, the reference's answer. It is called once per step, in order.
-	expect(o op, prevRef *lockcore.Item, ref outcome) outcome
+	expect(o op, prevRef *storeapi.Item, ref outcome) outcome
 }
 
 // Name returns the model's name, such as "minidyn v0.8.2".
@@ -53,7 +54,7 @@ func ExactModel() ServerModel { return ServerModel{} }
 
 type exactState struct{}
 
-func (exactState) expect(_ op, _ *lockcore.Item, ref outcome) outcome { return ref }
+func (exactState) expect(_ op, _ *storeapi.Item, ref outcome) outcome { return ref }
 
 // MinidynModel expects the answers of a [lockcore.DynamoStore] on
 // github.com/truora/minidyn v0.8.2, which differs from DynamoDB in these
@@ -71,7 +72,7 @@ func (exactState) expect(_ op, _ *lockcore.Item, ref outcome) outcome { return r
 //     PrevRevision and PrevResult then name it is taken for its own earlier
 //     publication and succeeds with that item.
 //   - There is no item size limit: a Release that DynamoDB refuses because
-//     the item would exceed 400 KB (the reference's [lockcore.ErrItemTooLarge])
+//     the item would exceed 400 KB (the reference's [storeapi.ErrItemTooLarge])
 //     is applied. The model expects it applied, as the Store contract
 //     describes a Release, to the server's item; the generator makes such
 //     a write the last step on its key.
@@ -90,7 +91,7 @@ func (exactState) expect(_ op, _ *lockcore.Item, ref outcome) outcome { return r
 // checks exactly.
 func MinidynModel() ServerModel {
 	return ServerModel{name: "minidyn v0.8.2", newState: func() modelState {
-		return &minidynState{kept: make(map[int]map[string]reflect.Value), last: make(map[int]*lockcore.Item)}
+		return &minidynState{kept: make(map[int]map[string]reflect.Value), last: make(map[int]*storeapi.Item)}
 	}}
 }
 
@@ -105,10 +106,10 @@ var releaseSets = []string{"Result", "ResultRef", "ResultFence", "ReleasedAtMs"}
 
 type minidynState struct {
 	kept map[int]map[string]reflect.Value // per key: fields whose value minidyn has and DynamoDB has not
-	last map[int]*lockcore.Item           // per key: the server's item, as expected
+	last map[int]*storeapi.Item           // per key: the server's item, as expected
 }
 
-func (m *minidynState) expect(o op, prevRef *lockcore.Item, ref outcome) outcome {
+func (m *minidynState) expect(o op, prevRef *storeapi.Item, ref outcome) outcome {
 	kept := m.kept[o.key]
 	if kept == nil {
 		kept = make(map[string]reflect.Value)
@@ -141,13 +142,13 @@ func (m *minidynState) expect(o op, prevRef *lockcore.Item, ref outcome) outcome
 		}
 		want.item = &it
 	}
-	if o.kind == opRelease && ref.class == classError && errors.Is(ref.err, lockcore.ErrItemTooLarge) && last != nil {
+	if o.kind == opRelease && ref.class == classError && errors.Is(ref.err, storeapi.ErrItemTooLarge) && last != nil {
 		want = outcome{class: classOK, item: releasedItem(*last, o.release)}
 	}
 	if r := o.release; o.kind == opRelease && ref.class == classCondition && want.item != nil &&
 		want.item.Revision != r.Revision && want.item.PrevRevision == r.Revision && want.item.PrevResult == r.Result &&
 		!(r.Result == lockcore.Failure && !operatorRelease(r) &&
-			(want.item.PrevFailReason == lockcore.OperatorReleaseReason || want.item.FailReason == lockcore.OperatorReleaseReason)) {
+			(want.item.PrevFailReason == storeapi.OperatorReleaseReason || want.item.FailReason == storeapi.OperatorReleaseReason)) {
 		want = outcome{class: classOK, item: want.item}
 	}
 	if want.class != classError && want.item != nil {
@@ -158,7 +159,7 @@ func (m *minidynState) expect(o op, prevRef *lockcore.Item, ref outcome) outcome
 
 // acquired updates kept for an applied Acquire of req over last, the
 // server's item before it; written is the reference's new item.
-func (m *minidynState) acquired(kept map[string]reflect.Value, last *lockcore.Item, req lockcore.AcquireRequest, written *lockcore.Item) {
+func (m *minidynState) acquired(kept map[string]reflect.Value, last *storeapi.Item, req storeapi.AcquireRequest, written *storeapi.Item) {
 	delete(kept, "PrevResult")
 	if last == nil {
 		return
@@ -185,14 +186,14 @@ func (m *minidynState) acquired(kept map[string]reflect.Value, last *lockcore.It
 // revision and not released, or released by its holder with failure and req
 // an operator's force-release. A retry of an applied release writes nothing
 // (lockcore's releaseCond), and so does a recognised earlier publication.
-func releaseWrites(prev *lockcore.Item, req lockcore.ReleaseRequest) bool {
+func releaseWrites(prev *storeapi.Item, req storeapi.ReleaseRequest) bool {
 	return prev != nil && prev.Revision == req.Revision && (!prev.Released ||
-		operatorRelease(req) && prev.Result == lockcore.Failure && prev.FailReason != lockcore.OperatorReleaseReason)
+		operatorRelease(req) && prev.Result == lockcore.Failure && prev.FailReason != storeapi.OperatorReleaseReason)
 }
 
 // releasedItem returns it as an applied Release of req leaves it, by the
 // Store contract.
-func releasedItem(it lockcore.Item, req lockcore.ReleaseRequest) *lockcore.Item {
+func releasedItem(it storeapi.Item, req storeapi.ReleaseRequest) *storeapi.Item {
 	it.Released, it.ReleasedAtMs, it.Result, it.ResultRef, it.ResultFence = true, req.NowMs, req.Result, req.ResultRef, it.Fence
 	if req.HoldMeanMs > 0 {
 		it.HoldMeanMs, it.HoldDevMs = req.HoldMeanMs, req.HoldDevMs
@@ -219,7 +220,7 @@ func releasedItem(it lockcore.Item, req lockcore.ReleaseRequest) *lockcore.Item 
 // acquireApplied reports whether a successful Acquire wrote the item, as
 // opposed to recognising its own earlier write (which returns the item as
 // it was; an applied acquire always raises the fence).
-func acquireApplied(prevRef *lockcore.Item, ref outcome) bool {
+func acquireApplied(prevRef *storeapi.Item, ref outcome) bool {
 	return ref.item != nil && (prevRef == nil || !reflect.DeepEqual(*prevRef, *ref.item))
 }
 
@@ -250,7 +251,7 @@ func DynoxideModel() ServerModel {
 const dynoxideSizeEdgeShift = 186
 
 // operatorRelease reports whether r is an operator's force-release (see
-// [lockcore.OperatorReleaseReason]).
-func operatorRelease(r lockcore.ReleaseRequest) bool {
-	return r.Result == lockcore.Failure && !r.KeepEpisode && r.FailReason == lockcore.OperatorReleaseReason
+// [storeapi.OperatorReleaseReason]).
+func operatorRelease(r storeapi.ReleaseRequest) bool {
+	return r.Result == lockcore.Failure && !r.KeepEpisode && r.FailReason == storeapi.OperatorReleaseReason
 }

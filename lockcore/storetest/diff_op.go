@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // opKind is the Store method one step calls.
@@ -34,14 +35,14 @@ func (k opKind) String() string {
 type op struct {
 	kind    opKind
 	key     int
-	acquire lockcore.AcquireRequest
-	renew   lockcore.RenewRequest
-	release lockcore.ReleaseRequest
-	ann     lockcore.Announcement // Announce; its Shard alone for GetAnnouncement
+	acquire storeapi.AcquireRequest
+	renew   storeapi.RenewRequest
+	release storeapi.ReleaseRequest
+	ann     storeapi.Announcement // Announce; its Shard alone for GetAnnouncement
 }
 
 // apply calls the store with o on k and returns what it answered.
-func (o op) apply(ctx context.Context, s lockcore.Store, k lockcore.Key) outcome {
+func (o op) apply(ctx context.Context, s storeapi.Store, k lockcore.Key) outcome {
 	switch o.kind {
 	case opAcquire:
 		r := o.acquire
@@ -59,9 +60,9 @@ func (o op) apply(ctx context.Context, s lockcore.Store, k lockcore.Key) outcome
 		it, err := s.Release(ctx, r)
 		return outcomeOf(it, err)
 	case opAnnounce, opGetAnnouncement:
-		an, ok := s.(lockcore.Announcer)
+		an, ok := s.(storeapi.Announcer)
 		if !ok {
-			return outcome{class: classError, err: fmt.Errorf("%T is not a lockcore.Announcer", s)}
+			return outcome{class: classError, err: fmt.Errorf("%T is not a storeapi.Announcer", s)}
 		}
 		if o.kind == opAnnounce {
 			a := o.ann
@@ -83,7 +84,7 @@ func (o op) apply(ctx context.Context, s lockcore.Store, k lockcore.Key) outcome
 	default:
 		it, found, err := s.Get(ctx, k)
 		if err != nil || !found {
-			return outcomeOf(lockcore.Item{}, err)
+			return outcomeOf(storeapi.Item{}, err)
 		}
 		return outcomeOf(it, nil)
 	}
@@ -94,7 +95,7 @@ type outcomeClass int
 
 const (
 	classOK        outcomeClass = iota // nil error
-	classCondition                     // a *lockcore.ConditionError
+	classCondition                     // a *storeapi.ConditionError
 	classError                         // any other error
 )
 
@@ -109,17 +110,17 @@ func (c outcomeClass) String() string {
 type outcome struct {
 	class outcomeClass
 	op    string
-	item  *lockcore.Item
+	item  *storeapi.Item
 	err   error
 
 	applied bool                   // Announce: the announcement was written
-	ann     *lockcore.Announcement // GetAnnouncement: what it found
+	ann     *storeapi.Announcement // GetAnnouncement: what it found
 }
 
 // outcomeOf classifies a store's answer. A zero item with a nil error (Get
 // of an absent key) has no item.
-func outcomeOf(it lockcore.Item, err error) outcome {
-	var ce *lockcore.ConditionError
+func outcomeOf(it storeapi.Item, err error) outcome {
+	var ce *storeapi.ConditionError
 	switch {
 	case err == nil:
 		if reflect.ValueOf(it).IsZero() {
@@ -199,7 +200,7 @@ func (o op) String() string {
 	case opAcquire:
 		r := o.acquire
 		fmt.Fprintf(&b, " rev=%q owner=%q now=%s lease=%s until=%s expires=%s account=%q ttl=%d fenceBase=%d",
-			r.Revision, r.Owner, ms(r.NowMs), r.Lease, ms(r.LeaseUntilMs), ms(r.ExpiresAtMs), r.RecordAccount, r.TTL, r.FenceBase)
+			r.Revision, r.Holder, ms(r.NowMs), r.Lease, ms(r.LeaseUntilMs), ms(r.ExpiresAtMs), r.RecordAccount, r.TTL, r.FenceBase)
 		if r.UseWallClock {
 			fmt.Fprintf(&b, " wallClock(allowance=%s)", r.ClockAllowance)
 		}
@@ -259,7 +260,7 @@ func (c outcome) String() string {
 }
 
 // itemString prints the fields of it that are set, times relative to baseMs.
-func itemString(it *lockcore.Item) string {
+func itemString(it *storeapi.Item) string {
 	v := reflect.ValueOf(*it)
 	var parts []string
 	for i := range v.NumField() {

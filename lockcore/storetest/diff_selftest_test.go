@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 var (
@@ -33,7 +34,7 @@ func reproduce(t *testing.T, rep *DiffReport) {
 // FreshSuccessSinceMs whenever that branch would admit the request.
 type freshIgnoredOnWallClock struct{ *lockcore.MemoryStore }
 
-func (s freshIgnoredOnWallClock) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s freshIgnoredOnWallClock) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	if cur, found, err := s.Get(ctx, req.Key); err == nil && found && req.UseWallClock {
 		limit := req.NowMs - req.ClockAllowance.Milliseconds()
 		if cur.LeaseUntilMs < limit || cur.ExpiresAtMs < limit {
@@ -48,7 +49,7 @@ func (s freshIgnoredOnWallClock) Acquire(ctx context.Context, req lockcore.Acqui
 // nothing) instead of failing its condition.
 type kinderRelease struct{ *lockcore.MemoryStore }
 
-func (s kinderRelease) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s kinderRelease) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	if cur, found, err := s.Get(ctx, req.Key); err == nil && found && cur.Revision == req.Revision && cur.Released && req.Result.Valid() {
 		return cur, nil
 	}
@@ -60,9 +61,9 @@ func (s kinderRelease) Release(ctx context.Context, req lockcore.ReleaseRequest)
 // failing its condition.
 type kinderRenew struct{ *lockcore.MemoryStore }
 
-func (s kinderRenew) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+func (s kinderRenew) Renew(ctx context.Context, req storeapi.RenewRequest) (storeapi.Item, error) {
 	it, err := s.MemoryStore.Renew(ctx, req)
-	var ce *lockcore.ConditionError
+	var ce *storeapi.ConditionError
 	if errors.As(err, &ce) && ce.Current != nil && ce.Current.Revision == req.Revision && ce.Current.Released {
 		return *ce.Current, nil
 	}
@@ -73,7 +74,7 @@ func (s kinderRenew) Renew(ctx context.Context, req lockcore.RenewRequest) (lock
 // possible ghost with zero episode fields: it ignores KeepEpisode.
 type episodeErased struct{ *lockcore.MemoryStore }
 
-func (s episodeErased) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s episodeErased) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	req.KeepEpisode = false
 	return s.MemoryStore.Release(ctx, req)
 }
@@ -84,7 +85,7 @@ func (s episodeErased) Release(ctx context.Context, req lockcore.ReleaseRequest)
 // recognised once a late copy over it was freed.
 type publicationOverwrittenByFree struct{ *lockcore.MemoryStore }
 
-func (s publicationOverwrittenByFree) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s publicationOverwrittenByFree) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	req.Unheld = false
 	return s.MemoryStore.Release(ctx, req)
 }
@@ -93,10 +94,10 @@ func (s publicationOverwrittenByFree) Release(ctx context.Context, req lockcore.
 // recent failure whose episode reached MaxAttempts, after its not-before.
 type oldHeldBackGuard struct{ *lockcore.MemoryStore }
 
-func (s oldHeldBackGuard) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s oldHeldBackGuard) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	if cur, found, err := s.Get(ctx, req.Key); err == nil && found && req.MaxAttempts > 0 && cur.Released &&
 		cur.Result == lockcore.Failure && cur.FailRecentUntilMs > req.NowMs && cur.Failures >= req.MaxAttempts {
-		return lockcore.Item{}, &lockcore.ConditionError{Op: "acquire", Current: &cur}
+		return storeapi.Item{}, &storeapi.ConditionError{Op: "acquire", Current: &cur}
 	}
 	return s.MemoryStore.Acquire(ctx, req)
 }
@@ -105,7 +106,7 @@ func (s oldHeldBackGuard) Acquire(ctx context.Context, req lockcore.AcquireReque
 // applied acquire acquires its released item again.
 type reacquiresOwnRevision struct{ *lockcore.MemoryStore }
 
-func (s reacquiresOwnRevision) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s reacquiresOwnRevision) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	if cur, found, err := s.Get(ctx, req.Key); err == nil && found && cur.Revision == req.Revision && cur.Released {
 		req.Revision += "-late" // what the old condition let through
 		it, err := s.MemoryStore.Acquire(ctx, req)
@@ -118,7 +119,7 @@ func (s reacquiresOwnRevision) Acquire(ctx context.Context, req lockcore.Acquire
 // announcesOverLater is a store whose announcements replace a later fence.
 type announcesOverLater struct{ *lockcore.MemoryStore }
 
-func (s announcesOverLater) Announce(ctx context.Context, a lockcore.Announcement) (bool, error) {
+func (s announcesOverLater) Announce(ctx context.Context, a storeapi.Announcement) (bool, error) {
 	if cur, found, err := s.GetAnnouncement(ctx, a.Key, a.Shard); err == nil && found && cur.Fence > a.Fence {
 		// Written over the later fence, which it replaces.
 		b := a
@@ -137,7 +138,7 @@ func (s announcesOverLater) Announce(ctx context.Context, a lockcore.Announcemen
 func TestDiffSelfTest(t *testing.T) {
 	tests := []struct {
 		name     string
-		sut      lockcore.Store
+		sut      storeapi.Store
 		maxSteps int    // the shortest sequences that show the defect
 		lastStep string // what the failing step is
 	}{

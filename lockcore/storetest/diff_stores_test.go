@@ -12,6 +12,7 @@ import (
 	"github.com/herdlock/herdlock/internal/dynalite"
 	"github.com/herdlock/herdlock/internal/dynalite/dynalitetest"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // dynamoStore returns a DynamoStore on a new table through client, and the
@@ -39,7 +40,7 @@ const dynaliteShards = 2
 // DynamoDB, and DynamoStore's GetItem fallback is not what is compared.
 func TestDiffDynalite(t *testing.T) {
 	t.Parallel()
-	sharded := &shardedStore{byGroup: make(map[string]lockcore.Store)}
+	sharded := &shardedStore{byGroup: make(map[string]storeapi.Store)}
 	var proxies []*allold.Proxy
 	var counters []*ConditionCounter
 	for range dynaliteShards {
@@ -81,13 +82,13 @@ func TestDiffDynalite(t *testing.T) {
 // differential run gives each lane and each replay a group of its own, so
 // its lanes run on several servers at once.
 type shardedStore struct {
-	stores []lockcore.Store
+	stores []storeapi.Store
 
 	mu      sync.Mutex // guards byGroup
-	byGroup map[string]lockcore.Store
+	byGroup map[string]storeapi.Store
 }
 
-func (s *shardedStore) of(k lockcore.Key) lockcore.Store {
+func (s *shardedStore) of(k lockcore.Key) storeapi.Store {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, ok := s.byGroup[k.Group]
@@ -98,26 +99,26 @@ func (s *shardedStore) of(k lockcore.Key) lockcore.Store {
 	return st
 }
 
-func (s *shardedStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *shardedStore) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	return s.of(req.Key).Acquire(ctx, req)
 }
 
-func (s *shardedStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+func (s *shardedStore) Renew(ctx context.Context, req storeapi.RenewRequest) (storeapi.Item, error) {
 	return s.of(req.Key).Renew(ctx, req)
 }
 
-func (s *shardedStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s *shardedStore) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	return s.of(req.Key).Release(ctx, req)
 }
 
-func (s *shardedStore) Get(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+func (s *shardedStore) Get(ctx context.Context, k lockcore.Key) (storeapi.Item, bool, error) {
 	return s.of(k).Get(ctx, k)
 }
 
-func (s *shardedStore) Announce(ctx context.Context, a lockcore.Announcement) (bool, error) {
-	return s.of(a.Key).(lockcore.Announcer).Announce(ctx, a)
+func (s *shardedStore) Announce(ctx context.Context, a storeapi.Announcement) (bool, error) {
+	return s.of(a.Key).(storeapi.Announcer).Announce(ctx, a)
 }
 
-func (s *shardedStore) GetAnnouncement(ctx context.Context, k lockcore.Key, shard int) (lockcore.Announcement, bool, error) {
-	return s.of(k).(lockcore.Announcer).GetAnnouncement(ctx, k, shard)
+func (s *shardedStore) GetAnnouncement(ctx context.Context, k lockcore.Key, shard int) (storeapi.Announcement, bool, error) {
+	return s.of(k).(storeapi.Announcer).GetAnnouncement(ctx, k, shard)
 }

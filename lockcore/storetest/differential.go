@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Differential runs the differential test on sut, each part a subtest of
@@ -20,7 +21,7 @@ import (
 // Run it on a Store of your own beside [Run]: the conformance suite says
 // what a store must do, Differential that it does exactly what
 // [lockcore.MemoryStore] does.
-func Differential(t *testing.T, sut lockcore.Store, opts DiffOptions) *DiffReport {
+func Differential(t *testing.T, sut storeapi.Store, opts DiffOptions) *DiffReport {
 	t.Helper()
 	t.Run("cases", func(t *testing.T) { runCases(t, sut, opts.Model) })
 	t.Run("size-limit-edge", func(t *testing.T) { runSizeEdge(t, sut, opts.Model) })
@@ -36,18 +37,18 @@ var diffCases = []struct {
 	// admitting a newcomer: here the wall-clock branch, the lease having
 	// lapsed long before the release.
 	{"FreshSuccessWallClock", []op{
-		acquireOp(lockcore.AcquireRequest{Revision: "a", NowMs: baseMs, Lease: lease, LeaseUntilMs: baseMs + 1_000, ExpiresAtMs: baseMs + 2_000}),
+		acquireOp(storeapi.AcquireRequest{Revision: "a", NowMs: baseMs, Lease: lease, LeaseUntilMs: baseMs + 1_000, ExpiresAtMs: baseMs + 2_000}),
 		releaseOp("a", baseMs+5_000, lockcore.Success),
-		acquireOp(lockcore.AcquireRequest{Revision: "b", NowMs: baseMs + 10_000, Lease: lease, LeaseUntilMs: baseMs + 20_000, ExpiresAtMs: baseMs + 70_000,
+		acquireOp(storeapi.AcquireRequest{Revision: "b", NowMs: baseMs + 10_000, Lease: lease, LeaseUntilMs: baseMs + 20_000, ExpiresAtMs: baseMs + 70_000,
 			UseWallClock: true, ClockAllowance: allowance, FreshSuccessSinceMs: baseMs + 4_000}),
 	}},
 	// ... and the clock-free branch: the observed revision and beat are
 	// unchanged, because the holder released instead of renewing.
 	{"FreshSuccessObserved", []op{
-		acquireOp(lockcore.AcquireRequest{Revision: "a", NowMs: baseMs, Lease: lease, LeaseUntilMs: baseMs + 10_000, ExpiresAtMs: baseMs + 60_000}),
+		acquireOp(storeapi.AcquireRequest{Revision: "a", NowMs: baseMs, Lease: lease, LeaseUntilMs: baseMs + 10_000, ExpiresAtMs: baseMs + 60_000}),
 		releaseOp("a", baseMs+5_000, lockcore.Success),
-		acquireOp(lockcore.AcquireRequest{Revision: "b", NowMs: baseMs + 6_000, Lease: lease, LeaseUntilMs: baseMs + 16_000, ExpiresAtMs: baseMs + 66_000,
-			Observed: &lockcore.Observation{Revision: "a", Beat: 0}, FreshSuccessSinceMs: baseMs + 4_000}),
+		acquireOp(storeapi.AcquireRequest{Revision: "b", NowMs: baseMs + 6_000, Lease: lease, LeaseUntilMs: baseMs + 16_000, ExpiresAtMs: baseMs + 66_000,
+			Observed: &storeapi.Observation{Revision: "a", Beat: 0}, FreshSuccessSinceMs: baseMs + 4_000}),
 	}},
 	// An idempotency record's life (see idemrecord.go): in progress, taken
 	// over, the late holder's complete and fail refused, completed with
@@ -57,18 +58,18 @@ var diffCases = []struct {
 	{"IdempotencyRecordLife", newIdemLife(lockcore.Key{}).ops()},
 }
 
-func acquireOp(r lockcore.AcquireRequest) op {
-	r.Owner, r.RecordAccount = "owner-"+r.Revision, account
+func acquireOp(r storeapi.AcquireRequest) op {
+	r.Holder, r.RecordAccount = "owner-"+r.Revision, account
 	return op{kind: opAcquire, acquire: r}
 }
 
 func releaseOp(rev string, nowMs int64, res lockcore.Result) op {
-	return op{kind: opRelease, release: lockcore.ReleaseRequest{Revision: rev, NowMs: nowMs, Result: res, ResultRef: "ref-" + rev}}
+	return op{kind: opRelease, release: storeapi.ReleaseRequest{Revision: rev, NowMs: nowMs, Result: res, ResultRef: "ref-" + rev}}
 }
 
 // runCases replays every fixed case on sut against a MemoryStore and fails
 // t at the first step whose answers differ.
-func runCases(t *testing.T, sut lockcore.Store, m ServerModel) {
+func runCases(t *testing.T, sut storeapi.Store, m ServerModel) {
 	t.Helper()
 	for _, tt := range diffCases {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,8 +92,8 @@ func runCases(t *testing.T, sut lockcore.Store, m ServerModel) {
 // whose item holds a full answer and a reference of n bytes.
 func sizeEdge(n int) []op {
 	return []op{
-		acquireOp(lockcore.AcquireRequest{Revision: "a", NowMs: baseMs, Lease: lease, LeaseUntilMs: baseMs + 10_000, ExpiresAtMs: baseMs + 60_000}),
-		{kind: opRelease, release: lockcore.ReleaseRequest{Revision: "a", NowMs: baseMs + 5_000, Result: lockcore.Success,
+		acquireOp(storeapi.AcquireRequest{Revision: "a", NowMs: baseMs, Lease: lease, LeaseUntilMs: baseMs + 10_000, ExpiresAtMs: baseMs + 60_000}),
+		{kind: opRelease, release: storeapi.ReleaseRequest{Revision: "a", NowMs: baseMs + 5_000, Result: lockcore.Success,
 			ResultRef: strings.Repeat("r", n), Answer: make([]byte, lockcore.MaxAnswerBytes)}},
 	}
 }
@@ -104,7 +105,7 @@ func sizeEdge(n int) []op {
 // baseMs, with trailing zeros) are where a size rule is most easily wrong.
 // A model with a size-edge shift ([DynoxideModel]) moves the edge expected
 // of sut (runShiftedSizeEdge).
-func runSizeEdge(t *testing.T, sut lockcore.Store, m ServerModel) {
+func runSizeEdge(t *testing.T, sut storeapi.Store, m ServerModel) {
 	r := &runner{ref: lockcore.NewMemoryStore(), sut: lockcore.NewMemoryStore(), opts: DiffOptions{Model: m}.withDefaults(), prefix: "edge-" + randomHex(6)}
 	fits := func(n int) bool {
 		s := r.newStepper(0)
@@ -117,7 +118,7 @@ func runSizeEdge(t *testing.T, sut lockcore.Store, m ServerModel) {
 		}
 		return ref.class == classOK
 	}
-	lo, hi := 0, lockcore.MaxItemBytes // fits(lo), !fits(hi)
+	lo, hi := 0, storeapi.MaxItemBytes // fits(lo), !fits(hi)
 	if !fits(lo) || fits(hi) {
 		t.Fatalf("reference: a full answer with no reference fits %t, with a 400 KB one %t; want true, false", fits(lo), fits(hi))
 	}
@@ -163,7 +164,7 @@ func runShiftedSizeEdge(t *testing.T, r *runner, refLimit int, m ServerModel) {
 			}
 			refused := n > want && o.kind == opRelease
 			switch {
-			case refused && (got.class != classError || !errors.Is(got.err, lockcore.ErrItemTooLarge)):
+			case refused && (got.class != classError || !errors.Is(got.err, storeapi.ErrItemTooLarge)):
 				t.Errorf("reference of %d bytes (limit: the reference store's %d, %s's by its model %d): store under test = %s (%v), want ErrItemTooLarge",
 					n, refLimit, m.Name(), want, got.class, got.err)
 			case !refused && len(diffs) > 0:

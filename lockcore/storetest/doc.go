@@ -1,4 +1,4 @@
-// Package storetest is the conformance suite for [lockcore.Store]
+// Package storetest is the conformance suite for [storeapi.Store]
 // implementations. [Run] checks one implementation against every rule of
 // the Store contract: each branch of Acquire's condition and its two guards
 // (fresh success, held-back failure) on every branch, the item a failed

@@ -4,10 +4,11 @@ import (
 	"testing"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // testReleaseOverForceRelease checks that an operator's force-release
-// (reason [lockcore.OperatorReleaseReason], as herdlock release writes it)
+// (reason [storeapi.OperatorReleaseReason], as herdlock release writes it)
 // is never overwritten at its revision by any other Failure release: not by
 // the holder it stopped (a failure of its own, or the freeing of a possible
 // ghost), and not by a holder's retry of a failure it published before the
@@ -16,23 +17,23 @@ import (
 func testReleaseOverForceRelease(t *testing.T, e *env) {
 	k := e.key("k")
 	held := mustAcquire(t, e.s, req(k, "holder", baseMs))
-	forced := lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1,
-		Result: lockcore.Failure, Failures: held.Failures, FailReason: lockcore.OperatorReleaseReason}
+	forced := storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1,
+		Result: lockcore.Failure, Failures: held.Failures, FailReason: storeapi.OperatorReleaseReason}
 	op, err := e.s.Release(ctx(t), forced)
 	if err != nil {
 		t.Fatalf("Release(operator) = %v", err)
 	}
 	for _, tt := range []struct {
 		call string
-		req  lockcore.ReleaseRequest
+		req  storeapi.ReleaseRequest
 	}{
-		{"Release(holder's failure)", lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Failure,
+		{"Release(holder's failure)", storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Failure,
 			Failures: 1, NotBeforeMs: baseMs + 1000, FailReason: "lease_lost", FailRecentUntilMs: baseMs + 9000}},
-		{"Release(holder's failure, no reason)", lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Failure}},
-		{"Release(freeing a ghost)", lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Failure, KeepEpisode: true}},
-		{"Release(freeing a ghost, the operator's reason)", lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2,
-			Result: lockcore.Failure, KeepEpisode: true, FailReason: lockcore.OperatorReleaseReason}},
-		{"Release(holder's success)", lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Success, ResultRef: "ref"}},
+		{"Release(holder's failure, no reason)", storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Failure}},
+		{"Release(freeing a ghost)", storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Failure, KeepEpisode: true}},
+		{"Release(freeing a ghost, the operator's reason)", storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2,
+			Result: lockcore.Failure, KeepEpisode: true, FailReason: storeapi.OperatorReleaseReason}},
+		{"Release(holder's success)", storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Success, ResultRef: "ref"}},
 	} {
 		_, err := e.s.Release(ctx(t), tt.req)
 		wantCondition(t, tt.call, err, "release", &op)
@@ -49,20 +50,20 @@ func testReleaseOverForceRelease(t *testing.T, e *env) {
 	// not reopen the episode the operator closed.
 	k = e.key("cleared")
 	mustAcquire(t, e.s, req(k, "holder", baseMs))
-	failed := lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1, Result: lockcore.Failure,
+	failed := storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1, Result: lockcore.Failure,
 		Failures: 2, NotBeforeMs: baseMs + 6000, FailReason: "upstream_503", FailRecentUntilMs: baseMs + 12000}
 	if _, err := e.s.Release(ctx(t), failed); err != nil {
 		t.Fatalf("Release(holder's failure) = %v", err)
 	}
-	clear := lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Failure,
-		Failures: 2, FailReason: lockcore.OperatorReleaseReason}
+	clear := storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Failure,
+		Failures: 2, FailReason: storeapi.OperatorReleaseReason}
 	cleared, err := e.s.Release(ctx(t), clear)
 	if err != nil {
 		t.Fatalf("Release(operator clears the failure) = %v", err)
 	}
-	if cleared.FailReason != lockcore.OperatorReleaseReason || cleared.NotBeforeMs != 0 || cleared.FailRecentUntilMs != 0 {
+	if cleared.FailReason != storeapi.OperatorReleaseReason || cleared.NotBeforeMs != 0 || cleared.FailRecentUntilMs != 0 {
 		t.Errorf("Release(operator clears the failure) = reason %q, not-before %d, recent until %d; want %q, 0, 0",
-			cleared.FailReason, cleared.NotBeforeMs, cleared.FailRecentUntilMs, lockcore.OperatorReleaseReason)
+			cleared.FailReason, cleared.NotBeforeMs, cleared.FailRecentUntilMs, storeapi.OperatorReleaseReason)
 	}
 	_, err = e.s.Release(ctx(t), failed)
 	wantCondition(t, "Release(holder's failure, retried after the operator's)", err, "release", &cleared)
@@ -75,19 +76,19 @@ func testReleaseOverForceRelease(t *testing.T, e *env) {
 	// the last release of the holder's revision was the operator's. A
 	// success release is refused as before.
 	next := mustAcquire(t, e.s, req(k, "newcomer", baseMs+3))
-	if next.PrevFailReason != lockcore.OperatorReleaseReason {
-		t.Errorf("Acquire(over the operator's release) = PrevFailReason %q, want %q", next.PrevFailReason, lockcore.OperatorReleaseReason)
+	if next.PrevFailReason != storeapi.OperatorReleaseReason {
+		t.Errorf("Acquire(over the operator's release) = PrevFailReason %q, want %q", next.PrevFailReason, storeapi.OperatorReleaseReason)
 	}
 	_, err = e.s.Release(ctx(t), failed)
 	wantCondition(t, "Release(holder's failure, after the operator's and a newcomer's acquire)", err, "release", &next)
-	_, err = e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 4, Result: lockcore.Failure})
+	_, err = e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 4, Result: lockcore.Failure})
 	wantCondition(t, "Release(holder's failure, no reason, after a newcomer)", err, "release", &next)
 	wantItem(t, "Get() after the refused releases", mustGet(t, e.s, k), next)
 
 	// The newcomer releases with a reason of its own: the holder's
 	// failure releases are still refused, because the release the
 	// newcomer's acquisition replaced was the operator's.
-	ownFail := lockcore.ReleaseRequest{Key: k, Revision: "newcomer", NowMs: baseMs + 5, Result: lockcore.Failure,
+	ownFail := storeapi.ReleaseRequest{Key: k, Revision: "newcomer", NowMs: baseMs + 5, Result: lockcore.Failure,
 		Failures: 3, FailReason: "upstream_500"}
 	done, err := e.s.Release(ctx(t), ownFail)
 	if err != nil {
@@ -95,7 +96,7 @@ func testReleaseOverForceRelease(t *testing.T, e *env) {
 	}
 	_, err = e.s.Release(ctx(t), failed)
 	wantCondition(t, "Release(holder's failure, after the newcomer released with its own reason)", err, "release", &done)
-	_, err = e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 6, Result: lockcore.Failure})
+	_, err = e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 6, Result: lockcore.Failure})
 	wantCondition(t, "Release(holder's failure, no reason, after the newcomer's release)", err, "release", &done)
 	wantItem(t, "Get() after the holder's refused releases", mustGet(t, e.s, k), done)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // The life of an idempotency record (package middleware/idempotency) as a
@@ -27,10 +28,10 @@ const (
 // nowMs, as lockcore builds it for the layer: wall clock, the retention
 // as the fresh-success window, a failure policy, a TTL a day past the
 // retention, a fence base from the clock.
-func idemAcquire(k lockcore.Key, rev string, nowMs int64) lockcore.AcquireRequest {
-	return lockcore.AcquireRequest{
+func idemAcquire(k lockcore.Key, rev string, nowMs int64) storeapi.AcquireRequest {
+	return storeapi.AcquireRequest{
 		Key:                 k,
-		Owner:               "owner-" + rev,
+		Holder:              "owner-" + rev,
 		Revision:            rev,
 		Lease:               lease,
 		NowMs:               nowMs,
@@ -54,26 +55,26 @@ func idemAnswer(fence, completedAtMs int64) []byte {
 }
 
 // idemComplete is the holder's release that completes the record.
-func idemComplete(k lockcore.Key, rev string, nowMs int64, answer []byte) lockcore.ReleaseRequest {
-	return lockcore.ReleaseRequest{Key: k, Revision: rev, NowMs: nowMs, Result: lockcore.Success, Answer: answer}
+func idemComplete(k lockcore.Key, rev string, nowMs int64, answer []byte) storeapi.ReleaseRequest {
+	return storeapi.ReleaseRequest{Key: k, Revision: rev, NowMs: nowMs, Result: lockcore.Success, Answer: answer}
 }
 
 // idemKeptError is the holder's release of a kept error: a failure whose
 // not-before holds the duplicates back for the window.
-func idemKeptError(k lockcore.Key, rev string, nowMs int64) lockcore.ReleaseRequest {
+func idemKeptError(k lockcore.Key, rev string, nowMs int64) storeapi.ReleaseRequest {
 	notBefore := nowMs + idemKeptErrorMs
-	return lockcore.ReleaseRequest{Key: k, Revision: rev, NowMs: nowMs, Result: lockcore.Failure,
+	return storeapi.ReleaseRequest{Key: k, Revision: rev, NowMs: nowMs, Result: lockcore.Failure,
 		Failures: 1, NotBeforeMs: notBefore, FailReason: idemFailReason, FailRecentUntilMs: notBefore + leaseMs}
 }
 
 // idemLife is the record's life as steps on key k, with the time of each.
 type idemLife struct {
-	first, duplicate, takeover lockcore.AcquireRequest // in progress
-	lateComplete, lateFail     lockcore.ReleaseRequest // of first, after the take-over
-	complete                   lockcore.ReleaseRequest // of takeover
-	fresh, expired             lockcore.AcquireRequest // at the retention's last millisecond, one after
-	kept                       lockcore.ReleaseRequest // of expired
-	tooEarly, retry            lockcore.AcquireRequest // before the not-before, at it
+	first, duplicate, takeover storeapi.AcquireRequest // in progress
+	lateComplete, lateFail     storeapi.ReleaseRequest // of first, after the take-over
+	complete                   storeapi.ReleaseRequest // of takeover
+	fresh, expired             storeapi.AcquireRequest // at the retention's last millisecond, one after
+	kept                       storeapi.ReleaseRequest // of expired
+	tooEarly, retry            storeapi.AcquireRequest // before the not-before, at it
 }
 
 func newIdemLife(k lockcore.Key) idemLife {
@@ -95,8 +96,8 @@ func newIdemLife(k lockcore.Key) idemLife {
 
 // ops is the life as the differential's steps, each followed by a Get.
 func (l idemLife) ops() []op {
-	acq := func(r lockcore.AcquireRequest) op { r.Key = lockcore.Key{}; return op{kind: opAcquire, acquire: r} }
-	rel := func(r lockcore.ReleaseRequest) op { r.Key = lockcore.Key{}; return op{kind: opRelease, release: r} }
+	acq := func(r storeapi.AcquireRequest) op { r.Key = lockcore.Key{}; return op{kind: opAcquire, acquire: r} }
+	rel := func(r storeapi.ReleaseRequest) op { r.Key = lockcore.Key{}; return op{kind: opRelease, release: r} }
 	var ops []op
 	for _, o := range []op{acq(l.first), acq(l.duplicate), acq(l.takeover), rel(l.lateComplete), rel(l.lateFail),
 		rel(l.complete), acq(l.fresh), acq(l.expired), rel(l.kept), acq(l.tooEarly), acq(l.retry)} {
@@ -112,16 +113,17 @@ func (l idemLife) ops() []op {
 // (a duplicate at the retention's last millisecond refused with them,
 // bytes as written), run again one millisecond past the retention (the
 // answer gone), failed with a kept error's not-before (a duplicate before
-// it refused, one at it admitted), each with the TTL its request set.
+// it refused, one at it admitted), each with the TTL its request set and
+// each release recording itself as the item's last publication.
 func testIdempotencyRecordLife(t *testing.T, e *env) {
 	k := e.key("charge#order-1")
 	l := newIdemLife(k)
-	step := func(call string, got lockcore.Item, want lockcore.Item) {
+	step := func(call string, got storeapi.Item, want storeapi.Item) {
 		t.Helper()
 		wantItem(t, call, got, want)
 		wantItem(t, "Get() after "+call, mustGet(t, e.s, k), want)
 	}
-	refused := func(call string, err error, op string, want lockcore.Item) {
+	refused := func(call string, err error, op string, want storeapi.Item) {
 		t.Helper()
 		wantCondition(t, call, err, op, &want)
 		wantItem(t, "Get() after "+call, mustGet(t, e.s, k), want)
@@ -146,6 +148,7 @@ func testIdempotencyRecordLife(t *testing.T, e *env) {
 	want := succ
 	want.Released, want.ReleasedAtMs, want.Result, want.ResultFence = true, l.complete.NowMs, lockcore.Success, succ.Fence
 	want.Answer = l.complete.Answer
+	want.PublishedRevision, want.PublishedResult = l.complete.Revision, lockcore.Success
 	step("Release(complete)", done, want)
 	_, err = e.s.Acquire(ctx(t), l.fresh)
 	refused("Acquire(duplicate at the retention's end)", err, "acquire", done)
@@ -159,6 +162,7 @@ func testIdempotencyRecordLife(t *testing.T, e *env) {
 	want = again
 	want.Released, want.ReleasedAtMs, want.Result, want.ResultFence = true, l.kept.NowMs, lockcore.Failure, again.Fence
 	want.Failures, want.NotBeforeMs, want.FailReason, want.FailRecentUntilMs = l.kept.Failures, l.kept.NotBeforeMs, l.kept.FailReason, l.kept.FailRecentUntilMs
+	want.PublishedRevision, want.PublishedResult = l.kept.Revision, lockcore.Failure
 	step("Release(kept error)", failed, want)
 	_, err = e.s.Acquire(ctx(t), l.tooEarly)
 	refused("Acquire(duplicate before the not-before)", err, "acquire", failed)

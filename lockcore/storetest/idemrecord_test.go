@@ -6,15 +6,16 @@ import (
 	"testing"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // unfencedRelease completes or fails the record whoever holds it, as the
 // Powertools stores' unconditional update and delete do.
 type unfencedRelease struct{ *lockcore.MemoryStore }
 
-func (s unfencedRelease) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s unfencedRelease) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	it, err := s.MemoryStore.Release(ctx, req)
-	var ce *lockcore.ConditionError
+	var ce *storeapi.ConditionError
 	if errors.As(err, &ce) && ce.Current != nil && !ce.Current.Released {
 		req.Revision = ce.Current.Revision
 		return s.MemoryStore.Release(ctx, req)
@@ -25,7 +26,7 @@ func (s unfencedRelease) Release(ctx context.Context, req lockcore.ReleaseReques
 // answerDropped completes the record without its answer.
 type answerDropped struct{ *lockcore.MemoryStore }
 
-func (s answerDropped) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s answerDropped) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	req.Answer = nil
 	return s.MemoryStore.Release(ctx, req)
 }
@@ -33,7 +34,7 @@ func (s answerDropped) Release(ctx context.Context, req lockcore.ReleaseRequest)
 // notBeforeIgnored admits a duplicate before a kept error's not-before.
 type notBeforeIgnored struct{ *lockcore.MemoryStore }
 
-func (s notBeforeIgnored) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s notBeforeIgnored) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	req.MaxAttempts = 0
 	return s.MemoryStore.Acquire(ctx, req)
 }
@@ -42,7 +43,7 @@ func (s notBeforeIgnored) Acquire(ctx context.Context, req lockcore.AcquireReque
 // confusion of a store that keeps epoch seconds.
 type retentionInSeconds struct{ *lockcore.MemoryStore }
 
-func (s retentionInSeconds) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s retentionInSeconds) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	req.FreshSuccessSinceMs = req.FreshSuccessSinceMs / 1000 * 1000
 	return s.MemoryStore.Acquire(ctx, req)
 }
@@ -53,7 +54,7 @@ func (s retentionInSeconds) Acquire(ctx context.Context, req lockcore.AcquireReq
 func TestIdempotencyRecordLifeCatches(t *testing.T) {
 	tests := []struct {
 		name    string
-		sut     lockcore.Store
+		sut     storeapi.Store
 		wantDif bool
 	}{
 		{"MemoryStore", lockcore.NewMemoryStore(), false},

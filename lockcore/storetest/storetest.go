@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Run runs the conformance suite on the stores that newStore returns. It
@@ -26,7 +27,7 @@ import (
 // the suite models in its expectations (see [Gap]).
 //
 // Subtests that do not share state run in parallel.
-func Run(t *testing.T, newStore func(t *testing.T) lockcore.Store, gaps ...Gap) {
+func Run(t *testing.T, newStore func(t *testing.T) storeapi.Store, gaps ...Gap) {
 	ignoresRemove := false
 	for _, g := range gaps {
 		if g == GapIgnoresRemove {
@@ -114,7 +115,7 @@ const (
 
 // env is one subtest's store and key namespace.
 type env struct {
-	s             lockcore.Store
+	s             storeapi.Store
 	prefix        string
 	ignoresRemove bool // GapIgnoresRemove
 }
@@ -127,10 +128,10 @@ func (e *env) key(id string) lockcore.Key {
 // req returns a plain acquire request for key k with revision rev, made at
 // nowMs: lease until nowMs + lease, hard maximum nowMs + 60 s, no wall-clock
 // or clock-free branch.
-func req(k lockcore.Key, rev string, nowMs int64) lockcore.AcquireRequest {
-	return lockcore.AcquireRequest{
+func req(k lockcore.Key, rev string, nowMs int64) storeapi.AcquireRequest {
+	return storeapi.AcquireRequest{
 		Key:           k,
-		Owner:         "owner-" + rev,
+		Holder:        "owner-" + rev,
 		Revision:      rev,
 		Lease:         lease,
 		NowMs:         nowMs,
@@ -147,7 +148,7 @@ func req(k lockcore.Key, rev string, nowMs int64) lockcore.AcquireRequest {
 // previous ones, prev's record of the last publication and failure episode
 // kept; and, on a server with GapIgnoresRemove, what the
 // acquisition should have removed.
-func (e *env) writtenOver(r lockcore.AcquireRequest, prev lockcore.Item) lockcore.Item {
+func (e *env) writtenOver(r storeapi.AcquireRequest, prev storeapi.Item) storeapi.Item {
 	it := written(r, prev.Fence+1)
 	it.PrevRevision, it.PrevResult, it.PrevFailReason = prev.Revision, prev.Result, prev.FailReason
 	it.PublishedRevision, it.PublishedResult = prev.PublishedRevision, prev.PublishedResult
@@ -166,10 +167,10 @@ func (e *env) writtenOver(r lockcore.AcquireRequest, prev lockcore.Item) lockcor
 
 // written is the item a successful Acquire of r must produce on an absent
 // item, with the given fence.
-func written(r lockcore.AcquireRequest, fence int64) lockcore.Item {
-	return lockcore.Item{
+func written(r storeapi.AcquireRequest, fence int64) storeapi.Item {
+	return storeapi.Item{
 		Key:           r.Key,
-		Owner:         r.Owner,
+		Holder:        r.Holder,
 		Revision:      r.Revision,
 		Fence:         fence,
 		Lease:         r.Lease,
@@ -185,7 +186,7 @@ func written(r lockcore.AcquireRequest, fence int64) lockcore.Item {
 func ctx(t *testing.T) context.Context { return t.Context() }
 
 // mustAcquire acquires or fails the test.
-func mustAcquire(t *testing.T, s lockcore.Store, r lockcore.AcquireRequest) lockcore.Item {
+func mustAcquire(t *testing.T, s storeapi.Store, r storeapi.AcquireRequest) storeapi.Item {
 	t.Helper()
 	it, err := s.Acquire(ctx(t), r)
 	if err != nil {
@@ -194,16 +195,16 @@ func mustAcquire(t *testing.T, s lockcore.Store, r lockcore.AcquireRequest) lock
 	return it
 }
 
-func mustRelease(t *testing.T, s lockcore.Store, k lockcore.Key, rev string, res lockcore.Result) lockcore.Item {
+func mustRelease(t *testing.T, s storeapi.Store, k lockcore.Key, rev string, res lockcore.Result) storeapi.Item {
 	t.Helper()
-	it, err := s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: rev, NowMs: baseMs + 1, Result: res, ResultRef: "ref-" + rev})
+	it, err := s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: rev, NowMs: baseMs + 1, Result: res, ResultRef: "ref-" + rev})
 	if err != nil {
 		t.Fatalf("Release(%s, rev %q) = %v, want success", k.ID, rev, err)
 	}
 	return it
 }
 
-func mustGet(t *testing.T, s lockcore.Store, k lockcore.Key) lockcore.Item {
+func mustGet(t *testing.T, s storeapi.Store, k lockcore.Key) storeapi.Item {
 	t.Helper()
 	it, found, err := s.Get(ctx(t), k)
 	if err != nil || !found {
@@ -214,13 +215,13 @@ func mustGet(t *testing.T, s lockcore.Store, k lockcore.Key) lockcore.Item {
 
 // wantCondition checks that err is a *ConditionError for op whose Current is
 // want (nil: no item).
-func wantCondition(t *testing.T, call string, err error, op string, want *lockcore.Item) {
+func wantCondition(t *testing.T, call string, err error, op string, want *storeapi.Item) {
 	t.Helper()
-	var ce *lockcore.ConditionError
+	var ce *storeapi.ConditionError
 	if !errors.As(err, &ce) {
-		t.Fatalf("%s = %v, want *lockcore.ConditionError", call, err)
+		t.Fatalf("%s = %v, want *storeapi.ConditionError", call, err)
 	}
-	if !errors.Is(err, lockcore.ErrConditionFailed) {
+	if !errors.Is(err, storeapi.ErrConditionFailed) {
 		t.Errorf("%s: errors.Is(err, ErrConditionFailed) = false, want true", call)
 	}
 	if ce.Op != op {
@@ -236,7 +237,7 @@ func wantCondition(t *testing.T, call string, err error, op string, want *lockco
 	}
 }
 
-func wantItem(t *testing.T, call string, got, want lockcore.Item) {
+func wantItem(t *testing.T, call string, got, want storeapi.Item) {
 	t.Helper()
 	if !got.Equal(want) {
 		t.Errorf("%s =\n  %+v\nwant\n  %+v", call, got, want)
@@ -245,7 +246,7 @@ func wantItem(t *testing.T, call string, got, want lockcore.Item) {
 
 func testGetAbsent(t *testing.T, e *env) {
 	it, found, err := e.s.Get(ctx(t), e.key("absent"))
-	if err != nil || found || !it.Equal(lockcore.Item{}) {
+	if err != nil || found || !it.Equal(storeapi.Item{}) {
 		t.Fatalf("Get(absent) = %+v, %t, %v, want zero item, false, nil", it, found, err)
 	}
 }
@@ -334,10 +335,10 @@ func testAcquireResetsItem(t *testing.T, e *env) {
 	for _, res := range []lockcore.Result{lockcore.Success, lockcore.Failure} {
 		k := e.key(string(res))
 		mustAcquire(t, e.s, req(k, "first", baseMs))
-		if _, err := e.s.Renew(ctx(t), lockcore.RenewRequest{Key: k, Revision: "first", NowMs: baseMs + 1, LeaseUntilMs: baseMs + 1 + leaseMs}); err != nil {
+		if _, err := e.s.Renew(ctx(t), storeapi.RenewRequest{Key: k, Revision: "first", NowMs: baseMs + 1, LeaseUntilMs: baseMs + 1 + leaseMs}); err != nil {
 			t.Fatalf("Renew() = %v", err)
 		}
-		rr := lockcore.ReleaseRequest{Key: k, Revision: "first", NowMs: baseMs + 2, Result: res, ResultRef: "ref"}
+		rr := storeapi.ReleaseRequest{Key: k, Revision: "first", NowMs: baseMs + 2, Result: res, ResultRef: "ref"}
 		if res == lockcore.Success {
 			rr.Answer = []byte("the answer")
 		} else {
@@ -383,7 +384,7 @@ func testAcquireFreshSuccessEveryBranch(t *testing.T, e *env) {
 		r.FreshSuccessSinceMs = tt.freshSince
 		r.UseWallClock, r.ClockAllowance = tt.wall, allowance
 		if tt.observe {
-			r.Observed = &lockcore.Observation{Revision: "first", Beat: 0}
+			r.Observed = &storeapi.Observation{Revision: "first", Beat: 0}
 		}
 		got, err := e.s.Acquire(ctx(t), r)
 		e.wantAcquireOutcome(t, fmt.Sprintf("Acquire(%s)", tt.name), got, err, tt.acquired, r, released)
@@ -422,7 +423,7 @@ func testAcquireHeldBackFailure(t *testing.T, e *env) {
 	for i, tt := range tests {
 		k := e.key(fmt.Sprintf("case-%d", i))
 		mustAcquire(t, e.s, req(k, "failed", baseMs))
-		held, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "failed", NowMs: baseMs + 1, Result: lockcore.Failure,
+		held, err := e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "failed", NowMs: baseMs + 1, Result: lockcore.Failure,
 			Failures: tt.failures, NotBeforeMs: tt.notBefore, FailReason: "upstream_429", FailRecentUntilMs: tt.recentUntil})
 		if err != nil {
 			t.Fatalf("Release(failure) = %v", err)
@@ -431,7 +432,7 @@ func testAcquireHeldBackFailure(t *testing.T, e *env) {
 		r.MaxAttempts = tt.maxAttempts
 		r.UseWallClock, r.ClockAllowance = tt.wall, allowance
 		if tt.observe {
-			r.Observed = &lockcore.Observation{Revision: "failed", Beat: 0}
+			r.Observed = &storeapi.Observation{Revision: "failed", Beat: 0}
 		}
 		got, err := e.s.Acquire(ctx(t), r)
 		e.wantAcquireOutcome(t, fmt.Sprintf("Acquire(%s)", tt.name), got, err, tt.acquired, r, held)
@@ -441,14 +442,14 @@ func testAcquireHeldBackFailure(t *testing.T, e *env) {
 	// whatever failure its episode had before it.
 	k := e.key("crashed")
 	mustAcquire(t, e.s, req(k, "failed", baseMs))
-	if _, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "failed", NowMs: baseMs + 1, Result: lockcore.Failure,
+	if _, err := e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "failed", NowMs: baseMs + 1, Result: lockcore.Failure,
 		Failures: 1, FailReason: "upstream_429", FailRecentUntilMs: now + 60_000}); err != nil {
 		t.Fatalf("Release(failure) = %v", err)
 	}
 	crashed := mustAcquire(t, e.s, req(k, "crashed", baseMs+2))
 	r := req(k, "taker", now)
 	r.MaxAttempts = 1
-	r.Observed = &lockcore.Observation{Revision: "crashed", Beat: 0}
+	r.Observed = &storeapi.Observation{Revision: "crashed", Beat: 0}
 	got, err := e.s.Acquire(ctx(t), r)
 	if err != nil || got.Revision != "taker" || got.Fence != crashed.Fence+1 || got.Failures != 1 {
 		t.Errorf("Acquire(over a crashed holder of a failing episode) = revision %q, fence %d, failures %d, %v; want %q, %d, 1, nil",
@@ -464,12 +465,12 @@ func testAcquireHeldBackFailure(t *testing.T, e *env) {
 func testReleaseKeepEpisode(t *testing.T, e *env) {
 	k := e.key("k")
 	mustAcquire(t, e.s, req(k, "failed", baseMs))
-	if _, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "failed", NowMs: baseMs + 1, Result: lockcore.Failure,
+	if _, err := e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "failed", NowMs: baseMs + 1, Result: lockcore.Failure,
 		Failures: 2, NotBeforeMs: baseMs + 2, FailReason: "upstream_503", FailRecentUntilMs: baseMs + 9000}); err != nil {
 		t.Fatalf("Release(failure) = %v", err)
 	}
 	ghost := mustAcquire(t, e.s, req(k, "ghost", baseMs+3))
-	free := lockcore.ReleaseRequest{Key: k, Revision: "ghost", NowMs: baseMs + 4, Result: lockcore.Failure, KeepEpisode: true, Unheld: true,
+	free := storeapi.ReleaseRequest{Key: k, Revision: "ghost", NowMs: baseMs + 4, Result: lockcore.Failure, KeepEpisode: true, Unheld: true,
 		Failures: 7, NotBeforeMs: baseMs + 99, FailReason: "ignored", FailRecentUntilMs: baseMs + 99}
 	for _, call := range []string{"Release(keep episode)", "Release(keep episode) again"} {
 		got, err := e.s.Release(ctx(t), free)
@@ -496,14 +497,14 @@ func testAcquireKeepsFailureEpisode(t *testing.T, e *env) {
 	if first.PrevRevision != "" || first.PrevResult != "" || first.Failures != 0 {
 		t.Errorf("Acquire(absent) = prev %q/%q, failures %d, want none", first.PrevRevision, first.PrevResult, first.Failures)
 	}
-	if _, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "first", NowMs: baseMs + 1, Result: lockcore.Failure,
+	if _, err := e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "first", NowMs: baseMs + 1, Result: lockcore.Failure,
 		Failures: 1, NotBeforeMs: baseMs + 2, FailReason: "timeout", FailRecentUntilMs: baseMs + 3}); err != nil {
 		t.Fatalf("Release(failure) = %v", err)
 	}
 	second := mustAcquire(t, e.s, req(k, "second", baseMs+5))
 	// A take-over of an unreleased holder: its revision, no result.
 	r := req(k, "third", baseMs+6)
-	r.Observed = &lockcore.Observation{Revision: "second", Beat: 0}
+	r.Observed = &storeapi.Observation{Revision: "second", Beat: 0}
 	third := mustAcquire(t, e.s, r)
 	var unreleased lockcore.Result // the second holder's item has no result...
 	if e.ignoresRemove {
@@ -511,7 +512,7 @@ func testAcquireKeepsFailureEpisode(t *testing.T, e *env) {
 	}
 	tests := []struct {
 		name string
-		it   lockcore.Item
+		it   storeapi.Item
 		rev  string
 		res  lockcore.Result
 	}{
@@ -569,7 +570,7 @@ func testAcquireWallClock(t *testing.T, e *env) {
 // wantAcquireOutcome checks that Acquire(cr) over held either wrote the
 // contender's item with the next fence (acquired) or failed its condition
 // with held as the current item.
-func (e *env) wantAcquireOutcome(t *testing.T, call string, got lockcore.Item, err error, acquired bool, cr lockcore.AcquireRequest, held lockcore.Item) {
+func (e *env) wantAcquireOutcome(t *testing.T, call string, got storeapi.Item, err error, acquired bool, cr storeapi.AcquireRequest, held storeapi.Item) {
 	t.Helper()
 	if !acquired {
 		wantCondition(t, call, err, "acquire", &held)
@@ -583,9 +584,9 @@ func (e *env) wantAcquireOutcome(t *testing.T, call string, got lockcore.Item, e
 }
 
 func testAcquireObservation(t *testing.T, e *env) {
-	renew := func(k lockcore.Key, rev string) lockcore.Item {
+	renew := func(k lockcore.Key, rev string) storeapi.Item {
 		t.Helper()
-		it, err := e.s.Renew(ctx(t), lockcore.RenewRequest{Key: k, Revision: rev, NowMs: baseMs + 10, LeaseUntilMs: baseMs + 10 + leaseMs})
+		it, err := e.s.Renew(ctx(t), storeapi.RenewRequest{Key: k, Revision: rev, NowMs: baseMs + 10, LeaseUntilMs: baseMs + 10 + leaseMs})
 		if err != nil {
 			t.Fatalf("Renew() = %v", err)
 		}
@@ -594,14 +595,14 @@ func testAcquireObservation(t *testing.T, e *env) {
 	tests := []struct {
 		name     string
 		renewals int
-		observed lockcore.Observation
+		observed storeapi.Observation
 		want     bool
 	}{
-		{"match", 0, lockcore.Observation{Revision: "holder", Beat: 0}, true},
-		{"match after renewals", 2, lockcore.Observation{Revision: "holder", Beat: 2}, true},
-		{"beat moved on", 1, lockcore.Observation{Revision: "holder", Beat: 0}, false},
-		{"beat ahead", 0, lockcore.Observation{Revision: "holder", Beat: 1}, false},
-		{"other revision", 0, lockcore.Observation{Revision: "someone-else", Beat: 0}, false},
+		{"match", 0, storeapi.Observation{Revision: "holder", Beat: 0}, true},
+		{"match after renewals", 2, storeapi.Observation{Revision: "holder", Beat: 2}, true},
+		{"beat moved on", 1, storeapi.Observation{Revision: "holder", Beat: 0}, false},
+		{"beat ahead", 0, storeapi.Observation{Revision: "holder", Beat: 1}, false},
+		{"other revision", 0, storeapi.Observation{Revision: "someone-else", Beat: 0}, false},
 	}
 	for i, tt := range tests {
 		k := e.key(fmt.Sprintf("case-%d", i))
@@ -636,7 +637,7 @@ func testAcquireOwnRetriedWrite(t *testing.T, e *env) {
 	wantItem(t, "Acquire(retry of applied write)", again, first)
 
 	// After a renewal too (the item moved on, but it is still ours).
-	renewed, err := e.s.Renew(ctx(t), lockcore.RenewRequest{Key: k, Revision: "mine", NowMs: baseMs + 1, LeaseUntilMs: baseMs + 1 + leaseMs})
+	renewed, err := e.s.Renew(ctx(t), storeapi.RenewRequest{Key: k, Revision: "mine", NowMs: baseMs + 1, LeaseUntilMs: baseMs + 1 + leaseMs})
 	if err != nil {
 		t.Fatalf("Renew() = %v", err)
 	}
@@ -653,8 +654,8 @@ func testAcquireOwnRetriedWrite(t *testing.T, e *env) {
 	// Once the item is released (here by an operator), a late copy of our
 	// acquire, delivered again by the network, must not acquire it a
 	// second time: a revision is acquired at most once.
-	opRel, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "mine", NowMs: baseMs + 2, Result: lockcore.Failure,
-		FailReason: lockcore.OperatorReleaseReason})
+	opRel, err := e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "mine", NowMs: baseMs + 2, Result: lockcore.Failure,
+		FailReason: storeapi.OperatorReleaseReason})
 	if err != nil {
 		t.Fatalf("Release(operator) = %v", err)
 	}
@@ -663,7 +664,7 @@ func testAcquireOwnRetriedWrite(t *testing.T, e *env) {
 	_, err = e.s.Acquire(ctx(t), late)
 	wantCondition(t, "Acquire(late copy after a release)", err, "acquire", &opRel)
 	late.UseWallClock, late.ClockAllowance = true, time.Second
-	late.Observed = &lockcore.Observation{Revision: "mine", Beat: opRel.Beat}
+	late.Observed = &storeapi.Observation{Revision: "mine", Beat: opRel.Beat}
 	_, err = e.s.Acquire(ctx(t), late)
 	wantCondition(t, "Acquire(late copy after a release, every branch)", err, "acquire", &opRel)
 	wantItem(t, "Get() after late copies", mustGet(t, e.s, k), opRel)
@@ -673,7 +674,7 @@ func testAcquireOwnRetriedWrite(t *testing.T, e *env) {
 	// of a write whose first copy was applied) must not bring the
 	// operator's released revision back.
 	next := mustAcquire(t, e.s, req(k, "next", baseMs+4))
-	done, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "next", NowMs: baseMs + 5, Result: lockcore.Success, ResultRef: "r"})
+	done, err := e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "next", NowMs: baseMs + 5, Result: lockcore.Success, ResultRef: "r"})
 	if err != nil {
 		t.Fatalf("Release(next) = %v", err)
 	}
@@ -691,9 +692,9 @@ func testAcquireOwnRetriedWrite(t *testing.T, e *env) {
 
 func testConditionErrorAbsentItem(t *testing.T, e *env) {
 	k := e.key("absent")
-	_, err := e.s.Renew(ctx(t), lockcore.RenewRequest{Key: k, Revision: "r", NowMs: baseMs, LeaseUntilMs: baseMs + leaseMs})
+	_, err := e.s.Renew(ctx(t), storeapi.RenewRequest{Key: k, Revision: "r", NowMs: baseMs, LeaseUntilMs: baseMs + leaseMs})
 	wantCondition(t, "Renew(absent)", err, "renew", nil)
-	_, err = e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "r", NowMs: baseMs, Result: lockcore.Success, ResultRef: "x"})
+	_, err = e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "r", NowMs: baseMs, Result: lockcore.Success, ResultRef: "x"})
 	wantCondition(t, "Release(absent)", err, "release", nil)
 	// None of them may create the item.
 	if _, found, err := e.s.Get(ctx(t), k); err != nil || found {
@@ -704,7 +705,7 @@ func testConditionErrorAbsentItem(t *testing.T, e *env) {
 func testFenceMonotonic(t *testing.T, e *env) {
 	k := e.key("k")
 	var fences []int64
-	add := func(it lockcore.Item) { fences = append(fences, it.Fence) }
+	add := func(it storeapi.Item) { fences = append(fences, it.Fence) }
 
 	add(mustAcquire(t, e.s, req(k, "r0", baseMs)))
 	// Each way in increments the fence by exactly one, whatever FenceBase
@@ -721,7 +722,7 @@ func testFenceMonotonic(t *testing.T, e *env) {
 	add(mustAcquire(t, e.s, wr))
 	// Take-over on an observation.
 	or := req(k, "r5", baseMs)
-	or.Observed = &lockcore.Observation{Revision: "r4", Beat: 0}
+	or.Observed = &storeapi.Observation{Revision: "r4", Beat: 0}
 	add(mustAcquire(t, e.s, or))
 	// A refused acquire issues no fence.
 	if _, err := e.s.Acquire(ctx(t), req(k, "refused", baseMs)); err == nil {
@@ -769,7 +770,7 @@ func testRenew(t *testing.T, e *env) {
 	held := mustAcquire(t, e.s, req(k, "holder", baseMs))
 	want := held
 	for i := 1; i <= 3; i++ {
-		rr := lockcore.RenewRequest{Key: k, Revision: "holder", NowMs: baseMs + int64(i)*3000, LeaseUntilMs: baseMs + int64(i)*3000 + leaseMs}
+		rr := storeapi.RenewRequest{Key: k, Revision: "holder", NowMs: baseMs + int64(i)*3000, LeaseUntilMs: baseMs + int64(i)*3000 + leaseMs}
 		got, err := e.s.Renew(ctx(t), rr)
 		if err != nil {
 			t.Fatalf("Renew() #%d = %v", i, err)
@@ -785,7 +786,7 @@ func testRenew(t *testing.T, e *env) {
 func testRenewRefused(t *testing.T, e *env) {
 	k := e.key("k")
 	held := mustAcquire(t, e.s, req(k, "holder", baseMs))
-	rr := lockcore.RenewRequest{Key: k, Revision: "other", NowMs: baseMs + 1, LeaseUntilMs: baseMs + 1 + leaseMs}
+	rr := storeapi.RenewRequest{Key: k, Revision: "other", NowMs: baseMs + 1, LeaseUntilMs: baseMs + 1 + leaseMs}
 	_, err := e.s.Renew(ctx(t), rr)
 	wantCondition(t, "Renew(wrong revision)", err, "renew", &held)
 
@@ -810,12 +811,12 @@ func testRenewRefused(t *testing.T, e *env) {
 func testRenewAfterForceRelease(t *testing.T, e *env) {
 	k := e.key("k")
 	held := mustAcquire(t, e.s, req(k, "holder", baseMs))
-	op, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1,
+	op, err := e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1,
 		Result: lockcore.Failure, Failures: held.Failures, FailReason: "operator_release"})
 	if err != nil {
 		t.Fatalf("Release(operator) = %v", err)
 	}
-	rr := lockcore.RenewRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, LeaseUntilMs: baseMs + 2 + leaseMs}
+	rr := storeapi.RenewRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, LeaseUntilMs: baseMs + 2 + leaseMs}
 	_, err = e.s.Renew(ctx(t), rr)
 	wantCondition(t, "Renew(force-released)", err, "renew", &op)
 	// A renewal whose lease would not extend the stored one (DynamoStore's
@@ -834,12 +835,12 @@ func testRenewAfterForceRelease(t *testing.T, e *env) {
 func testRenewNeverShortens(t *testing.T, e *env) {
 	k := e.key("k")
 	mustAcquire(t, e.s, req(k, "holder", baseMs))
-	later := lockcore.RenewRequest{Key: k, Revision: "holder", NowMs: baseMs + 4000, LeaseUntilMs: baseMs + 4000 + leaseMs}
+	later := storeapi.RenewRequest{Key: k, Revision: "holder", NowMs: baseMs + 4000, LeaseUntilMs: baseMs + 4000 + leaseMs}
 	renewed, err := e.s.Renew(ctx(t), later)
 	if err != nil {
 		t.Fatalf("Renew(later) = %v", err)
 	}
-	early := lockcore.RenewRequest{Key: k, Revision: "holder", NowMs: baseMs + 2000, LeaseUntilMs: baseMs + 2000 + leaseMs}
+	early := storeapi.RenewRequest{Key: k, Revision: "holder", NowMs: baseMs + 2000, LeaseUntilMs: baseMs + 2000 + leaseMs}
 	got, err := e.s.Renew(ctx(t), early)
 	want := renewed
 	want.Beat++
@@ -862,18 +863,18 @@ func testRenewNeverShortens(t *testing.T, e *env) {
 func testRelease(t *testing.T, e *env) {
 	tests := []struct {
 		name string
-		rr   lockcore.ReleaseRequest
-		want func(held lockcore.Item) lockcore.Item
+		rr   storeapi.ReleaseRequest
+		want func(held storeapi.Item) storeapi.Item
 	}{
-		{"success", lockcore.ReleaseRequest{Result: lockcore.Success, ResultRef: "s3://bucket/success",
+		{"success", storeapi.ReleaseRequest{Result: lockcore.Success, ResultRef: "s3://bucket/success",
 			// Failure fields of a Success request are not written.
 			Failures: 3, NotBeforeMs: baseMs + 9, FailReason: "ignored", FailRecentUntilMs: baseMs + 9},
-			func(it lockcore.Item) lockcore.Item { return it }},
-		{"success with answer", lockcore.ReleaseRequest{Result: lockcore.Success, ResultRef: "inline", Answer: []byte{0, 1, 2, 255}},
-			func(it lockcore.Item) lockcore.Item { it.Answer = []byte{0, 1, 2, 255}; return it }},
-		{"failure", lockcore.ReleaseRequest{Result: lockcore.Failure, ResultRef: "",
+			func(it storeapi.Item) storeapi.Item { return it }},
+		{"success with answer", storeapi.ReleaseRequest{Result: lockcore.Success, ResultRef: "inline", Answer: []byte{0, 1, 2, 255}},
+			func(it storeapi.Item) storeapi.Item { it.Answer = []byte{0, 1, 2, 255}; return it }},
+		{"failure", storeapi.ReleaseRequest{Result: lockcore.Failure, ResultRef: "",
 			Failures: 2, NotBeforeMs: baseMs + 2500, FailReason: "upstream_429", FailRecentUntilMs: baseMs + 12_500},
-			func(it lockcore.Item) lockcore.Item {
+			func(it storeapi.Item) storeapi.Item {
 				it.Failures, it.NotBeforeMs, it.FailReason, it.FailRecentUntilMs = 2, baseMs+2500, "upstream_429", baseMs+12_500
 				return it
 			}},
@@ -903,7 +904,7 @@ func testRelease(t *testing.T, e *env) {
 func testReleaseRetry(t *testing.T, e *env) {
 	k := e.key("k")
 	mustAcquire(t, e.s, req(k, "holder", baseMs))
-	rr := lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 500, Result: lockcore.Success, ResultRef: "ref"}
+	rr := storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 500, Result: lockcore.Success, ResultRef: "ref"}
 	first, err := e.s.Release(ctx(t), rr)
 	if err != nil {
 		t.Fatalf("Release() = %v", err)
@@ -933,13 +934,13 @@ func testReleaseRetry(t *testing.T, e *env) {
 func testReleaseRetryKeepsPublicationTime(t *testing.T, e *env) {
 	tests := []struct {
 		name string
-		rr   lockcore.ReleaseRequest
+		rr   storeapi.ReleaseRequest
 	}{
-		{"success", lockcore.ReleaseRequest{Result: lockcore.Success, ResultRef: "s3://bucket/success"}},
-		{"success with answer", lockcore.ReleaseRequest{Result: lockcore.Success, ResultRef: "inline", Answer: []byte("42")}},
-		{"failure", lockcore.ReleaseRequest{Result: lockcore.Failure,
+		{"success", storeapi.ReleaseRequest{Result: lockcore.Success, ResultRef: "s3://bucket/success"}},
+		{"success with answer", storeapi.ReleaseRequest{Result: lockcore.Success, ResultRef: "inline", Answer: []byte("42")}},
+		{"failure", storeapi.ReleaseRequest{Result: lockcore.Failure,
 			Failures: 1, NotBeforeMs: baseMs + 1500, FailReason: "upstream_5xx", FailRecentUntilMs: baseMs + 10_500}},
-		{"operator's force-release", lockcore.ReleaseRequest{Result: lockcore.Failure, FailReason: lockcore.OperatorReleaseReason}},
+		{"operator's force-release", storeapi.ReleaseRequest{Result: lockcore.Failure, FailReason: storeapi.OperatorReleaseReason}},
 	}
 	for i, tt := range tests {
 		k := e.key(fmt.Sprintf("case-%d", i))
@@ -978,7 +979,7 @@ func testReleaseRetryKeepsPublicationTime(t *testing.T, e *env) {
 func testReleaseRefused(t *testing.T, e *env) {
 	k := e.key("k")
 	held := mustAcquire(t, e.s, req(k, "holder", baseMs))
-	_, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "other", NowMs: baseMs + 1, Result: lockcore.Success, ResultRef: "x"})
+	_, err := e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "other", NowMs: baseMs + 1, Result: lockcore.Success, ResultRef: "x"})
 	wantCondition(t, "Release(wrong revision)", err, "release", &held)
 	wantItem(t, "Get() after refused Release", mustGet(t, e.s, k), held)
 
@@ -987,7 +988,7 @@ func testReleaseRefused(t *testing.T, e *env) {
 	sr := req(k, "successor", baseMs+maxHoldMs+allowance.Milliseconds()+1)
 	sr.UseWallClock, sr.ClockAllowance = true, allowance
 	next := mustAcquire(t, e.s, sr)
-	_, err = e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Success, ResultRef: "late"})
+	_, err = e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Success, ResultRef: "late"})
 	wantCondition(t, "Release(taken over)", err, "release", &next)
 	wantItem(t, "Get() after late Release", mustGet(t, e.s, k), next)
 }
@@ -1002,7 +1003,7 @@ func testReleaseRecognisesOwnPublication(t *testing.T, e *env) {
 	for _, res := range []lockcore.Result{lockcore.Success, lockcore.Failure} {
 		k := e.key(string(res))
 		mustAcquire(t, e.s, req(k, "holder", baseMs))
-		rr := lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1, Result: res, ResultRef: "ref"}
+		rr := storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1, Result: res, ResultRef: "ref"}
 		if _, err := e.s.Release(ctx(t), rr); err != nil {
 			t.Fatalf("Release(%s) = %v", res, err)
 		}
@@ -1045,12 +1046,12 @@ func testReleaseRecognisesOwnPublication(t *testing.T, e *env) {
 func testReleaseRecognisedAfterFreedWrites(t *testing.T, e *env) {
 	tests := []struct {
 		name string
-		rr   lockcore.ReleaseRequest
+		rr   storeapi.ReleaseRequest
 	}{
-		{"success", lockcore.ReleaseRequest{Result: lockcore.Success, ResultRef: "ref", Answer: []byte("42")}},
-		{"failure", lockcore.ReleaseRequest{Result: lockcore.Failure, Failures: 1, NotBeforeMs: baseMs + 2, FailReason: "upstream_503",
+		{"success", storeapi.ReleaseRequest{Result: lockcore.Success, ResultRef: "ref", Answer: []byte("42")}},
+		{"failure", storeapi.ReleaseRequest{Result: lockcore.Failure, Failures: 1, NotBeforeMs: baseMs + 2, FailReason: "upstream_503",
 			FailRecentUntilMs: baseMs + 9000}},
-		{"failure keeping the episode", lockcore.ReleaseRequest{Result: lockcore.Failure, KeepEpisode: true}},
+		{"failure keeping the episode", storeapi.ReleaseRequest{Result: lockcore.Failure, KeepEpisode: true}},
 	}
 	for i, tt := range tests {
 		k := e.key(fmt.Sprintf("case-%d", i))
@@ -1066,7 +1067,7 @@ func testReleaseRecognisedAfterFreedWrites(t *testing.T, e *env) {
 		}
 		late := mustAcquire(t, e.s, req(k, "late-copy", baseMs+2))
 		wantItem(t, "Acquire(late copy, over "+tt.name+")", late, e.writtenOver(req(k, "late-copy", baseMs+2), pub))
-		free := lockcore.ReleaseRequest{Key: k, Revision: "late-copy", NowMs: baseMs + 3, Result: lockcore.Failure, KeepEpisode: true, Unheld: true}
+		free := storeapi.ReleaseRequest{Key: k, Revision: "late-copy", NowMs: baseMs + 3, Result: lockcore.Failure, KeepEpisode: true, Unheld: true}
 		freed, err := e.s.Release(ctx(t), free)
 		if err != nil {
 			t.Fatalf("Release(freeing the late copy) = %v", err)
@@ -1091,7 +1092,7 @@ func testReleaseRecognisedAfterFreedWrites(t *testing.T, e *env) {
 		}
 		_, err = e.s.Release(ctx(t), other)
 		wantCondition(t, fmt.Sprintf("Release(%s, after publishing %s)", other.Result, tt.name), err, "release", &next)
-		stranger := lockcore.ReleaseRequest{Key: k, Revision: "late-copy", NowMs: baseMs + 4, Result: lockcore.Success, ResultRef: "ref"}
+		stranger := storeapi.ReleaseRequest{Key: k, Revision: "late-copy", NowMs: baseMs + 4, Result: lockcore.Success, ResultRef: "ref"}
 		_, err = e.s.Release(ctx(t), stranger)
 		wantCondition(t, fmt.Sprintf("Release(success of the freed copy's revision, after %s)", tt.name), err, "release", &next)
 
@@ -1107,13 +1108,13 @@ func testReleaseRecognisedAfterFreedWrites(t *testing.T, e *env) {
 	// many acquisitions later.
 	k := e.key("operator")
 	mustAcquire(t, e.s, req(k, "holder", baseMs))
-	failed := lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1, Result: lockcore.Failure,
+	failed := storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1, Result: lockcore.Failure,
 		Failures: 1, FailReason: "upstream_503", FailRecentUntilMs: baseMs + 9000}
 	if _, err := e.s.Release(ctx(t), failed); err != nil {
 		t.Fatalf("Release(holder's failure) = %v", err)
 	}
-	cleared, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Failure,
-		Failures: 1, FailReason: lockcore.OperatorReleaseReason})
+	cleared, err := e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 2, Result: lockcore.Failure,
+		Failures: 1, FailReason: storeapi.OperatorReleaseReason})
 	if err != nil {
 		t.Fatalf("Release(operator) = %v", err)
 	}
@@ -1121,7 +1122,7 @@ func testReleaseRecognisedAfterFreedWrites(t *testing.T, e *env) {
 		t.Errorf("Release(operator): published %q/%q, want none", cleared.PublishedRevision, cleared.PublishedResult)
 	}
 	mustAcquire(t, e.s, req(k, "late-copy", baseMs+3))
-	if _, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "late-copy", NowMs: baseMs + 4, Result: lockcore.Failure,
+	if _, err := e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "late-copy", NowMs: baseMs + 4, Result: lockcore.Failure,
 		KeepEpisode: true, Unheld: true}); err != nil {
 		t.Fatalf("Release(freeing the late copy) = %v", err)
 	}
@@ -1129,11 +1130,11 @@ func testReleaseRecognisedAfterFreedWrites(t *testing.T, e *env) {
 	_, err = e.s.Release(ctx(t), failed)
 	wantCondition(t, "Release(holder's failure, retried after the operator's, a freed late copy and a newcomer)", err, "release", &next)
 
-	for _, bad := range []lockcore.ReleaseRequest{
+	for _, bad := range []storeapi.ReleaseRequest{
 		{Key: k, Revision: "newcomer", NowMs: baseMs + 6, Result: lockcore.Success, Unheld: true},
 		{Key: k, Revision: "newcomer", NowMs: baseMs + 6, Result: lockcore.Failure, Unheld: true},
 	} {
-		if _, err := e.s.Release(ctx(t), bad); err == nil || errors.Is(err, lockcore.ErrConditionFailed) {
+		if _, err := e.s.Release(ctx(t), bad); err == nil || errors.Is(err, storeapi.ErrConditionFailed) {
 			t.Errorf("Release(unheld, %s, keep episode %t) = %v, want a request error", bad.Result, bad.KeepEpisode, err)
 		}
 	}
@@ -1145,7 +1146,7 @@ func testReleaseRecognisedAfterFreedWrites(t *testing.T, e *env) {
 func testReleaseSuccessEndsEpisode(t *testing.T, e *env) {
 	k := e.key("k")
 	mustAcquire(t, e.s, req(k, "failed", baseMs))
-	if _, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "failed", NowMs: baseMs + 1, Result: lockcore.Failure,
+	if _, err := e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "failed", NowMs: baseMs + 1, Result: lockcore.Failure,
 		Failures: 1, NotBeforeMs: baseMs + 2, FailReason: "upstream_503", FailRecentUntilMs: baseMs + 9000}); err != nil {
 		t.Fatalf("Release(failure) = %v", err)
 	}
@@ -1168,16 +1169,16 @@ func testHoldHistory(t *testing.T, e *env) {
 	if first.AcquiredAtMs != baseMs || first.HoldMeanMs != 0 || first.HoldDevMs != 0 {
 		t.Errorf("Acquire(absent): acquired at %d, history %d/%d, want %d, 0/0", first.AcquiredAtMs, first.HoldMeanMs, first.HoldDevMs, int64(baseMs))
 	}
-	rel := func(rev string, at int64, res lockcore.Result, mean, dev int64) lockcore.Item {
+	rel := func(rev string, at int64, res lockcore.Result, mean, dev int64) storeapi.Item {
 		t.Helper()
-		it, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: rev, NowMs: at, Result: res, ResultRef: "ref",
+		it, err := e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: rev, NowMs: at, Result: res, ResultRef: "ref",
 			HoldMeanMs: mean, HoldDevMs: dev})
 		if err != nil {
 			t.Fatalf("Release(%s, history %d/%d) = %v", rev, mean, dev, err)
 		}
 		return it
 	}
-	wantHistory := func(call string, it lockcore.Item, mean, dev int64) {
+	wantHistory := func(call string, it storeapi.Item, mean, dev int64) {
 		t.Helper()
 		if it.HoldMeanMs != mean || it.HoldDevMs != dev {
 			t.Errorf("%s: history %d/%d, want %d/%d", call, it.HoldMeanMs, it.HoldDevMs, mean, dev)
@@ -1191,9 +1192,9 @@ func testHoldHistory(t *testing.T, e *env) {
 	wantHistory("Acquire(released)", second, 300, 0)
 	wantHistory("Release(failure, 280/5)", rel("second", baseMs+1_280, lockcore.Failure, 280, 5), 280, 5)
 	mustAcquire(t, e.s, req(k, "third", baseMs+2_000))
-	_, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "third", NowMs: baseMs + 2_001, Result: lockcore.Success,
+	_, err := e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "third", NowMs: baseMs + 2_001, Result: lockcore.Success,
 		HoldMeanMs: 300, HoldDevMs: -1})
-	if err == nil || errors.Is(err, lockcore.ErrConditionFailed) {
+	if err == nil || errors.Is(err, storeapi.ErrConditionFailed) {
 		t.Errorf("Release(negative deviation) = %v, want a request error", err)
 	}
 	wantHistory("Release(without history)", rel("third", baseMs+2_100, lockcore.Failure, 0, 0), 280, 5)
@@ -1205,11 +1206,11 @@ func testHoldHistory(t *testing.T, e *env) {
 func testReleaseAnswerRules(t *testing.T, e *env) {
 	k := e.key("k")
 	held := mustAcquire(t, e.s, req(k, "holder", baseMs))
-	base := lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1, ResultRef: "inline"}
+	base := storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1, ResultRef: "inline"}
 
 	withFailure := base
 	withFailure.Result, withFailure.Answer = lockcore.Failure, []byte("x")
-	if _, err := e.s.Release(ctx(t), withFailure); err == nil || errors.Is(err, lockcore.ErrConditionFailed) {
+	if _, err := e.s.Release(ctx(t), withFailure); err == nil || errors.Is(err, storeapi.ErrConditionFailed) {
 		t.Errorf("Release(failure with an answer) = %v, want a request error", err)
 	}
 	tooLarge := base
@@ -1246,15 +1247,15 @@ func testReleaseAnswerRules(t *testing.T, e *env) {
 func testItemTooLarge(t *testing.T, e *env) {
 	k := e.key("k")
 	held := mustAcquire(t, e.s, req(k, "holder", baseMs))
-	ref := strings.Repeat("r", lockcore.MaxItemBytes)
-	_, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1, Result: lockcore.Success, ResultRef: ref})
-	if !errors.Is(err, lockcore.ErrItemTooLarge) {
+	ref := strings.Repeat("r", storeapi.MaxItemBytes)
+	_, err := e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1, Result: lockcore.Success, ResultRef: ref})
+	if !errors.Is(err, storeapi.ErrItemTooLarge) {
 		t.Errorf("Release(reference of %d bytes) = %v, want ErrItemTooLarge", len(ref), err)
 	}
 	wantItem(t, "Get() after the refused release", mustGet(t, e.s, k), held)
 
-	big := lockcore.Key{Group: e.prefix, ID: strings.Repeat("i", lockcore.MaxItemBytes)}
-	if _, err := e.s.Acquire(ctx(t), req(big, "holder", baseMs)); !errors.Is(err, lockcore.ErrItemTooLarge) {
+	big := lockcore.Key{Group: e.prefix, ID: strings.Repeat("i", storeapi.MaxItemBytes)}
+	if _, err := e.s.Acquire(ctx(t), req(big, "holder", baseMs)); !errors.Is(err, storeapi.ErrItemTooLarge) {
 		t.Errorf("Acquire(lock id of %d bytes) = %v, want ErrItemTooLarge", len(big.ID), err)
 	}
 	if _, found, err := e.s.Get(ctx(t), big); err != nil || found {
@@ -1267,16 +1268,16 @@ func testItemTooLarge(t *testing.T, e *env) {
 func testInvalidUTF8Refused(t *testing.T, e *env) {
 	k := e.key("k")
 	bad := req(k, "holder", baseMs)
-	bad.Owner = "owner-\xff"
-	if _, err := e.s.Acquire(ctx(t), bad); err == nil || errors.Is(err, lockcore.ErrConditionFailed) {
+	bad.Holder = "owner-\xff"
+	if _, err := e.s.Acquire(ctx(t), bad); err == nil || errors.Is(err, storeapi.ErrConditionFailed) {
 		t.Errorf("Acquire(owner not UTF-8) = %v, want a request error", err)
 	}
 	if _, found, err := e.s.Get(ctx(t), k); err != nil || found {
 		t.Fatalf("Get() after a refused Acquire = found %t, %v, want not found", found, err)
 	}
 	held := mustAcquire(t, e.s, req(k, "holder", baseMs))
-	_, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1, Result: lockcore.Success, ResultRef: "\xc3("})
-	if err == nil || errors.Is(err, lockcore.ErrConditionFailed) {
+	_, err := e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: k, Revision: "holder", NowMs: baseMs + 1, Result: lockcore.Success, ResultRef: "\xc3("})
+	if err == nil || errors.Is(err, storeapi.ErrConditionFailed) {
 		t.Errorf("Release(reference not UTF-8) = %v, want a request error", err)
 	}
 	wantItem(t, "Get() after a refused Release", mustGet(t, e.s, k), held)
@@ -1300,7 +1301,7 @@ func testConcurrentAcquirers(t *testing.T, e *env) {
 		}
 		type result struct {
 			rev string
-			it  lockcore.Item
+			it  storeapi.Item
 			err error
 		}
 		results := make([]result, contenders)
@@ -1309,7 +1310,7 @@ func testConcurrentAcquirers(t *testing.T, e *env) {
 		for c := range contenders {
 			r := req(k, fmt.Sprintf("round-%d-c%d", round, c), baseMs+int64(round))
 			if takeover {
-				r.Observed = &lockcore.Observation{Revision: prev.Revision, Beat: prev.Beat}
+				r.Observed = &storeapi.Observation{Revision: prev.Revision, Beat: prev.Beat}
 			}
 			wg.Go(func() {
 				<-start
@@ -1322,7 +1323,7 @@ func testConcurrentAcquirers(t *testing.T, e *env) {
 
 		var winners []result
 		for _, r := range results {
-			var ce *lockcore.ConditionError
+			var ce *storeapi.ConditionError
 			switch {
 			case r.err == nil:
 				winners = append(winners, r)
@@ -1342,7 +1343,7 @@ func testConcurrentAcquirers(t *testing.T, e *env) {
 			if r.err == nil {
 				continue
 			}
-			var ce *lockcore.ConditionError
+			var ce *storeapi.ConditionError
 			errors.As(r.err, &ce)
 			if ce.Current == nil || !ce.Current.Equal(win.it) {
 				t.Fatalf("round %d: loser %s saw %+v, want the winner's item %+v", round, r.rev, ce.Current, win.it)
@@ -1363,7 +1364,7 @@ func testKeyIsolation(t *testing.T, e *env) {
 		{Group: e.prefix + "/a#b", ID: "c"},
 		{Group: e.prefix + "/a", ID: "b#c"},
 	}
-	items := make([]lockcore.Item, len(keys))
+	items := make([]storeapi.Item, len(keys))
 	for i, k := range keys {
 		items[i] = mustAcquire(t, e.s, req(k, fmt.Sprintf("rev-%d", i), baseMs))
 		if items[i].Fence != 1 {
@@ -1372,11 +1373,11 @@ func testKeyIsolation(t *testing.T, e *env) {
 	}
 	// Renewing and releasing one key leaves the others as they
 	// were, and one key's revision means nothing on another.
-	if _, err := e.s.Renew(ctx(t), lockcore.RenewRequest{Key: keys[0], Revision: "rev-0", NowMs: baseMs + 1, LeaseUntilMs: baseMs + 1 + leaseMs}); err != nil {
+	if _, err := e.s.Renew(ctx(t), storeapi.RenewRequest{Key: keys[0], Revision: "rev-0", NowMs: baseMs + 1, LeaseUntilMs: baseMs + 1 + leaseMs}); err != nil {
 		t.Fatalf("Renew(key 0) = %v", err)
 	}
 	mustRelease(t, e.s, keys[0], "rev-0", lockcore.Success)
-	_, err := e.s.Release(ctx(t), lockcore.ReleaseRequest{Key: keys[1], Revision: "rev-0", NowMs: baseMs, Result: lockcore.Success})
+	_, err := e.s.Release(ctx(t), storeapi.ReleaseRequest{Key: keys[1], Revision: "rev-0", NowMs: baseMs, Result: lockcore.Success})
 	wantCondition(t, "Release(key 1, key 0's revision)", err, "release", &items[1])
 	for i := 1; i < len(keys); i++ {
 		wantItem(t, fmt.Sprintf("Get(key %d)", i), mustGet(t, e.s, keys[i]), items[i])

@@ -6,7 +6,8 @@ import (
 	"strconv"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/herdlock/herdlock/lockcore"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // NewALB returns h wrapped in a lock on store, for an Application Load
@@ -19,7 +20,7 @@ import (
 // request carries multiValueHeaders), the response sets
 // multiValueHeaders, as the ALB then requires, else headers; the status
 // description is the status and its reason phrase, as in "200 OK".
-func NewALB[T any](h func(context.Context, events.ALBTargetGroupRequest) (Response[T], error), store lockcore.Store,
+func NewALB[T any](h func(context.Context, events.ALBTargetGroupRequest) (Response[T], error), store storeapi.Store,
 	key func(context.Context, events.ALBTargetGroupRequest) (string, error), opts ...Option,
 ) (func(context.Context, events.ALBTargetGroupRequest) (events.ALBTargetGroupResponse, error), error) {
 	c, err := newCore(h, store, key, false, opts)

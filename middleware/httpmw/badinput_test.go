@@ -13,19 +13,20 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/httpmw"
 )
 
 // keyRecorder is a store that records the lock ids it is asked for.
 type keyRecorder struct {
-	lockcore.Store
+	storeapi.Store
 	mu  sync.Mutex
 	ids []string
 }
 
 func newKeyRecorder() *keyRecorder { return &keyRecorder{Store: lockcore.NewMemoryStore()} }
 
-func (s *keyRecorder) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *keyRecorder) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	s.mu.Lock()
 	s.ids = append(s.ids, req.Key.ID)
 	s.mu.Unlock()
@@ -51,7 +52,7 @@ func pairOfOrder(o order) (string, error) {
 }
 
 // bodyAdapter is the HTTP API adapter with the key in the JSON body.
-func bodyAdapter(store lockcore.Store) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+func bodyAdapter(store storeapi.Store) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return must(httpmw.NewHTTPAPI(func(_ context.Context, req events.APIGatewayV2HTTPRequest) (httpmw.Response[rate], error) {
 		o, err := httpmw.DecodeJSON[order](req)
 		if err != nil {

@@ -59,7 +59,7 @@ func TestBadRequestIsNotTheKeysFailure(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				c := &counting{h: badFirst(2)}
-				serve := s.wrap(c.handle, lockcore.NewMemoryStore(), quiet(lockcore.WithMaxAttempts(1)))
+				serve := s.wrap(c.handle, lockcore.NewMemoryStore(), quiet(lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: 1})))
 				for i, want := range []int{400, 400, 200} {
 					g := request(t, serve, sample(t, s, samplePair), 10*time.Second)
 					if g.Status != want {

@@ -3,6 +3,7 @@ package httpmw_test
 import (
 	"context"
 	"errors"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"testing"
 	"time"
 
@@ -51,13 +52,13 @@ type constructorCase struct {
 }
 
 func checkConstructor[Req httpmw.Request, Resp any](t *testing.T, c *constructorCase, name string,
-	newAdapter func(func(context.Context, Req) (httpmw.Response[rate], error), lockcore.Store, func(context.Context, Req) (string, error), ...httpmw.Option) (func(context.Context, Req) (Resp, error), error)) {
+	newAdapter func(func(context.Context, Req) (httpmw.Response[rate], error), storeapi.Store, func(context.Context, Req) (string, error), ...httpmw.Option) (func(context.Context, Req) (Resp, error), error)) {
 	t.Helper()
 	calls := 0
 	h := func(context.Context, Req) (httpmw.Response[rate], error) { calls++; return httpmw.OK(rate{}), nil }
 	key := func(context.Context, Req) (string, error) { calls++; return samplePair, nil }
 	store := newKeyRecorder()
-	var s lockcore.Store = store
+	var s storeapi.Store = store
 	if c.noH {
 		h = nil
 	}

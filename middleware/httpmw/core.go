@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/internal/answer"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
@@ -39,7 +39,7 @@ type core[Req Request, T any] struct {
 // shared format. gateway is true for the API Gateway adapters, whose
 // integration timeout bounds the waits. Its error matches
 // lockcore.ErrConfig.
-func newCore[Req Request, T any](h func(context.Context, Req) (Response[T], error), store lockcore.Store,
+func newCore[Req Request, T any](h func(context.Context, Req) (Response[T], error), store storeapi.Store,
 	key func(context.Context, Req) (string, error), gateway bool, opts []Option) (*core[Req, T], error) {
 	o, err := buildOptions(opts)
 	if err != nil {
@@ -180,8 +180,8 @@ func checkedKey[Req any](key func(context.Context, Req) (string, error)) func(co
 			}
 			return "", err
 		}
-		if len(id) > lockcore.MaxPartitionKeyBytes {
-			return "", fmt.Errorf("%w: %w: %d bytes, at most %d", lockmw.ErrBadInput, errKeyTooLong, len(id), lockcore.MaxPartitionKeyBytes)
+		if len(id) > storeapi.MaxPartitionKeyBytes {
+			return "", fmt.Errorf("%w: %w: %d bytes, at most %d", lockmw.ErrBadInput, errKeyTooLong, len(id), storeapi.MaxPartitionKeyBytes)
 		}
 		return id, nil
 	}

@@ -18,7 +18,7 @@ var (
 	ErrBadRequest = errors.New("httpmw: bad request")
 
 	// errKeyTooLong means the key function returned an id longer than
-	// lockcore.MaxPartitionKeyBytes. The request is answered 400 with the
+	// storeapi.MaxPartitionKeyBytes. The request is answered 400 with the
 	// reason key_too_long and no lock is taken.
 	errKeyTooLong = fmt.Errorf("httpmw: %w: too long", lockmw.ErrKey)
 )

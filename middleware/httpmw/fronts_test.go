@@ -11,13 +11,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 	"github.com/herdlock/herdlock/middleware/sqsmw"
 )
 
 // refresher is a queue front on the lock group of the HTTP tests, as an
 // SQS refresher of the same cache is: each record's body is the pair.
-func refresher(store lockcore.Store, calls *atomic.Int32) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+func refresher(store storeapi.Store, calls *atomic.Int32) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	return must(sqsmw.New(func(context.Context, string, []events.SQSMessage) error {
 		calls.Add(1)
 		return nil

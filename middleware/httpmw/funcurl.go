@@ -4,7 +4,8 @@ import (
 	"context"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/herdlock/herdlock/lockcore"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // NewFunctionURL returns h wrapped in a lock on store, for a Lambda
@@ -14,7 +15,7 @@ import (
 //
 // It is [NewREST] for the function URL's event shape, which has no path
 // parameters: take the key from the query, a header or the body.
-func NewFunctionURL[T any](h func(context.Context, events.LambdaFunctionURLRequest) (Response[T], error), store lockcore.Store,
+func NewFunctionURL[T any](h func(context.Context, events.LambdaFunctionURLRequest) (Response[T], error), store storeapi.Store,
 	key func(context.Context, events.LambdaFunctionURLRequest) (string, error), opts ...Option,
 ) (func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error), error) {
 	c, err := newCore(h, store, key, false, opts)

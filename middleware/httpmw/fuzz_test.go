@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/httpmw"
 )
 
@@ -42,11 +42,11 @@ func addSeeds(f *testing.F) {
 func checkAnswer(t *testing.T, status int, store *keyRecorder, method, want string, wantErr error) {
 	ids := store.asked()
 	switch {
-	case wantErr == nil && len(want) <= lockcore.MaxPartitionKeyBytes && method != "GET" && method != "HEAD":
+	case wantErr == nil && len(want) <= storeapi.MaxPartitionKeyBytes && method != "GET" && method != "HEAD":
 		if status != 200 || len(ids) != 0 {
 			t.Fatalf("%q request: status %d, locks %q; want 200 and none", method, status, ids)
 		}
-	case wantErr == nil && len(want) <= lockcore.MaxPartitionKeyBytes:
+	case wantErr == nil && len(want) <= storeapi.MaxPartitionKeyBytes:
 		if status != 200 || len(ids) != 1 || ids[0] != want {
 			t.Fatalf("status %d, locks %q; want 200 and [%q]", status, ids, want)
 		}

@@ -111,7 +111,7 @@ func TestHandlers429IsNotShared(t *testing.T) {
 						}
 						return okHandler(ctx, pair)
 					}}
-					serve := s.wrap(c.handle, lockcore.NewMemoryStore(), quiet(lockcore.WithMaxAttempts(tt.attempts), lockcore.WithFailureWindow(time.Minute)),
+					serve := s.wrap(c.handle, lockcore.NewMemoryStore(), quiet(lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: tt.attempts, Window: time.Minute})),
 						httpmw.WithFreshSuccess(time.Minute))
 					var holder, waiter got
 					var wg sync.WaitGroup

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/httpmw"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
@@ -59,7 +60,7 @@ type shape struct {
 	file string
 	// wrap builds the adapter around h and returns a function that decodes
 	// an event and answers it, re-encoded to JSON as Lambda would.
-	wrap func(h handler, store lockcore.Store, opts ...httpmw.Option) func(ctx context.Context, event []byte) (got, error)
+	wrap func(h handler, store storeapi.Store, opts ...httpmw.Option) func(ctx context.Context, event []byte) (got, error)
 }
 
 var shapes = []shape{
@@ -86,10 +87,10 @@ var shapes = []shape{
 // wrapShape returns a shape's wrap function from its adapter, key function
 // and a reader of the pair and the method for the handler.
 func wrapShape[Req, Resp any](
-	adapter func(func(context.Context, Req) (httpmw.Response[rate], error), lockcore.Store, func(context.Context, Req) (string, error), ...httpmw.Option) (func(context.Context, Req) (Resp, error), error),
+	adapter func(func(context.Context, Req) (httpmw.Response[rate], error), storeapi.Store, func(context.Context, Req) (string, error), ...httpmw.Option) (func(context.Context, Req) (Resp, error), error),
 	key func(context.Context, Req) (string, error), pairOf func(Req) (string, string),
-) func(h handler, store lockcore.Store, opts ...httpmw.Option) func(ctx context.Context, event []byte) (got, error) {
-	return func(h handler, store lockcore.Store, opts ...httpmw.Option) func(ctx context.Context, event []byte) (got, error) {
+) func(h handler, store storeapi.Store, opts ...httpmw.Option) func(ctx context.Context, event []byte) (got, error) {
+	return func(h handler, store storeapi.Store, opts ...httpmw.Option) func(ctx context.Context, event []byte) (got, error) {
 		f, buildErr := adapter(func(ctx context.Context, req Req) (httpmw.Response[rate], error) {
 			pair, method := pairOf(req)
 			return h(context.WithValue(ctx, methodKey{}, method), pair)

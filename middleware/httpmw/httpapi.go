@@ -4,7 +4,8 @@ import (
 	"context"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/herdlock/herdlock/lockcore"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // NewHTTPAPI returns h wrapped in a lock on store, for an API Gateway
@@ -13,7 +14,7 @@ import (
 //	h, err := httpmw.NewHTTPAPI(getRate, store, httpmw.PathParam[events.APIGatewayV2HTTPRequest]("pair"))
 //
 // It is [NewREST] for the HTTP API's event shape.
-func NewHTTPAPI[T any](h func(context.Context, events.APIGatewayV2HTTPRequest) (Response[T], error), store lockcore.Store,
+func NewHTTPAPI[T any](h func(context.Context, events.APIGatewayV2HTTPRequest) (Response[T], error), store storeapi.Store,
 	key func(context.Context, events.APIGatewayV2HTTPRequest) (string, error), opts ...Option,
 ) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
 	c, err := newCore(h, store, key, true, opts)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/httpmw"
 )
 
@@ -81,7 +82,7 @@ func TestOutcomesMapToStatusOnEveryShape(t *testing.T) {
 		{name: "shared failure with not-before", h: failing(&hintedError{code: "upstream_unavailable", wait: 20 * time.Second}),
 			run: twice, status: 503, code: "upstream_unavailable", retryAfter: 20, calls: 1},
 		{name: "shared failure without not-before", h: failing(&hintedError{code: "upstream_bad_answer"}),
-			opts: []httpmw.Option{quiet(lockcore.WithMaxAttempts(1))},
+			opts: []httpmw.Option{quiet(lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: 1}))},
 			run: func(t *testing.T, s shape, serve serveFunc) got {
 				if g := request(t, serve, sample(t, s, samplePair), 10*time.Second); g.Status != 502 {
 					t.Errorf("holder status %d, want 502", g.Status)
@@ -94,7 +95,7 @@ func TestOutcomesMapToStatusOnEveryShape(t *testing.T) {
 		{name: "wait ran out", h: nil, opts: []httpmw.Option{quiet(lockcore.WithMaxWait(time.Second))},
 			run: waitRunsOut, status: 503, code: "wait_timeout", retryAfter: 1, calls: 1},
 		{name: "missing key", h: okHandler, run: once(""), status: 400, code: "bad_request"},
-		{name: "key over the partition-key limit", h: okHandler, run: once(strings.Repeat("k", lockcore.MaxPartitionKeyBytes+1)),
+		{name: "key over the partition-key limit", h: okHandler, run: once(strings.Repeat("k", storeapi.MaxPartitionKeyBytes+1)),
 			status: 400, code: "key_too_long"},
 		{name: "handler error", h: failing(errors.New("dial tcp rates.example: s3cr3t")), run: once(samplePair),
 			status: 502, code: "error", calls: 1},
@@ -114,7 +115,7 @@ func TestOutcomesMapToStatusOnEveryShape(t *testing.T) {
 }
 
 func checkOutcome(t *testing.T, s shape, tc outcomeCase) {
-	var store lockcore.Store = lockcore.NewMemoryStore()
+	var store storeapi.Store = lockcore.NewMemoryStore()
 	h := tc.h
 	var block chan struct{}
 	if h == nil { // the wait case: the holder waits until told

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/httpmw"
 )
 
@@ -110,7 +110,7 @@ func setField(m map[string]any, field, name string, v any) {
 }
 
 // keyed answers an event of s with the key helper kind on store.
-func keyed(t *testing.T, s shape, kind string, store lockcore.Store, event []byte) got {
+func keyed(t *testing.T, s shape, kind string, store storeapi.Store, event []byte) got {
 	t.Helper()
 	ok := func(context.Context, any) (httpmw.Response[rate], error) { return httpmw.OK(rate{}), nil }
 	ctx, cancel := invocation(10 * time.Second)
@@ -149,8 +149,8 @@ func keyOfKind[Req httpmw.Request](kind string) func(context.Context, Req) (stri
 }
 
 func serveWithKey[Req httpmw.Request, Resp any](ctx context.Context,
-	adapter func(func(context.Context, Req) (httpmw.Response[rate], error), lockcore.Store, func(context.Context, Req) (string, error), ...httpmw.Option) (func(context.Context, Req) (Resp, error), error),
-	key func(context.Context, Req) (string, error), h func(context.Context, any) (httpmw.Response[rate], error), store lockcore.Store, event []byte) (Resp, error) {
+	adapter func(func(context.Context, Req) (httpmw.Response[rate], error), storeapi.Store, func(context.Context, Req) (string, error), ...httpmw.Option) (func(context.Context, Req) (Resp, error), error),
+	key func(context.Context, Req) (string, error), h func(context.Context, any) (httpmw.Response[rate], error), store storeapi.Store, event []byte) (Resp, error) {
 	var req Req
 	if err := json.Unmarshal(event, &req); err != nil {
 		var zero Resp

@@ -4,7 +4,8 @@ import (
 	"context"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/herdlock/herdlock/lockcore"
+
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // NewREST returns h wrapped in a lock on store, for an API Gateway REST
@@ -23,7 +24,7 @@ import (
 // A bad configuration (nil h, key or store, a bad option value, bad
 // lockmw options) is an error matching lockcore.ErrConfig that names
 // every problem found, and no handler.
-func NewREST[T any](h func(context.Context, events.APIGatewayProxyRequest) (Response[T], error), store lockcore.Store,
+func NewREST[T any](h func(context.Context, events.APIGatewayProxyRequest) (Response[T], error), store storeapi.Store,
 	key func(context.Context, events.APIGatewayProxyRequest) (string, error), opts ...Option,
 ) (func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error), error) {
 	c, err := newCore(h, store, key, true, opts)

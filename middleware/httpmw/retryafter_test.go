@@ -137,14 +137,14 @@ func TestRetryAfterOfAWaitThatRanOutIsSpread(t *testing.T) {
 }
 
 // TestRetryAfterIsNeverBeforeALongHoldBack: a lock configured to hold a
-// failing key back for 3 h (lockcore.WithMaxHoldBack) tells the clients
+// failing key back for 3 h (lockcore.FailureEpisode.MaxHoldBack) tells the clients
 // of its shared failure to come back no earlier than the hold-back's end:
 // Retry-After is not cut to an hour.
 func TestRetryAfterIsNeverBeforeALongHoldBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := shapes[1]
 		serve := s.wrap(failing(&hintedError{code: "upstream_down"}), lockcore.NewMemoryStore(),
-			quiet(lockcore.WithFailureWindow(3*time.Hour), lockcore.WithMaxHoldBack(3*time.Hour)))
+			quiet(lockcore.WithFailureEpisode(lockcore.FailureEpisode{Window: 3 * time.Hour}), lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxHoldBack: 3 * time.Hour})))
 		for i := range lockcore.DefaultMaxAttempts { // the attempts of the episode, each its holder's own 502
 			if g := request(t, serve, sample(t, s, samplePair), 10*time.Second); g.Status != 502 {
 				t.Fatalf("attempt %d: status %d, want the holder's 502", i, g.Status)

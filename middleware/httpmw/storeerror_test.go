@@ -2,6 +2,7 @@ package httpmw_test
 
 import (
 	"context"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -17,16 +18,16 @@ import (
 // DynamoDB does for a role without permission or a table that is not
 // there.
 type refusingStore struct {
-	lockcore.Store
+	storeapi.Store
 	err error
 }
 
-func (s refusingStore) Acquire(context.Context, lockcore.AcquireRequest) (lockcore.Item, error) {
-	return lockcore.Item{}, s.err
+func (s refusingStore) Acquire(context.Context, storeapi.AcquireRequest) (storeapi.Item, error) {
+	return storeapi.Item{}, s.err
 }
 
-func (s refusingStore) Get(context.Context, lockcore.Key) (lockcore.Item, bool, error) {
-	return lockcore.Item{}, false, s.err
+func (s refusingStore) Get(context.Context, lockcore.Key) (storeapi.Item, bool, error) {
+	return storeapi.Item{}, false, s.err
 }
 
 // TestStoreErrorsNeverReachClients: a lock table that cannot work (no

@@ -75,7 +75,7 @@
 // # Configuration
 //
 // Configuration is per operation: [Handlers] and the options are copied
-// when the handler is built, and the store (any lockcore.Store) holds no
+// when the handler is built, and the store (any storeapi.Store) holds no
 // configuration, so two operations sharing a store share nothing else.
 // Give them distinct prefixes ([Keys].Prefix) when their keys may meet.
 //

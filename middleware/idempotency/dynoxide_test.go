@@ -13,6 +13,7 @@ import (
 	"github.com/herdlock/herdlock/internal/dynalite"
 	"github.com/herdlock/herdlock/internal/dynoxide/dynoxidetest"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/idempotency"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
@@ -44,7 +45,7 @@ func TestRecordAttributesOnDynoxide(t *testing.T) {
 	end := time.Now()
 	out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{
 		TableName:      aws.String("locks"),
-		Key:            map[string]types.AttributeValue{lockcore.AttrLockKey: &types.AttributeValueMemberS{Value: lockcore.PartitionKey(lockcore.Key{Group: "payments", ID: "charge#o-1"})}},
+		Key:            map[string]types.AttributeValue{storeapi.AttrLockKey: &types.AttributeValueMemberS{Value: storeapi.PartitionKey(lockcore.Key{Group: "payments", ID: "charge#o-1"})}},
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil || out.Item == nil {
@@ -61,19 +62,19 @@ func TestRecordAttributesOnDynoxide(t *testing.T) {
 		}
 		return v
 	}
-	if at := num(lockcore.AttrReleasedAtMs); at < start.UnixMilli() || at > end.UnixMilli() {
-		t.Errorf("%s = %d, want Unix milliseconds in [%d, %d]", lockcore.AttrReleasedAtMs, at, start.UnixMilli(), end.UnixMilli())
+	if at := num(storeapi.AttrReleasedAtMs); at < start.UnixMilli() || at > end.UnixMilli() {
+		t.Errorf("%s = %d, want Unix milliseconds in [%d, %d]", storeapi.AttrReleasedAtMs, at, start.UnixMilli(), end.UnixMilli())
 	}
 	wantTTL := start.Add(time.Hour + 24*time.Hour).Unix()
-	if ttl := num(lockcore.AttrTTL); ttl < wantTTL || ttl > wantTTL+int64(end.Sub(start)/time.Second)+1 {
-		t.Errorf("%s = %d, want Unix seconds about %d (a day past the retention)", lockcore.AttrTTL, ttl, wantTTL)
+	if ttl := num(storeapi.AttrTTL); ttl < wantTTL || ttl > wantTTL+int64(end.Sub(start)/time.Second)+1 {
+		t.Errorf("%s = %d, want Unix seconds about %d (a day past the retention)", storeapi.AttrTTL, ttl, wantTTL)
 	}
-	if r, _ := out.Item[lockcore.AttrResult].(*types.AttributeValueMemberS); r == nil || r.Value != string(lockcore.Success) {
-		t.Errorf("%s = %v, want %q", lockcore.AttrResult, out.Item[lockcore.AttrResult], lockcore.Success)
+	if r, _ := out.Item[storeapi.AttrResult].(*types.AttributeValueMemberS); r == nil || r.Value != string(lockcore.Success) {
+		t.Errorf("%s = %v, want %q", storeapi.AttrResult, out.Item[storeapi.AttrResult], lockcore.Success)
 	}
-	answer, _ := out.Item[lockcore.AttrAnswer].(*types.AttributeValueMemberB)
+	answer, _ := out.Item[storeapi.AttrAnswer].(*types.AttributeValueMemberB)
 	if answer == nil {
-		t.Fatalf("%s = %v, want the inline answer", lockcore.AttrAnswer, out.Item[lockcore.AttrAnswer])
+		t.Fatalf("%s = %v, want the inline answer", storeapi.AttrAnswer, out.Item[storeapi.AttrAnswer])
 	}
 	head, _, _ := strings.Cut(string(answer.Value[1:]), "\n") // after lockmw's format byte
 	f := strings.Fields(head)
@@ -83,8 +84,8 @@ func TestRecordAttributesOnDynoxide(t *testing.T) {
 	if ms, _ := strconv.ParseInt(f[2], 10, 64); ms < start.UnixMilli() || ms > end.UnixMilli() {
 		t.Errorf("completedAtMs = %s, want Unix milliseconds in [%d, %d]", f[2], start.UnixMilli(), end.UnixMilli())
 	}
-	if f[3] != strconv.FormatInt(num(lockcore.AttrResultFence), 10) {
-		t.Errorf("the answer's fence = %s, want the record's %s %d", f[3], lockcore.AttrResultFence, num(lockcore.AttrResultFence))
+	if f[3] != strconv.FormatInt(num(storeapi.AttrResultFence), 10) {
+		t.Errorf("the answer's fence = %s, want the record's %s %d", f[3], storeapi.AttrResultFence, num(storeapi.AttrResultFence))
 	}
 	if got := c.runs.Load(); got != 1 {
 		t.Errorf("handler runs = %d, want 1", got)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/idempotency"
 )
 
@@ -87,16 +88,16 @@ func TestLateHolderCannotCompleteOrDelete(t *testing.T) {
 // delivers the first later, when the test says, as a network may deliver
 // a request long after its sender gave up on it.
 type lateCopyStore struct {
-	lockcore.Store
+	storeapi.Store
 	mu        sync.Mutex // guards the fields below
 	stallNext bool
 	stalled   string
-	held      *lockcore.ReleaseRequest
+	held      *storeapi.ReleaseRequest
 	deliver   chan struct{}
 	lateErr   chan error
 }
 
-func (s *lateCopyStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *lateCopyStore) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	it, err := s.Store.Acquire(ctx, req)
 	s.mu.Lock()
 	if err == nil && s.stallNext {
@@ -106,7 +107,7 @@ func (s *lateCopyStore) Acquire(ctx context.Context, req lockcore.AcquireRequest
 	return it, err
 }
 
-func (s *lateCopyStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s *lateCopyStore) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	s.mu.Lock()
 	stalled := req.Revision == s.stalled
 	first := stalled && s.held == nil
@@ -123,7 +124,7 @@ func (s *lateCopyStore) Release(ctx context.Context, req lockcore.ReleaseRequest
 	}
 	if stalled {
 		<-ctx.Done() // lost: the sender hears nothing
-		return lockcore.Item{}, ctx.Err()
+		return storeapi.Item{}, ctx.Err()
 	}
 	return s.Store.Release(ctx, req)
 }
@@ -140,16 +141,16 @@ func TestLateReleaseCopyIsRefusedByTheStore(t *testing.T) {
 		if err != nil {
 			t.Fatalf("first = %v", err)
 		}
-		time.Sleep(lockcore.DefaultLease + 2*lockcore.DefaultClockAllowance) // its lease lapses
+		time.Sleep(lockcore.DefaultLease + 2*time.Second) // its lease lapses (by twice lockcore's default clock allowance, 1s)
 		second := &counter{}
 		succ, err := invoke(t, wrap(t, second, store), time.Minute, order{Key: "k", Amount: 1})
 		if err != nil || second.runs.Load() != 1 || succ.Fence <= got.Fence {
 			t.Fatalf("successor = %+v, %v, %d runs; want a run with a higher fence than %d", succ, err, second.runs.Load(), got.Fence)
 		}
 		close(store.deliver)
-		var ce *lockcore.ConditionError
+		var ce *storeapi.ConditionError
 		if err := <-store.lateErr; !errors.As(err, &ce) {
-			t.Errorf("the late copy's release = %v, want a *lockcore.ConditionError", err)
+			t.Errorf("the late copy's release = %v, want a *storeapi.ConditionError", err)
 		}
 		replay, err := invoke(t, wrap(t, &counter{}, store), time.Minute, order{Key: "k", Amount: 1})
 		if err != nil || replay != succ {
@@ -254,15 +255,15 @@ func TestLateHolderCallerGetsNoSecondAnswer(t *testing.T) {
 // context ends first is not applied: a table in a brownout, as slow for
 // every call of the release.
 type slowReleaseStore struct {
-	lockcore.Store
+	storeapi.Store
 	d time.Duration
 }
 
-func (s *slowReleaseStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s *slowReleaseStore) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	select {
 	case <-time.After(s.d):
 	case <-ctx.Done():
-		return lockcore.Item{}, ctx.Err()
+		return storeapi.Item{}, ctx.Err()
 	}
 	return s.Store.Release(ctx, req)
 }
@@ -274,7 +275,7 @@ func (s *slowReleaseStore) Release(ctx context.Context, req lockcore.ReleaseRequ
 // progress; after the lease the duplicate would run the handler again,
 // and the two callers would get two answers.
 func TestSlowReleaseStillCompletesTheRecord(t *testing.T) {
-	t.Skip("lockmw caps every release at three quarters of its safety margin (lockcore.WithReleaseTimeout, 1.5 s " +
+	t.Skip("lockmw caps every release at three quarters of its safety margin (lockcore.StoreCalls.ReleaseTimeout, 1.5 s " +
 		"by default) however long the invocation has left, so that lockcore's own release at the maximum hold " +
 		"leaves the last quarter; with attempts of 0.5 s, then 1 s, a release that takes 1 s gives up and the " +
 		"handler runs twice. A longer budget for the holder's own release needs lockcore to bound its " +

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/idempotency"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
@@ -66,7 +67,7 @@ func (c *counter) handle(ctx context.Context, o order) (receipt, error) {
 }
 
 // wrap is the operation of c, with the tests' defaults and opts.
-func wrap(t *testing.T, c *counter, store lockcore.Store, opts ...idempotency.Option) func(context.Context, order) (receipt, error) {
+func wrap(t *testing.T, c *counter, store storeapi.Store, opts ...idempotency.Option) func(context.Context, order) (receipt, error) {
 	t.Helper()
 	h, err := idempotency.New(idempotency.Handlers[order, receipt]{Handle: c.handle, Key: orderKey},
 		store, append([]idempotency.Option{quiet()}, opts...)...)
@@ -86,21 +87,21 @@ func invoke(t *testing.T, h func(context.Context, order) (receipt, error), timeo
 
 // countingStore counts the store calls.
 type countingStore struct {
-	lockcore.Store
+	storeapi.Store
 	calls atomic.Int32
 }
 
-func (s *countingStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *countingStore) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	s.calls.Add(1)
 	return s.Store.Acquire(ctx, req)
 }
 
-func (s *countingStore) Get(ctx context.Context, key lockcore.Key) (lockcore.Item, bool, error) {
+func (s *countingStore) Get(ctx context.Context, key lockcore.Key) (storeapi.Item, bool, error) {
 	s.calls.Add(1)
 	return s.Store.Get(ctx, key)
 }
 
-func (s *countingStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s *countingStore) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	s.calls.Add(1)
 	return s.Store.Release(ctx, req)
 }
@@ -109,7 +110,7 @@ func (s *countingStore) Release(ctx context.Context, req lockcore.ReleaseRequest
 // to stall, like a holder whose process froze: its lease lapses while it
 // still runs.
 type stallStore struct {
-	lockcore.Store
+	storeapi.Store
 	mu       sync.Mutex // guards stalled
 	stalled  map[string]bool
 	stallAll bool // stall the next acquisition's revision
@@ -117,7 +118,7 @@ type stallStore struct {
 
 var errStalled = errors.New("test: request lost")
 
-func (s *stallStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *stallStore) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	it, err := s.Store.Acquire(ctx, req)
 	s.mu.Lock()
 	if err == nil && s.stallAll {
@@ -133,9 +134,9 @@ func (s *stallStore) isStalled(rev string) bool {
 	return s.stalled[rev]
 }
 
-func (s *stallStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+func (s *stallStore) Renew(ctx context.Context, req storeapi.RenewRequest) (storeapi.Item, error) {
 	if s.isStalled(req.Revision) {
-		return lockcore.Item{}, errStalled
+		return storeapi.Item{}, errStalled
 	}
 	return s.Store.Renew(ctx, req)
 }
@@ -170,7 +171,7 @@ func (r *fencedResource) get() (string, int) {
 }
 
 // record reads the record of id in the default partition from store.
-func record(t *testing.T, store lockcore.Store, group, id string) (lockcore.Item, bool) {
+func record(t *testing.T, store storeapi.Store, group, id string) (storeapi.Item, bool) {
 	t.Helper()
 	it, found, err := store.Get(context.Background(), lockcore.Key{Group: group, ID: id})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/httpmw"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
@@ -89,7 +90,7 @@ type HTTPResponse interface {
 // It never panics on a bad configuration: the returned handler returns
 // the error, matching lockcore.ErrConfig, on every call. It is safe for
 // concurrent use.
-func WrapHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req) (Resp, error), store lockcore.Store,
+func WrapHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req) (Resp, error), store storeapi.Store,
 	opts ...Option) func(context.Context, Req) (Resp, error) {
 	f, err := newHTTP(h, store, opts)
 	if err != nil {
@@ -106,7 +107,7 @@ func WrapHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req
 	return f
 }
 
-func newHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req) (Resp, error), store lockcore.Store,
+func newHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req) (Resp, error), store storeapi.Store,
 	opts []Option) (func(context.Context, Req) (Resp, error), error) {
 	var zq Req
 	var zr Resp

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/httpmw"
 	"github.com/herdlock/herdlock/middleware/idempotency"
 )
@@ -341,22 +342,22 @@ func TestHTTPQueryIsFingerprinted(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		second func(t *testing.T, store lockcore.Store, c *createOrder) int // its status after a first request with amount=5&currency=eur
+		second func(t *testing.T, store storeapi.Store, c *createOrder) int // its status after a first request with amount=5&currency=eur
 		want   int
 	}{
-		{"HTTP API: another query", func(t *testing.T, store lockcore.Store, c *createOrder) int {
+		{"HTTP API: another query", func(t *testing.T, store storeapi.Store, c *createOrder) int {
 			h := idempotency.WrapHTTP(c.handle, store, quiet())
 			_, _ = h(t.Context(), withQuery("amount=5&currency=eur"))
 			resp, _ := h(t.Context(), withQuery("amount=500&currency=eur"))
 			return resp.StatusCode
 		}, http.StatusUnprocessableEntity},
-		{"HTTP API: the same query in another order", func(t *testing.T, store lockcore.Store, c *createOrder) int {
+		{"HTTP API: the same query in another order", func(t *testing.T, store storeapi.Store, c *createOrder) int {
 			h := idempotency.WrapHTTP(c.handle, store, quiet())
 			_, _ = h(t.Context(), withQuery("amount=5&currency=eur"))
 			resp, _ := h(t.Context(), withQuery("currency=eur&amount=5"))
 			return resp.StatusCode
 		}, http.StatusCreated},
-		{"REST: another query", func(t *testing.T, store lockcore.Store, c *createOrder) int {
+		{"REST: another query", func(t *testing.T, store storeapi.Store, c *createOrder) int {
 			h := idempotency.WrapHTTP(func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
 				c.runs.Add(1)
 				return events.APIGatewayProxyResponse{StatusCode: http.StatusCreated}, nil

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/sqsmw"
 )
 
@@ -36,7 +36,7 @@ import (
 //
 // It returns the configuration error, matching lockcore.ErrConfig, like [New].
 // The returned handler is safe for concurrent use when h is.
-func SQSHandler(h func(ctx context.Context, record events.SQSMessage) error, store lockcore.Store,
+func SQSHandler(h func(ctx context.Context, record events.SQSMessage) error, store storeapi.Store,
 	key func(ctx context.Context, record events.SQSMessage) (string, error), opts ...Option) (sqsmw.Handler, error) {
 	if h == nil {
 		return nil, fmt.Errorf("%w: nil SQS record handler", errConfig)

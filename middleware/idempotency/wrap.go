@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/internal/answernote"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
@@ -56,7 +57,7 @@ const recordTTLAfterExpiry = 24 * time.Hour
 // Wrap never panics on a bad configuration: the returned handler returns
 // the error, matching lockcore.ErrConfig, on every call. Use [New] to get the
 // error instead. The returned handler is safe for concurrent use.
-func Wrap[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opts ...Option) func(context.Context, TIn) (TOut, error) {
+func Wrap[TIn, TOut any](hs Handlers[TIn, TOut], store storeapi.Store, opts ...Option) func(context.Context, TIn) (TOut, error) {
 	f, err := New(hs, store, opts...)
 	if err == nil {
 		return f
@@ -87,7 +88,7 @@ func configLogger(opts []Option) *slog.Logger {
 // New is [Wrap], but returns the configuration error, which matches
 // lockcore.ErrConfig and names every problem found, instead of a handler that
 // returns it.
-func New[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opts ...Option) (func(context.Context, TIn) (TOut, error), error) {
+func New[TIn, TOut any](hs Handlers[TIn, TOut], store storeapi.Store, opts ...Option) (func(context.Context, TIn) (TOut, error), error) {
 	w, err := newWrapper(hs, store, opts)
 	if err != nil {
 		return nil, err
@@ -120,7 +121,7 @@ type held struct {
 	ctx context.Context // the lock's holder context
 }
 
-func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store, opts []Option) (*wrapper[TIn, TOut], error) {
+func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store storeapi.Store, opts []Option) (*wrapper[TIn, TOut], error) {
 	o, err := collect(opts)
 	if err != nil {
 		return nil, err

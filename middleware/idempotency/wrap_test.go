@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/idempotency"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
@@ -192,8 +193,8 @@ func TestPayloadFingerprint(t *testing.T) {
 // payload and refuses it to another.
 func TestPayloadValidatedOnEveryPath(t *testing.T) {
 	// Each path returns the invocation that must be refused.
-	type setup func(t *testing.T, store lockcore.Store) func(order) (receipt, error)
-	held := func(t *testing.T, store lockcore.Store, sameProcess bool) func(order) (receipt, error) {
+	type setup func(t *testing.T, store storeapi.Store) func(order) (receipt, error)
+	held := func(t *testing.T, store storeapi.Store, sameProcess bool) func(order) (receipt, error) {
 		// The first payload's holder runs until the duplicate waits.
 		c := &counter{block: make(chan struct{}), started: make(chan struct{}, 1)}
 		h1 := wrap(t, c, store)
@@ -214,7 +215,7 @@ func TestPayloadValidatedOnEveryPath(t *testing.T) {
 			return invoke(t, h2, time.Minute, o)
 		}
 	}
-	completed := func(t *testing.T, store lockcore.Store, opts ...idempotency.Option) func(order) (receipt, error) {
+	completed := func(t *testing.T, store storeapi.Store, opts ...idempotency.Option) func(order) (receipt, error) {
 		h := wrap(t, &counter{}, store, opts...)
 		if _, err := invoke(t, h, time.Minute, order{Key: "k", Amount: 1}); err != nil {
 			t.Fatalf("first: %v", err)
@@ -225,19 +226,19 @@ func TestPayloadValidatedOnEveryPath(t *testing.T) {
 		name  string
 		setup setup
 	}{
-		{"record returned by the refused write", func(t *testing.T, s lockcore.Store) func(order) (receipt, error) {
-			return completed(t, s, idempotency.WithLockmwOptions(lockmw.WithLockOptions(lockcore.WithHotKeys(nil))))
+		{"record returned by the refused write", func(t *testing.T, s storeapi.Store) func(order) (receipt, error) {
+			return completed(t, s, idempotency.WithLockmwOptions(lockmw.WithLockOptions(lockcore.WithHerd(lockcore.Herd{NoHotKeys: true}))))
 		}},
-		{"fresh success read first", func(t *testing.T, s lockcore.Store) func(order) (receipt, error) {
-			return completed(t, s, idempotency.WithLockmwOptions(lockmw.WithLockOptions(lockcore.WithReadFirst())))
+		{"fresh success read first", func(t *testing.T, s storeapi.Store) func(order) (receipt, error) {
+			return completed(t, s, idempotency.WithLockmwOptions(lockmw.WithLockOptions(lockcore.WithHerd(lockcore.Herd{ReadFirst: true}))))
 		}},
-		{"a waiter's read in another process", func(t *testing.T, s lockcore.Store) func(order) (receipt, error) {
+		{"a waiter's read in another process", func(t *testing.T, s storeapi.Store) func(order) (receipt, error) {
 			return held(t, s, false)
 		}},
-		{"a follower in this process", func(t *testing.T, s lockcore.Store) func(order) (receipt, error) {
+		{"a follower in this process", func(t *testing.T, s storeapi.Store) func(order) (receipt, error) {
 			return held(t, s, true)
 		}},
-		{"the local cache", func(t *testing.T, s lockcore.Store) func(order) (receipt, error) {
+		{"the local cache", func(t *testing.T, s storeapi.Store) func(order) (receipt, error) {
 			cache, err := idempotency.NewCache(10, 1<<20)
 			if err != nil {
 				t.Fatal(err)

@@ -89,11 +89,11 @@ func TestAttemptAfterAFailureIsNotATakeover(t *testing.T) {
 		if took != 0 || after != 1 {
 			t.Errorf("holders told TookOver %d, AfterFailure %d; want 0, 1", took, after)
 		}
-		if got := sumMetric(t, metrics.String(), lockcore.MetricTakeover); got != 0 {
-			t.Errorf("sum of %s = %v, want 0: no lease was abandoned", lockcore.MetricTakeover, got)
+		if got := sumMetric(t, metrics.String(), "LockTakeover"); got != 0 {
+			t.Errorf("sum of %s = %v, want 0: no lease was abandoned", "LockTakeover", got)
 		}
-		if got := sumMetric(t, metrics.String(), lockcore.MetricRetryAfterFailure); got != 1 {
-			t.Errorf("sum of %s = %v, want 1", lockcore.MetricRetryAfterFailure, got)
+		if got := sumMetric(t, metrics.String(), "LockRetryAfterFailure"); got != 1 {
+			t.Errorf("sum of %s = %v, want 1", "LockRetryAfterFailure", got)
 		}
 		if tr.trueCount("herdlock.lock.takeover") != 0 || tr.trueCount("herdlock.lock.after_failure") == 0 {
 			t.Errorf("trace attributes: %s true %d times, %s true %d times; want 0 and some",

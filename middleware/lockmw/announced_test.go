@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -23,9 +24,9 @@ type hotItemStore struct {
 	gets atomic.Int64
 }
 
-func (s *hotItemStore) Get(ctx context.Context, k lockcore.Key) (lockcore.Item, bool, error) {
+func (s *hotItemStore) Get(ctx context.Context, k lockcore.Key) (storeapi.Item, bool, error) {
 	if s.gets.Add(1)%10 != 0 {
-		return lockcore.Item{}, false, fmt.Errorf("test: lock item over its read capacity: %w", lockcore.ErrThrottled)
+		return storeapi.Item{}, false, fmt.Errorf("test: lock item over its read capacity: %w", lockcore.ErrThrottled)
 	}
 	return s.MemoryStore.Get(ctx, k)
 }
@@ -74,8 +75,8 @@ func TestReleasedFromAnnouncementIsTold(t *testing.T) {
 		if released != n-1 || announced == 0 {
 			t.Fatalf("RELEASED invocation lines %d (%d announced), want %d with some announced", released, announced, n-1)
 		}
-		if got := sumMetric(t, metrics.String(), lockcore.MetricAnnouncementRead); got != float64(announced) {
-			t.Errorf("sum of %s = %v, want %d (the announced lines)", lockcore.MetricAnnouncementRead, got, announced)
+		if got := sumMetric(t, metrics.String(), "LockAnnouncementRead"); got != float64(announced) {
+			t.Errorf("sum of %s = %v, want %d (the announced lines)", "LockAnnouncementRead", got, announced)
 		}
 	})
 }

@@ -32,7 +32,7 @@ func TestBadInputIsNotAnAttempt(t *testing.T) {
 				return "", fmt.Errorf("%w: amount is not a number", lockmw.ErrBadInput)
 			}
 			return "rate", nil
-		}, store, keyOf, options(lockmw.WithLockOptions(lockcore.WithMaxAttempts(1)))...)
+		}, store, keyOf, options(lockmw.WithLockOptions(lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: 1})))...)
 		if err != nil {
 			t.Fatal(err)
 		}

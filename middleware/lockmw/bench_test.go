@@ -60,7 +60,7 @@ func BenchmarkWrap(b *testing.B) {
 func BenchmarkLockcoreOnly(b *testing.B) {
 	store := lockcore.NewMemoryStore()
 	ctx := benchContext(b)
-	p := lockcore.Params{LockID: "EUR-USD", LockGroup: "bench", OwnerName: "bench", AccountID: 1, AppID: 1}
+	p := lockcore.Params{LockID: "EUR-USD", LockGroup: "bench", HolderName: "bench", AccountID: 1, AppID: 1}
 	log := lockcore.WithLogger(slog.New(slog.DiscardHandler))
 	b.ReportAllocs()
 	for b.Loop() {

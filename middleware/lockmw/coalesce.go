@@ -298,11 +298,11 @@ type followerMetrics struct {
 // start of waiting.
 func (m *followerMetrics) AddMetric(name, unit string, v float64) {
 	switch name {
-	case lockcore.MetricLockAcquisitionSuccess:
+	case "LockAcquisitionSuccess":
 		v = 0 // it did not acquire at its first attempt: it waited first
-	case lockcore.MetricWaitForLock:
+	case "WaitForLock":
 		v = 1
-	case lockcore.MetricLockAcquisitionWaitDuration:
+	case "LockAcquisitionWaitDuration":
 		v += float64(m.before) / float64(time.Millisecond)
 	}
 	m.mu.Lock()
@@ -324,11 +324,11 @@ func (m *followerMetrics) countWait() {
 		name, unit string
 		v          float64
 	}{
-		{lockcore.MetricWaitForLock, "Count", 1},
-		{lockcore.MetricLockAcquisitionWaitDuration, "Milliseconds", 0}, // AddMetric adds the wait for the leader
-		{lockcore.MetricLockPollCount, "Count", 0},
-		{lockcore.MetricLockAcquisitionWaitTimeout, "Count", 0},
-		{lockcore.MetricSharedFailure, "Count", 0},
+		{"WaitForLock", "Count", 1},
+		{"LockAcquisitionWaitDuration", "Milliseconds", 0}, // AddMetric adds the wait for the leader
+		{"LockPollCount", "Count", 0},
+		{"LockAcquisitionWaitTimeout", "Count", 0},
+		{"LockSharedFailure", "Count", 0},
 	} {
 		m.mu.Lock()
 		seen := m.seen[mt.name]
@@ -422,22 +422,22 @@ func (c *call) follow(f *flight, start, until time.Time, margin, fresh time.Dura
 // poll: a wait timeout reads as one on the stack's alarms and dashboards,
 // whether the invocation waited on the store or in the process.
 func (c *call) waitMetrics(waited time.Duration, err error) {
-	c.rec.AddMetric(lockcore.MetricLockAcquisitionSuccess, "Count", 0)
-	c.rec.AddMetric(lockcore.MetricWaitForLock, "Count", 1)
-	c.rec.AddMetric(lockcore.MetricLockAcquisitionWaitDuration, "Milliseconds", float64(waited)/float64(time.Millisecond))
-	c.rec.AddMetric(lockcore.MetricLockPollCount, "Count", 0)
-	c.rec.AddMetric(lockcore.MetricLockAcquisitionFailed, "Count", boolCount(err != nil))
-	c.rec.AddMetric(lockcore.MetricLockAcquisitionWaitTimeout, "Count", boolCount(errors.Is(err, lockcore.ErrWaitTimeout)))
-	c.rec.AddMetric(lockcore.MetricLockAcquisitionError, "Count", 0)
-	c.rec.AddMetric(lockcore.MetricSharedFailure, "Count", boolCount(errors.Is(err, lockcore.ErrHolderFailed)))
+	c.rec.AddMetric("LockAcquisitionSuccess", "Count", 0)
+	c.rec.AddMetric("WaitForLock", "Count", 1)
+	c.rec.AddMetric("LockAcquisitionWaitDuration", "Milliseconds", float64(waited)/float64(time.Millisecond))
+	c.rec.AddMetric("LockPollCount", "Count", 0)
+	c.rec.AddMetric("LockAcquisitionFailed", "Count", boolCount(err != nil))
+	c.rec.AddMetric("LockAcquisitionWaitTimeout", "Count", boolCount(errors.Is(err, lockcore.ErrWaitTimeout)))
+	c.rec.AddMetric("LockAcquisitionError", "Count", 0)
+	c.rec.AddMetric("LockSharedFailure", "Count", boolCount(errors.Is(err, lockcore.ErrHolderFailed)))
 }
 
 // firstRequestMetrics are the lock metrics lockcore writes when the first
 // request of an attempt finds a fresh success: no wait.
 func (c *call) firstRequestMetrics() {
-	for _, name := range []string{lockcore.MetricLockAcquisitionSuccess, lockcore.MetricLockAcquisitionFailed,
-		lockcore.MetricLockAcquisitionError, lockcore.MetricLockAcquisitionWaitTimeout, lockcore.MetricWaitForLock,
-		lockcore.MetricSharedFailure} {
+	for _, name := range []string{"LockAcquisitionSuccess", "LockAcquisitionFailed",
+		"LockAcquisitionError", "LockAcquisitionWaitTimeout", "WaitForLock",
+		"LockSharedFailure"} {
 		c.rec.AddMetric(name, "Count", 0)
 	}
 }

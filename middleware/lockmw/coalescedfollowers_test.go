@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -99,7 +100,7 @@ func TestCoalescedFollowersAfterLeaseLost(t *testing.T) {
 			defer close(other)
 			time.Sleep(time.Second)
 			it := item(t, mem, key)
-			if _, err := mem.Release(context.Background(), lockcore.ReleaseRequest{Key: key, Revision: it.Revision,
+			if _, err := mem.Release(context.Background(), storeapi.ReleaseRequest{Key: key, Revision: it.Revision,
 				NowMs: time.Now().UnixMilli(), Result: lockcore.Failure, Failures: it.Failures, FailReason: "operator_release"}); err != nil {
 				t.Errorf("operator's release: %v", err)
 				return
@@ -262,17 +263,17 @@ func TestCoalescedFollowerWaitTimeout(t *testing.T) {
 	// Every lock metric of the store waiter's document, with its value;
 	// the follower polled nothing.
 	for name, want := range waiter.doc {
-		if !strings.HasPrefix(name, "Lock") && name != lockcore.MetricWaitForLock {
+		if !strings.HasPrefix(name, "Lock") && name != "WaitForLock" {
 			continue
 		}
-		if name == lockcore.MetricLockPollCount {
+		if name == "LockPollCount" {
 			want = 0.0
 		}
 		if got, ok := follower.doc[name]; !ok || got != want {
 			t.Errorf("follower's metrics document: %s = %v (present %v), want %v as the store waiter's", name, got, ok, want)
 		}
 	}
-	for _, name := range []string{lockcore.MetricLockAcquisitionWaitTimeout, lockcore.MetricLockAcquisitionFailed, lockcore.MetricWaitForLock} {
+	for _, name := range []string{"LockAcquisitionWaitTimeout", "LockAcquisitionFailed", "WaitForLock"} {
 		if follower.doc[name] != 1.0 {
 			t.Errorf("follower's %s = %v, want 1", name, follower.doc[name])
 		}
@@ -342,8 +343,8 @@ func TestCoalescedFollowerMaximumWait(t *testing.T) {
 						t.Errorf("invocation %d: %v after %v, want ErrWaitTimeout after the %v maximum wait",
 							i, err, hd.ends[i].Sub(start), lockcore.DefaultMaxWait)
 					}
-					if got := hd.doc(t, i)[lockcore.MetricLockAcquisitionWaitTimeout]; got != 1.0 {
-						t.Errorf("invocation %d: %s = %v, want 1", i, lockcore.MetricLockAcquisitionWaitTimeout, got)
+					if got := hd.doc(t, i)["LockAcquisitionWaitTimeout"]; got != 1.0 {
+						t.Errorf("invocation %d: %s = %v, want 1", i, "LockAcquisitionWaitTimeout", got)
 					}
 				}
 				if timedOut != 1 {
@@ -410,8 +411,8 @@ func TestCoalescedShortFollowerSharesAHeldBackFailure(t *testing.T) {
 				if d := hd.ends[1].Sub(knowable); d < 0 || d > 2*lockcore.DefaultPollInterval {
 					t.Errorf("short invocation returned %v after it could know of the failure, want within two poll intervals", d)
 				}
-				if got := hd.doc(t, 1)[lockcore.MetricSharedFailure]; got != 1.0 {
-					t.Errorf("short invocation: %s = %v, want 1", lockcore.MetricSharedFailure, got)
+				if got := hd.doc(t, 1)["LockSharedFailure"]; got != 1.0 {
+					t.Errorf("short invocation: %s = %v, want 1", "LockSharedFailure", got)
 				}
 				if hd.errs[0] != nil || hd.infos[0].Outcome != lockcore.Acquired {
 					t.Errorf("long invocation: %+v, %v; want ACQUIRED after the not-before", hd.infos[0], hd.errs[0])

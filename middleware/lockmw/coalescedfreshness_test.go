@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -55,17 +56,17 @@ func TestCoalescedFollowerArrivingAfterAnOldSuccess(t *testing.T) {
 // rttStore answers every lock request a round trip after the store
 // applied it, as a network does.
 type rttStore struct {
-	lockcore.Store
+	storeapi.Store
 	rtt time.Duration
 }
 
-func (s *rttStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *rttStore) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	it, err := s.Store.Acquire(ctx, req)
 	time.Sleep(s.rtt)
 	return it, err
 }
 
-func (s *rttStore) Get(ctx context.Context, key lockcore.Key) (lockcore.Item, bool, error) {
+func (s *rttStore) Get(ctx context.Context, key lockcore.Key) (storeapi.Item, bool, error) {
 	it, found, err := s.Store.Get(ctx, key)
 	time.Sleep(s.rtt)
 	return it, found, err
@@ -164,11 +165,11 @@ func TestCoalescedFreshBurstCountsNoWait(t *testing.T) {
 						t.Fatalf("invocation %d: %+v, %v; want RELEASED", i, got, hd.errs[i])
 					}
 					d := hd.doc(t, i)
-					if d[lockcore.MetricWaitForLock] != 0.0 {
-						t.Errorf("invocation %d: %s = %v, want 0: it waited for no holder", i, lockcore.MetricWaitForLock, d[lockcore.MetricWaitForLock])
+					if d["WaitForLock"] != 0.0 {
+						t.Errorf("invocation %d: %s = %v, want 0: it waited for no holder", i, "WaitForLock", d["WaitForLock"])
 					}
-					if v, ok := d[lockcore.MetricLockAcquisitionWaitDuration]; ok {
-						t.Errorf("invocation %d: %s = %v, want none", i, lockcore.MetricLockAcquisitionWaitDuration, v)
+					if v, ok := d["LockAcquisitionWaitDuration"]; ok {
+						t.Errorf("invocation %d: %s = %v, want none", i, "LockAcquisitionWaitDuration", v)
 					}
 				}
 			})

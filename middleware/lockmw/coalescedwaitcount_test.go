@@ -71,18 +71,18 @@ func TestCoalescedFallThroughWaitIsCounted(t *testing.T) {
 						t.Errorf("invocation %d (%v): Info.Waited = %v, want between %v and %v", i, hd.infos[i].Outcome, w, least, most)
 					}
 					d := hd.doc(t, i)
-					if d[lockcore.MetricLockAcquisitionSuccess] != 0.0 {
+					if d["LockAcquisitionSuccess"] != 0.0 {
 						t.Errorf("invocation %d (%v): %s = %v, want 0: it did not acquire at its first attempt", i, hd.infos[i].Outcome,
-							lockcore.MetricLockAcquisitionSuccess, d[lockcore.MetricLockAcquisitionSuccess])
+							"LockAcquisitionSuccess", d["LockAcquisitionSuccess"])
 					}
-					if d[lockcore.MetricWaitForLock] != 1.0 {
-						t.Errorf("invocation %d (%v): %s = %v, want 1", i, hd.infos[i].Outcome, lockcore.MetricWaitForLock, d[lockcore.MetricWaitForLock])
+					if d["WaitForLock"] != 1.0 {
+						t.Errorf("invocation %d (%v): %s = %v, want 1", i, hd.infos[i].Outcome, "WaitForLock", d["WaitForLock"])
 					}
-					ms, _ := d[lockcore.MetricLockAcquisitionWaitDuration].(float64)
+					ms, _ := d["LockAcquisitionWaitDuration"].(float64)
 					// Up to a microsecond over: the metric adds two waits in float milliseconds.
 					if ms < float64(least.Milliseconds()) || ms > float64(most+time.Microsecond)/float64(time.Millisecond) {
 						t.Errorf("invocation %d (%v): %s = %v, want between %v and %v ms", i, hd.infos[i].Outcome,
-							lockcore.MetricLockAcquisitionWaitDuration, d[lockcore.MetricLockAcquisitionWaitDuration], least.Milliseconds(), most.Milliseconds())
+							"LockAcquisitionWaitDuration", d["LockAcquisitionWaitDuration"], least.Milliseconds(), most.Milliseconds())
 					}
 				}
 			})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -145,7 +146,7 @@ func TestNoDeadline(t *testing.T) {
 		if expiresAfter != lockcore.DefaultMaxHold {
 			t.Errorf("item expires after %v, want lockcore.DefaultMaxHold", expiresAfter)
 		}
-		if it := item(t, store, key); it.RecordAccount != "act:7/app:2" || it.Owner == "" {
+		if it := item(t, store, key); it.RecordAccount != "act:7/app:2" || it.Holder == "" {
 			t.Errorf("item = %+v; want account act:7/app:2 and an owner", it)
 		}
 	})
@@ -157,7 +158,7 @@ func TestHandlerIgnoresCancellation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := lockcore.NewMemoryStore()
 		key := lockcore.Key{Group: group, ID: "k"}
-		var during lockcore.Item
+		var during storeapi.Item
 		h := mustNew(t, func(ctx context.Context, e event) (string, error) {
 			time.Sleep(9 * time.Second) // past the 8s hold; ignores ctx
 			during = item(t, store, key)

@@ -16,6 +16,7 @@ import (
 	"github.com/herdlock/herdlock/internal/dynalite"
 	"github.com/herdlock/herdlock/internal/dynoxide/dynoxidetest"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -30,7 +31,7 @@ func (c cache) put(ctx context.Context, key, value string, fence int64) error {
 	_, err := c.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(c.table),
 		Item: map[string]types.AttributeValue{
-			lockcore.AttrLockKey: &types.AttributeValueMemberS{Value: key},
+			storeapi.AttrLockKey: &types.AttributeValueMemberS{Value: key},
 			"value":              &types.AttributeValueMemberS{Value: value},
 			"fence":              &types.AttributeValueMemberN{Value: strconv.FormatInt(fence, 10)},
 		},
@@ -43,7 +44,7 @@ func (c cache) put(ctx context.Context, key, value string, fence int64) error {
 func (c cache) get(ctx context.Context, key string) (string, error) {
 	out, err := c.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(c.table),
-		Key:            map[string]types.AttributeValue{lockcore.AttrLockKey: &types.AttributeValueMemberS{Value: key}},
+		Key:            map[string]types.AttributeValue{storeapi.AttrLockKey: &types.AttributeValueMemberS{Value: key}},
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
@@ -77,14 +78,14 @@ func startDynoxide(t *testing.T) (*lockcore.DynamoStore, cache) {
 // attempts refused because another holder has the lock. It can also drop
 // releases, like a holder that was killed.
 type watchStore struct {
-	lockcore.Store
+	storeapi.Store
 	refused     chan struct{}
 	dropRelease bool
 }
 
-func (s *watchStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *watchStore) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	it, err := s.Store.Acquire(ctx, req)
-	if errors.Is(err, lockcore.ErrConditionFailed) && s.refused != nil {
+	if errors.Is(err, storeapi.ErrConditionFailed) && s.refused != nil {
 		s.refused <- struct{}{}
 	}
 	return it, err
@@ -106,9 +107,9 @@ func (s *watchStore) closeAfterRefused(ctx context.Context, n int, done chan str
 	}()
 }
 
-func (s *watchStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s *watchStore) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	if s.dropRelease {
-		return lockcore.Item{}, errDropped
+		return storeapi.Item{}, errDropped
 	}
 	return s.Store.Release(ctx, req)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -147,11 +148,11 @@ func TestPanicOneDocumentAndOneLogLine(t *testing.T) {
 
 // renewCounter counts the renewals that reach the store.
 type renewCounter struct {
-	lockcore.Store
+	storeapi.Store
 	renewals atomic.Int32
 }
 
-func (s *renewCounter) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+func (s *renewCounter) Renew(ctx context.Context, req storeapi.RenewRequest) (storeapi.Item, error) {
 	s.renewals.Add(1)
 	return s.Store.Renew(ctx, req)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/herdlock/herdlock/emf"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -89,7 +90,7 @@ func keyOf(_ context.Context, e event) (string, error) { return e.Key, nil }
 
 // faultStore wraps a Store and can fail, drop or hang its calls.
 type faultStore struct {
-	lockcore.Store
+	storeapi.Store
 	mu          sync.Mutex // guards the fields below
 	acquireErr  error
 	hang        bool // Acquire and Get block until their context ends
@@ -109,36 +110,36 @@ func (s *faultStore) set(f func(*faultStore)) {
 	s.mu.Unlock()
 }
 
-func (s *faultStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *faultStore) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	hang, _, _, aerr := s.get()
 	if hang {
 		<-ctx.Done()
-		return lockcore.Item{}, ctx.Err()
+		return storeapi.Item{}, ctx.Err()
 	}
 	if aerr != nil {
-		return lockcore.Item{}, aerr
+		return storeapi.Item{}, aerr
 	}
 	return s.Store.Acquire(ctx, req)
 }
 
-func (s *faultStore) Get(ctx context.Context, key lockcore.Key) (lockcore.Item, bool, error) {
+func (s *faultStore) Get(ctx context.Context, key lockcore.Key) (storeapi.Item, bool, error) {
 	if hang, _, _, _ := s.get(); hang {
 		<-ctx.Done()
-		return lockcore.Item{}, false, ctx.Err()
+		return storeapi.Item{}, false, ctx.Err()
 	}
 	return s.Store.Get(ctx, key)
 }
 
-func (s *faultStore) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+func (s *faultStore) Renew(ctx context.Context, req storeapi.RenewRequest) (storeapi.Item, error) {
 	if _, _, lost, _ := s.get(); lost {
-		return lockcore.Item{}, &lockcore.ConditionError{Op: "renew", Current: &lockcore.Item{Revision: "someone-else"}}
+		return storeapi.Item{}, &storeapi.ConditionError{Op: "renew", Current: &storeapi.Item{Revision: "someone-else"}}
 	}
 	return s.Store.Renew(ctx, req)
 }
 
-func (s *faultStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s *faultStore) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	if _, drop, _, _ := s.get(); drop {
-		return lockcore.Item{}, errDropped
+		return storeapi.Item{}, errDropped
 	}
 	return s.Store.Release(ctx, req)
 }
@@ -146,7 +147,7 @@ func (s *faultStore) Release(ctx context.Context, req lockcore.ReleaseRequest) (
 var errDropped = errors.New("test: release dropped")
 
 // item reads the lock item of key from s.
-func item(t *testing.T, s lockcore.Store, key lockcore.Key) lockcore.Item {
+func item(t *testing.T, s storeapi.Store, key lockcore.Key) storeapi.Item {
 	t.Helper()
 	it, found, err := s.Get(context.Background(), key)
 	if err != nil || !found {

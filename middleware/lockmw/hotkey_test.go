@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -18,12 +19,12 @@ type hotCounter struct {
 	acquires, gets atomic.Int32
 }
 
-func (s *hotCounter) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *hotCounter) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	s.acquires.Add(1)
 	return s.MemoryStore.Acquire(ctx, req)
 }
 
-func (s *hotCounter) Get(ctx context.Context, key lockcore.Key) (lockcore.Item, bool, error) {
+func (s *hotCounter) Get(ctx context.Context, key lockcore.Key) (storeapi.Item, bool, error) {
 	s.gets.Add(1)
 	return s.MemoryStore.Get(ctx, key)
 }

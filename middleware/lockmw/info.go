@@ -32,7 +32,7 @@ type Info struct {
 	// ResultRef is the reference the holder published, when RELEASED.
 	ResultRef string
 	// Announced is true when RELEASED learned the success from a release
-	// announcement (see [lockcore.Announcer]) rather than from the lock
+	// announcement (see [storeapi.Announcer]) rather than from the lock
 	// item: the lock item was throttled by the herd.
 	Announced bool
 	// Polls is how many times the lock item was read while waiting.

@@ -19,6 +19,7 @@ import (
 	"github.com/herdlock/herdlock/internal/dynalite"
 	"github.com/herdlock/herdlock/internal/dynalite/dynalitetest"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -34,7 +35,7 @@ type rate struct {
 // making its own lock attempt as if in its own process (no in-process
 // coalescing). The holder's Fetch waits until every other invocation has
 // been refused once, so all of them wait for its release in the store.
-func herd[TOut any](t *testing.T, n int, mem lockcore.Store, hs lockmw.Handlers[event, TOut], opts ...lockmw.Option) ([]TOut, []error, int32) {
+func herd[TOut any](t *testing.T, n int, mem storeapi.Store, hs lockmw.Handlers[event, TOut], opts ...lockmw.Option) ([]TOut, []error, int32) {
 	t.Helper()
 	ws := &watchStore{Store: mem, refused: make(chan struct{}, n)}
 	allWaiting := make(chan struct{})
@@ -111,26 +112,26 @@ func checkSameAnswers(t *testing.T, outs []rate, errs []error, fetches int32) {
 
 // callCounter counts the calls that reach the store.
 type callCounter struct {
-	lockcore.Store
+	storeapi.Store
 	calls atomic.Int32
 }
 
-func (s *callCounter) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *callCounter) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	s.calls.Add(1)
 	return s.Store.Acquire(ctx, req)
 }
 
-func (s *callCounter) Get(ctx context.Context, key lockcore.Key) (lockcore.Item, bool, error) {
+func (s *callCounter) Get(ctx context.Context, key lockcore.Key) (storeapi.Item, bool, error) {
 	s.calls.Add(1)
 	return s.Store.Get(ctx, key)
 }
 
-func (s *callCounter) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+func (s *callCounter) Renew(ctx context.Context, req storeapi.RenewRequest) (storeapi.Item, error) {
 	s.calls.Add(1)
 	return s.Store.Renew(ctx, req)
 }
 
-func (s *callCounter) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s *callCounter) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	s.calls.Add(1)
 	return s.Store.Release(ctx, req)
 }
@@ -423,14 +424,14 @@ func TestDynoxideInlineHerd(t *testing.T) {
 func TestInlineAnswerEveryStore(t *testing.T) {
 	stores := []struct {
 		name string
-		new  func(t *testing.T) lockcore.Store
+		new  func(t *testing.T) storeapi.Store
 	}{
-		{"memory", func(*testing.T) lockcore.Store { return lockcore.NewMemoryStore() }},
-		{"dynoxide", func(t *testing.T) lockcore.Store {
+		{"memory", func(*testing.T) storeapi.Store { return lockcore.NewMemoryStore() }},
+		{"dynoxide", func(t *testing.T) storeapi.Store {
 			store, _ := startDynoxide(t)
 			return store
 		}},
-		{"dynalite", func(t *testing.T) lockcore.Store {
+		{"dynalite", func(t *testing.T) storeapi.Store {
 			p, err := allold.New(dynalitetest.Start(t).Endpoint(), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -464,7 +465,7 @@ func TestInlineAnswerEveryStore(t *testing.T) {
 }
 
 // lockTable creates the lock table through client and returns its store.
-func lockTable(t *testing.T, client *dynamodb.Client) lockcore.Store {
+func lockTable(t *testing.T, client *dynamodb.Client) storeapi.Store {
 	t.Helper()
 	if err := lockcore.CreateTable(t.Context(), client, "locks"); err != nil {
 		t.Fatalf("CreateTable() = %v", err)

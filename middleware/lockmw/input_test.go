@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -23,7 +24,7 @@ func TestConfigErrors(t *testing.T) {
 	tests := []struct {
 		name  string
 		h     func(context.Context, event) (string, error)
-		store lockcore.Store
+		store storeapi.Store
 		key   func(context.Context, event) (string, error)
 		opts  []lockmw.Option
 		want  string
@@ -171,8 +172,8 @@ func TestStaticKeyAndOwner(t *testing.T) {
 		if _, err := h(ctx, event{Key: "ignored"}); err != nil {
 			t.Fatalf("h() = %v", err)
 		}
-		if it := item(t, store, lockcore.Key{Group: group, ID: "all"}); it.Owner != "me" {
-			t.Errorf("item owner = %q, want me", it.Owner)
+		if it := item(t, store, lockcore.Key{Group: group, ID: "all"}); it.Holder != "me" {
+			t.Errorf("item owner = %q, want me", it.Holder)
 		}
 	})
 }
@@ -201,7 +202,7 @@ func TestMetricsOnePerInvocation(t *testing.T) {
 			if d["lockId"] != fmt.Sprint("pair-", i) || d["requestId"] != fmt.Sprint("req-", i) || d["lockOutcome"] != "ACQUIRED" {
 				t.Errorf("document %d properties = %v; want lockId pair-%d, requestId req-%d, ACQUIRED", i, d, i, i)
 			}
-			if d[lockcore.MetricLockAcquisitionSuccess] != 1.0 || d[lockcore.MetricLockHoldDuration] == nil {
+			if d["LockAcquisitionSuccess"] != 1.0 || d["LockHoldDuration"] == nil {
 				t.Errorf("document %d lacks the lock metrics: %v", i, d)
 			}
 			cw := d["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)
@@ -237,7 +238,7 @@ func TestStructOptionsMerge(t *testing.T) {
 		t.Errorf("the second WithTelemetry's writer got %d metrics documents, want 1", len(docs))
 	}
 	it := item(t, store, lockcore.Key{Group: group, ID: "k"})
-	if it.RecordAccount != "act:42/app:1" || it.Owner != "worker-7" {
-		t.Errorf("item's record account and holder = %q, %q; want act:42/app:1 (the first WithHolder) and worker-7 (the second)", it.RecordAccount, it.Owner)
+	if it.RecordAccount != "act:42/app:1" || it.Holder != "worker-7" {
+		t.Errorf("item's record account and holder = %q, %q; want act:42/app:1 (the first WithHolder) and worker-7 (the second)", it.RecordAccount, it.Holder)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -75,27 +76,27 @@ func TestLockOptionsMetricsGetTheLocksMeasurements(t *testing.T) {
 	if _, err := h(ctx, event{Key: "k"}); err != nil {
 		t.Fatalf("invocation = %v", err)
 	}
-	for _, name := range []string{lockcore.MetricLockAcquisitionSuccess, lockcore.MetricLockHoldDuration, lockcore.MetricLockReleaseDuration} {
+	for _, name := range []string{"LockAcquisitionSuccess", "LockHoldDuration", "LockReleaseDuration"} {
 		if got := user.count(name); got != 1 {
 			t.Errorf("the lockcore.WithMetrics metrics got %s %d times, want 1", name, got)
 		}
 	}
 	docs := emfDocs(t, doc.String())
-	if len(docs) != 1 || docs[0][lockcore.MetricLockAcquisitionSuccess] != 1.0 {
-		t.Fatalf("metrics documents = %v; want one with %s 1", docs, lockcore.MetricLockAcquisitionSuccess)
+	if len(docs) != 1 || docs[0]["LockAcquisitionSuccess"] != 1.0 {
+		t.Fatalf("metrics documents = %v; want one with %s 1", docs, "LockAcquisitionSuccess")
 	}
 }
 
 // hangingRelease is a store whose Release never answers: it returns when
 // its context ends.
-type hangingRelease struct{ lockcore.Store }
+type hangingRelease struct{ storeapi.Store }
 
-func (hangingRelease) Release(ctx context.Context, _ lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (hangingRelease) Release(ctx context.Context, _ storeapi.ReleaseRequest) (storeapi.Item, error) {
 	<-ctx.Done()
-	return lockcore.Item{}, ctx.Err()
+	return storeapi.Item{}, ctx.Err()
 }
 
-// A release timeout given with lockcore.WithReleaseTimeout in
+// A release timeout given with lockcore.WithStoreCalls in
 // WithLockOptions bounds the holder's release: against a store that never
 // answers, the invocation returns when that timeout ends, not after the
 // default three quarters of the safety margin.
@@ -106,7 +107,7 @@ func TestLockOptionsReleaseTimeoutBoundsTheRelease(t *testing.T) {
 		wantAfter time.Duration // from the handler's return to the invocation's
 	}{
 		{"default: three quarters of the margin", nil, 1500 * time.Millisecond},
-		{"lockcore.WithReleaseTimeout(300ms)", []lockcore.Option{lockcore.WithReleaseTimeout(300 * time.Millisecond)}, 300 * time.Millisecond},
+		{"lockcore.StoreCalls{ReleaseTimeout: 300ms}", []lockcore.Option{lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseTimeout: 300 * time.Millisecond})}, 300 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -140,8 +141,8 @@ func TestLockOptionsReleaseTimeoutBoundsTheRelease(t *testing.T) {
 func TestLockOptionsReleaseTimeoutPastTheMarginIsRefused(t *testing.T) {
 	_, err := lockmw.New(func(context.Context, event) (string, error) { return "ok", nil },
 		lockcore.NewMemoryStore(), keyOf, lockmw.WithTelemetry(lockmw.Telemetry{Logger: discardLogger()}), lockmw.WithSafetyMargin(time.Second),
-		lockmw.WithLockOptions(lockcore.WithReleaseTimeout(time.Second)))
-	if !errors.Is(err, lockcore.ErrConfig) || !strings.Contains(err.Error(), "lockcore.WithReleaseTimeout") {
-		t.Fatalf("New() = %v; want a configuration error matching lockcore.ErrConfig that names lockcore.WithReleaseTimeout", err)
+		lockmw.WithLockOptions(lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseTimeout: time.Second})))
+	if !errors.Is(err, lockcore.ErrConfig) || !strings.Contains(err.Error(), "lockcore.StoreCalls.ReleaseTimeout") {
+		t.Fatalf("New() = %v; want a configuration error matching lockcore.ErrConfig that names lockcore.StoreCalls.ReleaseTimeout", err)
 	}
 }

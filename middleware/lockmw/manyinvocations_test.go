@@ -14,31 +14,32 @@ import (
 
 	"github.com/herdlock/herdlock/emf"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
 // opCounter counts the store calls by operation.
 type opCounter struct {
-	lockcore.Store
+	storeapi.Store
 	acquires, gets, renews, releases atomic.Int32
 }
 
-func (s *opCounter) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *opCounter) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	s.acquires.Add(1)
 	return s.Store.Acquire(ctx, req)
 }
 
-func (s *opCounter) Get(ctx context.Context, key lockcore.Key) (lockcore.Item, bool, error) {
+func (s *opCounter) Get(ctx context.Context, key lockcore.Key) (storeapi.Item, bool, error) {
 	s.gets.Add(1)
 	return s.Store.Get(ctx, key)
 }
 
-func (s *opCounter) Renew(ctx context.Context, req lockcore.RenewRequest) (lockcore.Item, error) {
+func (s *opCounter) Renew(ctx context.Context, req storeapi.RenewRequest) (storeapi.Item, error) {
 	s.renews.Add(1)
 	return s.Store.Renew(ctx, req)
 }
 
-func (s *opCounter) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+func (s *opCounter) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
 	s.releases.Add(1)
 	return s.Store.Release(ctx, req)
 }
@@ -248,8 +249,8 @@ func TestCoalescedHerd(t *testing.T) {
 		if got := hd.sum(t, "LockCoalesced"); got != float64(hd.n-1) {
 			t.Errorf("sum of %s = %v, want %d", "LockCoalesced", got, hd.n-1)
 		}
-		if got := hd.sum(t, lockcore.MetricLockAcquisitionSuccess); got != 1 {
-			t.Errorf("sum of %s = %v, want 1", lockcore.MetricLockAcquisitionSuccess, got)
+		if got := hd.sum(t, "LockAcquisitionSuccess"); got != 1 {
+			t.Errorf("sum of %s = %v, want 1", "LockAcquisitionSuccess", got)
 		}
 	})
 }

@@ -77,7 +77,7 @@ func (w *wrapper[TIn, TOut]) params(c *call, id string, acct, app int64) lockcor
 	if owner == "" {
 		owner = defaultOwner(c.tctx)
 	}
-	p := lockcore.Params{LockID: id, LockGroup: w.group, OwnerName: owner, AccountID: acct, AppID: app}
+	p := lockcore.Params{LockID: id, LockGroup: w.group, HolderName: owner, AccountID: acct, AppID: app}
 	if c.hasDL {
 		// Hold and wait until the deadline minus the margin; lockcore ends
 		// every store call of the wait by then too.
@@ -109,7 +109,7 @@ func (w *wrapper[TIn, TOut]) lockOptions(c *call) []lockcore.Option {
 		release = rt
 	}
 	return append(opts, lockcore.WithLogger(c.lockLog), lockcore.WithMetrics(rec),
-		lockcore.WithReleaseTimeout(release))
+		lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseTimeout: release}))
 }
 
 // bothMetrics records each of the lock's measurements in the invocation's

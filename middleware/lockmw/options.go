@@ -11,6 +11,7 @@ import (
 
 	"github.com/herdlock/herdlock/emf"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // DefaultSafetyMargin is the time [Wrap] keeps back from the invocation's
@@ -131,9 +132,10 @@ func WithSafetyMargin(d time.Duration) Option {
 // messages of AWS API errors withheld as in the middleware's) instead of
 // the middleware's logger; lockcore.WithMetrics gets the lock's
 // measurements as well as the invocation's metrics document; and
-// lockcore.WithReleaseTimeout replaces the default release budget, three
-// quarters of the safety margin, and must be less than the margin (a
-// configuration error otherwise), whose rest is the metrics flush's.
+// lockcore.StoreCalls.ReleaseTimeout (in lockcore.WithStoreCalls) replaces
+// the default release budget, three quarters of the safety margin, and must
+// be less than the margin (a configuration error otherwise), whose rest is
+// the metrics flush's.
 func WithLockOptions(opts ...lockcore.Option) Option {
 	return func(o *options) { o.lockOpts = append(o.lockOpts, opts...) }
 }
@@ -201,7 +203,7 @@ func WithTelemetry(t Telemetry) Option {
 // WithTableCheck makes [New], [NewHandlers], [Wrap] and [WrapHandlers]
 // check the store's table once, when they are called (at initialisation,
 // outside the handler): it exists, has the lock's key schema, and its TTL
-// deletes by lockcore.AttrTTL (see lockcore.DynamoStore.CheckTable). A
+// deletes by storeapi.AttrTTL (see lockcore.DynamoStore.CheckTable). A
 // failed check is a configuration error naming what is wrong, so a
 // function deployed against a missing or wrong table fails at once with
 // it (New returns it; Wrap's handler returns it on every invocation)
@@ -228,7 +230,7 @@ type tableChecker interface {
 // is an error: a table found unfit (lockcore.ErrConfig) or a refused
 // request (lockcore.ErrStoreRefused); any other error of the check is
 // logged on log and ignored.
-func checkTable(store lockcore.Store, log *slog.Logger) error {
+func checkTable(store storeapi.Store, log *slog.Logger) error {
 	tc, ok := store.(tableChecker)
 	if !ok {
 		return fmt.Errorf("WithTableCheck: the store (%T) has no CheckTable method", store)

@@ -24,7 +24,7 @@ func sumMetric(t *testing.T, s, name string) float64 {
 }
 
 // TestFailingUpstreamIsCalledAtMostMaxAttemptsPerBurst: an upstream failing
-// without Retry-After gets WithMaxAttempts calls from a burst whose
+// without Retry-After gets FailureEpisode.MaxAttempts calls from a burst whose
 // invocations can wait 3 s (5 s functions, 2 s safety margin), less than
 // the 6 s hold-back of the exhausted episode; everybody else is told when
 // the hold-back ends.
@@ -46,7 +46,7 @@ func TestFailingUpstreamIsCalledAtMostMaxAttemptsPerBurst(t *testing.T) {
 				up := &flakyUpstream{failures: n, err: errUpstream}
 				var lockOpts []lockcore.Option
 				if tt.maxAttempts > 0 {
-					lockOpts = append(lockOpts, lockcore.WithMaxAttempts(tt.maxAttempts))
+					lockOpts = append(lockOpts, lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: tt.maxAttempts}))
 				}
 				var metrics syncBuffer
 				h := lockmw.Wrap(up.fetch, lockcore.NewMemoryStore(), keyOf, lockmw.WithLockGroup(group),
@@ -78,12 +78,12 @@ func TestFailingUpstreamIsCalledAtMostMaxAttemptsPerBurst(t *testing.T) {
 				if own != tt.want || shared != n-tt.want {
 					t.Errorf("own upstream errors %d, shared failures %d; want %d and %d", own, shared, tt.want, n-tt.want)
 				}
-				if got := sumMetric(t, metrics.String(), lockcore.MetricSharedFailure); got != float64(n-tt.want) {
-					t.Errorf("sum of %s = %v, want %d", lockcore.MetricSharedFailure, got, n-tt.want)
+				if got := sumMetric(t, metrics.String(), "LockSharedFailure"); got != float64(n-tt.want) {
+					t.Errorf("sum of %s = %v, want %d", "LockSharedFailure", got, n-tt.want)
 				}
 				// Each holder reports its attempt number: 1 + 2 + ... + want.
-				if got, want := sumMetric(t, metrics.String(), lockcore.MetricEpisodeAttempts), float64(tt.want*(tt.want+1)/2); got != want {
-					t.Errorf("sum of %s = %v, want %v", lockcore.MetricEpisodeAttempts, got, want)
+				if got, want := sumMetric(t, metrics.String(), "LockEpisodeAttempts"), float64(tt.want*(tt.want+1)/2); got != want {
+					t.Errorf("sum of %s = %v, want %v", "LockEpisodeAttempts", got, want)
 				}
 			})
 		})

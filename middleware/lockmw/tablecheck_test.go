@@ -18,12 +18,13 @@ import (
 	"github.com/herdlock/herdlock/internal/dynalite"
 	"github.com/herdlock/herdlock/internal/dynoxide/dynoxidetest"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
 // With WithTableCheck, New checks the store's table on Dynoxide once and
 // returns a configuration error naming what is wrong: a missing table, a
-// table without TTL on lockcore.AttrTTL, a store that cannot check. A lock
+// table without TTL on storeapi.AttrTTL, a store that cannot check. A lock
 // table passes, and without the option New makes no such call.
 func TestNewWithTableCheck(t *testing.T) {
 	srv := dynoxidetest.Start(t)
@@ -35,10 +36,10 @@ func TestNewWithTableCheck(t *testing.T) {
 		}
 	}
 	if _, err := client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: aws.String("locks"),
-		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(lockcore.AttrTTL), Enabled: aws.Bool(true)}}); err != nil {
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(storeapi.AttrTTL), Enabled: aws.Bool(true)}}); err != nil {
 		t.Fatalf("UpdateTimeToLive() = %v", err)
 	}
-	dynamo := func(table string) lockcore.Store {
+	dynamo := func(table string) storeapi.Store {
 		s, err := lockcore.NewDynamoStore(client, table)
 		if err != nil {
 			t.Fatal(err)
@@ -49,7 +50,7 @@ func TestNewWithTableCheck(t *testing.T) {
 	key := func(_ context.Context, in string) (string, error) { return in, nil }
 	tests := []struct {
 		name     string
-		store    lockcore.Store
+		store    storeapi.Store
 		opts     []lockmw.Option
 		wantText string // "": New returns nil
 	}{
@@ -116,7 +117,7 @@ func TestTableCheckTransientErrorIsNoConfigError(t *testing.T) {
 		t.Fatalf("CreateTable() = %v", err)
 	}
 	if _, err := direct.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: aws.String("locks"),
-		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(lockcore.AttrTTL), Enabled: aws.Bool(true)}}); err != nil {
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(storeapi.AttrTTL), Enabled: aws.Bool(true)}}); err != nil {
 		t.Fatalf("UpdateTimeToLive() = %v", err)
 	}
 	tests := []struct {

@@ -24,6 +24,7 @@ import (
 	"context"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -32,7 +33,7 @@ type event struct{ Pair string }
 func fetch(ctx context.Context, e event) (string, error) { return e.Pair, nil }
 func key(ctx context.Context, e event) (string, error)   { return e.Pair, nil }
 
-var store lockcore.Store = lockcore.NewMemoryStore()
+var store storeapi.Store = lockcore.NewMemoryStore()
 
 var _ = %s
 `
@@ -60,7 +61,7 @@ func TestMismatchedFunctionsDoNotCompile(t *testing.T) {
 			func(ctx context.Context, s string) (string, error) { return s, nil })`, "does not match"},
 		{"static key of another event type", `lockmw.Wrap(fetch, store, lockmw.StaticKey[string]("all"))`, "does not match"},
 		{"no store", `lockmw.Wrap(fetch, key)`, "not enough arguments"},
-		{"store in the key's place", `lockmw.Wrap(fetch, store, store)`, "lockcore.Store"},
+		{"store in the key's place", `lockmw.Wrap(fetch, store, store)`, "storeapi.Store"},
 		{"read handler of another result type", `lockmw.Handlers[event, string]{Fetch: fetch,
 			OnReleased: func(ctx context.Context, e event) (int, error) { return 0, nil }}`, "cannot use"},
 		{"read handler of another event type", `lockmw.Handlers[event, string]{Fetch: fetch,

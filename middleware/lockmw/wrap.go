@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // Wrap returns h wrapped in a lock on store, in the shape that lambda.Start
@@ -23,7 +23,7 @@ import (
 // returned handler returns it, matching lockcore.ErrConfig, on every call. Use
 // [New] to get the error instead. The returned handler is safe for
 // concurrent use.
-func Wrap[TIn, TOut any](h func(context.Context, TIn) (TOut, error), store lockcore.Store,
+func Wrap[TIn, TOut any](h func(context.Context, TIn) (TOut, error), store storeapi.Store,
 	key func(context.Context, TIn) (string, error), opts ...Option) func(context.Context, TIn) (TOut, error) {
 	return WrapHandlers(Handlers[TIn, TOut]{Fetch: h}, store, key, opts...)
 }
@@ -58,7 +58,7 @@ func Wrap[TIn, TOut any](h func(context.Context, TIn) (TOut, error), store lockc
 //
 // Like [Wrap], it never panics on a bad configuration. The returned
 // handler is safe for concurrent use.
-func WrapHandlers[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store,
+func WrapHandlers[TIn, TOut any](hs Handlers[TIn, TOut], store storeapi.Store,
 	key func(context.Context, TIn) (string, error), opts ...Option) func(context.Context, TIn) (TOut, error) {
 	f, err := NewHandlers(hs, store, key, opts...)
 	if err == nil {
@@ -70,7 +70,7 @@ func WrapHandlers[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store,
 // New is [Wrap], but returns the configuration error, which matches
 // lockcore.ErrConfig and names every problem found, instead of a handler that
 // returns it.
-func New[TIn, TOut any](h func(context.Context, TIn) (TOut, error), store lockcore.Store,
+func New[TIn, TOut any](h func(context.Context, TIn) (TOut, error), store storeapi.Store,
 	key func(context.Context, TIn) (string, error), opts ...Option) (func(context.Context, TIn) (TOut, error), error) {
 	return NewHandlers(Handlers[TIn, TOut]{Fetch: h}, store, key, opts...)
 }
@@ -78,7 +78,7 @@ func New[TIn, TOut any](h func(context.Context, TIn) (TOut, error), store lockco
 // NewHandlers is [WrapHandlers], but returns the configuration error, which
 // matches lockcore.ErrConfig and names every problem found, instead of a handler
 // that returns it.
-func NewHandlers[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store,
+func NewHandlers[TIn, TOut any](hs Handlers[TIn, TOut], store storeapi.Store,
 	key func(context.Context, TIn) (string, error), opts ...Option) (func(context.Context, TIn) (TOut, error), error) {
 	w, err := newWrapper(hs, store, key, opts)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -26,13 +27,13 @@ func options(extra ...lockmw.Option) []lockmw.Option {
 }
 
 // mustNew wraps h on store with the key function keyOf.
-func mustNew(t *testing.T, h func(context.Context, event) (string, error), store lockcore.Store, opts ...lockmw.Option) func(context.Context, event) (string, error) {
+func mustNew(t *testing.T, h func(context.Context, event) (string, error), store storeapi.Store, opts ...lockmw.Option) func(context.Context, event) (string, error) {
 	t.Helper()
 	return mustNewHandlers(t, lockmw.Handlers[event, string]{Fetch: h}, store, opts...)
 }
 
 // mustNewHandlers wraps hs on store with the key function keyOf.
-func mustNewHandlers(t *testing.T, hs lockmw.Handlers[event, string], store lockcore.Store, opts ...lockmw.Option) func(context.Context, event) (string, error) {
+func mustNewHandlers(t *testing.T, hs lockmw.Handlers[event, string], store storeapi.Store, opts ...lockmw.Option) func(context.Context, event) (string, error) {
 	t.Helper()
 	f, err := lockmw.NewHandlers(hs, store, keyOf, opts...)
 	if err != nil {
@@ -42,9 +43,9 @@ func mustNewHandlers(t *testing.T, hs lockmw.Handlers[event, string], store lock
 }
 
 // holdElsewhere acquires key with another Lock, as another invocation would.
-func holdElsewhere(t *testing.T, ctx context.Context, store lockcore.Store, id string) *lockcore.Lock {
+func holdElsewhere(t *testing.T, ctx context.Context, store storeapi.Store, id string) *lockcore.Lock {
 	t.Helper()
-	l, err := lockcore.New(store, lockcore.Params{LockID: id, LockGroup: group, OwnerName: "other", AccountID: 1, AppID: 1},
+	l, err := lockcore.New(store, lockcore.Params{LockID: id, LockGroup: group, HolderName: "other", AccountID: 1, AppID: 1},
 		lockcore.WithLogger(discardLogger()))
 	if err != nil {
 		t.Fatalf("lockcore.New() = %v", err)
@@ -86,8 +87,8 @@ func TestAcquired(t *testing.T) {
 		if !it.Released || it.Result != lockcore.Success || it.ResultRef != "cache/rates-v1" || it.ResultFence != got.Fence {
 			t.Errorf("item after h() = %+v; want released with success, ref cache/rates-v1, fence %d", it, got.Fence)
 		}
-		if want := "/req-1"; !strings.HasSuffix(it.Owner, want) {
-			t.Errorf("item owner = %q, want suffix %q", it.Owner, want)
+		if want := "/req-1"; !strings.HasSuffix(it.Holder, want) {
+			t.Errorf("item owner = %q, want suffix %q", it.Holder, want)
 		}
 		if it.RecordAccount != "act:123456789012/app:1" {
 			t.Errorf("item record account = %q, want the ARN's account and app 1", it.RecordAccount)

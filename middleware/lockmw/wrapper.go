@@ -13,13 +13,14 @@ import (
 	"github.com/herdlock/herdlock/emf"
 	"github.com/herdlock/herdlock/internal/lockcoreopts"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
 // wrapper is one wrapped handler: its configuration, read-only after
 // newWrapper.
 type wrapper[TIn, TOut any] struct {
 	hs        Handlers[TIn, TOut]
-	store     lockcore.Store
+	store     storeapi.Store
 	key       func(context.Context, TIn) (string, error)
 	codec     Codec[TOut] // nil: a read handler, no inline answers
 	maxAnswer int
@@ -42,7 +43,7 @@ type wrapper[TIn, TOut any] struct {
 }
 
 // newWrapper checks the configuration and fills in the defaults.
-func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store lockcore.Store,
+func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store storeapi.Store,
 	key func(context.Context, TIn) (string, error), opts []Option) (*wrapper[TIn, TOut], error) {
 	o, errs := collect(opts)
 	errs = append(errs, checkRequired(&hs, store, key)...)
@@ -86,7 +87,7 @@ func collect(opts []Option) (options, []error) {
 }
 
 // checkRequired reports the missing required things.
-func checkRequired[TIn, TOut any](hs *Handlers[TIn, TOut], store lockcore.Store,
+func checkRequired[TIn, TOut any](hs *Handlers[TIn, TOut], store storeapi.Store,
 	key func(context.Context, TIn) (string, error)) []error {
 	var errs []error
 	if err := hs.check(); err != nil {
@@ -106,11 +107,11 @@ func checkRequired[TIn, TOut any](hs *Handlers[TIn, TOut], store lockcore.Store,
 // timeout they set ends before the deadline, within the safety margin.
 func checkLockOptions(opts []lockcore.Option, margin time.Duration) error {
 	if rt := lockcoreopts.Read(opts).ReleaseTimeout; rt > 0 && rt >= margin {
-		return fmt.Errorf("WithLockOptions: lockcore.WithReleaseTimeout %v is not less than the safety margin %v (WithSafetyMargin): the release would run past the deadline", rt, margin)
+		return fmt.Errorf("WithLockOptions: lockcore.StoreCalls.ReleaseTimeout %v is not less than the safety margin %v (WithSafetyMargin): the release would run past the deadline", rt, margin)
 	}
 	probe := append(append([]lockcore.Option(nil), opts...), lockcore.WithLogger(slog.New(slog.DiscardHandler)))
 	if _, err := lockcore.New(lockcore.NewMemoryStore(), lockcore.Params{
-		LockID: "probe", LockGroup: "probe", OwnerName: "probe", AccountID: 1, AppID: 1,
+		LockID: "probe", LockGroup: "probe", HolderName: "probe", AccountID: 1, AppID: 1,
 	}, probe...); err != nil {
 		return fmt.Errorf("WithLockOptions: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/sqsmw"
 )
 
@@ -22,7 +22,7 @@ func TestMalformedRecordsFailWithoutALock(t *testing.T) {
 		ev := batchOf(t, "A", "B", "C", "D", "E", "F", "G")
 		ev.Records[1].Body = "pair=B"                                                                  // not JSON
 		ev.Records[2].Body = `{"pair":""}`                                                             // no key
-		ev.Records[3].Body = `{"pair":"` + strings.Repeat("d", lockcore.MaxPartitionKeyBytes+1) + `"}` // too long
+		ev.Records[3].Body = `{"pair":"` + strings.Repeat("d", storeapi.MaxPartitionKeyBytes+1) + `"}` // too long
 		ev.Records[4].Body = `[1,2]`                                                                   // wrong shape
 		ev.Records[5].Body = `{"pair":"F"} {"pair":"X"}`                                               // two values
 		store := newKeyRecorder()

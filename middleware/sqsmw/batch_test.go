@@ -3,6 +3,7 @@ package sqsmw_test
 import (
 	"context"
 	"errors"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"io"
 	"log/slog"
 	"slices"
@@ -71,7 +72,7 @@ func TestFailingKeyFailsExactlyItsRecords(t *testing.T) {
 func TestSharedFailureFailsTheNextBatchWithoutACall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{fail: map[string]error{"GBPUSD": errUpstream}}
-		h := must(sqsmw.New(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet(lockcore.WithMaxAttempts(1))))
+		h := must(sqsmw.New(rec.handle, lockcore.NewMemoryStore(), bodyKey, quiet(lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: 1}))))
 		// The first batch's failure exhausts the episode: it is held back
 		// for the failure window (the 6 s lease), longer than the later
 		// batches can wait, so they fail the key without calling.
@@ -88,7 +89,7 @@ func TestSharedFailureFailsTheNextBatchWithoutACall(t *testing.T) {
 			}
 		}
 		if n := countKey(rec.keys(), "GBPUSD"); n != 1 {
-			t.Errorf("GBPUSD handler calls %d over 3 batches with WithMaxAttempts(1), want 1", n)
+			t.Errorf("GBPUSD handler calls %d over 3 batches with FailureEpisode.MaxAttempts 1, want 1", n)
 		}
 	})
 }
@@ -249,7 +250,7 @@ func TestBadConfigurationIsNewsError(t *testing.T) {
 			var h sqsmw.Handler = func(context.Context, string, []events.SQSMessage) error { calls++; return nil }
 			key := func(context.Context, events.SQSMessage) (string, error) { calls++; return "A", nil }
 			counted := &countingStore{Store: lockcore.NewMemoryStore()}
-			var store lockcore.Store = counted
+			var store storeapi.Store = counted
 			if tt.noH {
 				h = nil
 			}
@@ -275,11 +276,11 @@ func TestBadConfigurationIsNewsError(t *testing.T) {
 
 // countingStore counts the acquire requests of a store.
 type countingStore struct {
-	lockcore.Store
+	storeapi.Store
 	acquires atomic.Int64
 }
 
-func (s *countingStore) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *countingStore) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	s.acquires.Add(1)
 	return s.Store.Acquire(ctx, req)
 }

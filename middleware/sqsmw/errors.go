@@ -7,6 +7,6 @@ import (
 )
 
 // errKeyTooLong means the key function returned an id longer than
-// lockcore.MaxPartitionKeyBytes; the record is reported failed and no
+// storeapi.MaxPartitionKeyBytes; the record is reported failed and no
 // lock is taken for it.
 var errKeyTooLong = fmt.Errorf("sqsmw: %w: too long", lockmw.ErrKey)

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 	"github.com/herdlock/herdlock/middleware/sqsmw"
 )
@@ -143,14 +144,14 @@ func failedIDs(resp events.SQSEventResponse) []string {
 
 // keyRecorder is a store that records the lock ids it is asked for.
 type keyRecorder struct {
-	lockcore.Store
+	storeapi.Store
 	mu  sync.Mutex
 	ids []string
 }
 
 func newKeyRecorder() *keyRecorder { return &keyRecorder{Store: lockcore.NewMemoryStore()} }
 
-func (s *keyRecorder) Acquire(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
+func (s *keyRecorder) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
 	s.mu.Lock()
 	s.ids = append(s.ids, req.Key.ID)
 	s.mu.Unlock()

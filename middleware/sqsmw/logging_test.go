@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/smithy-go"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 	"github.com/herdlock/herdlock/middleware/sqsmw"
 )
@@ -118,12 +119,12 @@ func toStrings(v any) []string {
 
 // deniedStore refuses every acquire as DynamoDB does for a role without
 // the permission; the message names the account and the role.
-type deniedStore struct{ lockcore.Store }
+type deniedStore struct{ storeapi.Store }
 
 const deniedMessage = "User: arn:aws:sts::123456789012:assumed-role/rates-role/fn is not authorized to perform: dynamodb:UpdateItem"
 
-func (deniedStore) Acquire(context.Context, lockcore.AcquireRequest) (lockcore.Item, error) {
-	return lockcore.Item{}, &smithy.GenericAPIError{Code: "AccessDeniedException", Message: deniedMessage}
+func (deniedStore) Acquire(context.Context, storeapi.AcquireRequest) (storeapi.Item, error) {
+	return storeapi.Item{}, &smithy.GenericAPIError{Code: "AccessDeniedException", Message: deniedMessage}
 }
 
 func TestStoreErrorsReachTheLogAsCodes(t *testing.T) {

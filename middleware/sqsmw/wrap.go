@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/internal/answer"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
@@ -51,7 +52,7 @@ type group struct {
 // configuration (a nil h, key function or store, a bad option value, bad
 // lockmw options) is an error matching lockcore.ErrConfig that names
 // every problem found, and no handler.
-func New(h Handler, store lockcore.Store, key func(ctx context.Context, record events.SQSMessage) (string, error),
+func New(h Handler, store storeapi.Store, key func(ctx context.Context, record events.SQSMessage) (string, error),
 	opts ...Option) (func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), error) {
 	o, err := buildOptions(opts)
 	if err != nil {
@@ -139,8 +140,8 @@ func (b *batcher) recordKey(ctx context.Context, r events.SQSMessage) (string, e
 	switch {
 	case id == "":
 		return "", fmt.Errorf("sqsmw: %w: blank key", lockmw.ErrKey)
-	case len(id) > lockcore.MaxPartitionKeyBytes:
-		return "", fmt.Errorf("%w: %d bytes, at most %d", errKeyTooLong, len(id), lockcore.MaxPartitionKeyBytes)
+	case len(id) > storeapi.MaxPartitionKeyBytes:
+		return "", fmt.Errorf("%w: %d bytes, at most %d", errKeyTooLong, len(id), storeapi.MaxPartitionKeyBytes)
 	}
 	return id, nil
 }

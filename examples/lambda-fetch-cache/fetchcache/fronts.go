@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/herdlock/herdlock/emf"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/httpmw"
 	"github.com/herdlock/herdlock/middleware/idempotency"
 	"github.com/herdlock/herdlock/middleware/lockmw"
@@ -117,7 +118,7 @@ func run[In, Out any](ctx context.Context, raw json.RawMessage, h func(context.C
 // with [GroupSuffixIdempotency]), and the queue front runs each record once
 // per message id (idempotency.SQSHandler) inside its pair's group. opts
 // are as for the direct handler.
-func NewFronts(direct func(context.Context, Request) (Response, error), store lockcore.Store, group string, fresh time.Duration,
+func NewFronts(direct func(context.Context, Request) (Response, error), store storeapi.Store, group string, fresh time.Duration,
 	cache *Cache, up *Upstream, opts ...lockmw.Option) (Fronts, error) {
 	a := &app{cache: cache, upstream: up, now: time.Now}
 	fetch := a.fetchInline

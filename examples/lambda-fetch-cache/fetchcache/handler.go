@@ -12,6 +12,7 @@ import (
 
 	"github.com/herdlock/herdlock/emf"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -93,7 +94,7 @@ type app struct {
 // opts come after the handler's own options (group, lock options), so they
 // can add metrics, logging and tracing. The handler is safe for concurrent
 // use.
-func NewHandler(store lockcore.Store, group string, cache *Cache, up *Upstream, opts ...lockmw.Option) (func(context.Context, Request) (Response, error), error) {
+func NewHandler(store storeapi.Store, group string, cache *Cache, up *Upstream, opts ...lockmw.Option) (func(context.Context, Request) (Response, error), error) {
 	a := &app{cache: cache, upstream: up, now: time.Now}
 	base := []lockmw.Option{
 		lockmw.WithLockGroup(group),

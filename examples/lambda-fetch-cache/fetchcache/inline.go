@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -22,7 +23,7 @@ import (
 // opts come after the handler's own options (group, lock options), so they
 // can add metrics, logging and tracing. The handler is safe for concurrent
 // use.
-func NewInlineHandler(store lockcore.Store, group string, fresh time.Duration, up *Upstream, opts ...lockmw.Option) (func(context.Context, Request) (Response, error), error) {
+func NewInlineHandler(store storeapi.Store, group string, fresh time.Duration, up *Upstream, opts ...lockmw.Option) (func(context.Context, Request) (Response, error), error) {
 	a := &app{upstream: up, now: time.Now}
 	base := []lockmw.Option{
 		lockmw.WithLockGroup(group),

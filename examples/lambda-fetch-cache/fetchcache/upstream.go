@@ -61,7 +61,7 @@ type UpstreamError struct {
 	// (delay-seconds or an HTTP date, at most 5 minutes); 0 when the
 	// upstream gave no usable one (a 5xx, a timeout, a bad answer). A zero
 	// wait is no pacing: the lock then bounds the burst's attempts
-	// (lockcore.WithMaxAttempts) and backs off after them, rather than
+	// (lockcore.FailureEpisode.MaxAttempts) and backs off after them, rather than
 	// retrying at a pace the upstream never asked for.
 	Wait time.Duration
 	// Cause is the transport's error, when there was one. It may hold the
@@ -127,7 +127,7 @@ func NewUpstream(base *url.URL, client *http.Client) *Upstream {
 // waiters and newcomers of the burst stay away from the upstream until
 // then and the herd makes one call per Retry-After; without one, the
 // herd makes at most the lock's attempts per episode
-// (lockcore.WithMaxAttempts) and then holds back, longer after each
+// (lockcore.FailureEpisode.MaxAttempts) and then holds back, longer after each
 // exhausted episode. A wait inside the holder
 // would hide the failure from the herd, and a retry inside it would
 // multiply that bound.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 	"github.com/herdlock/herdlock/middleware/lockmw/oteltracer"
 	"go.opentelemetry.io/otel/attribute"
@@ -48,7 +49,7 @@ func invocation(t *testing.T, timeout time.Duration, reqID string) context.Conte
 	return lambdaHeaderContext(ctx, traceHeader)
 }
 
-func wrap(t *testing.T, store lockcore.Store, tr lockmw.Tracer, fetch func(context.Context, string) (string, error), opts ...lockmw.Option) func(context.Context, string) (string, error) {
+func wrap(t *testing.T, store storeapi.Store, tr lockmw.Tracer, fetch func(context.Context, string) (string, error), opts ...lockmw.Option) func(context.Context, string) (string, error) {
 	t.Helper()
 	// The reference path (OnReleased): the other holders in these tests are
 	// plain locks, which publish no inline answer.
@@ -69,9 +70,9 @@ func wrap(t *testing.T, store lockcore.Store, tr lockmw.Tracer, fetch func(conte
 func ok(context.Context, string) (string, error) { return "ok", nil }
 
 // holdElsewhere acquires id with another lock, as another invocation would.
-func holdElsewhere(t *testing.T, ctx context.Context, store lockcore.Store, id string) *lockcore.Lock {
+func holdElsewhere(t *testing.T, ctx context.Context, store storeapi.Store, id string) *lockcore.Lock {
 	t.Helper()
-	l, err := lockcore.New(store, lockcore.Params{LockID: id, LockGroup: group, OwnerName: "other", AccountID: 1, AppID: 1},
+	l, err := lockcore.New(store, lockcore.Params{LockID: id, LockGroup: group, HolderName: "other", AccountID: 1, AppID: 1},
 		lockcore.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatalf("lockcore.New() = %v", err)
@@ -266,10 +267,10 @@ func TestFailedSpans(t *testing.T) {
 
 // noRelease is a store whose releases never arrive, as from a holder that
 // died.
-type noRelease struct{ lockcore.Store }
+type noRelease struct{ storeapi.Store }
 
-func (noRelease) Release(context.Context, lockcore.ReleaseRequest) (lockcore.Item, error) {
-	return lockcore.Item{}, errors.New("test: release dropped")
+func (noRelease) Release(context.Context, storeapi.ReleaseRequest) (storeapi.Item, error) {
+	return storeapi.Item{}, errors.New("test: release dropped")
 }
 
 func TestTakeOverSpans(t *testing.T) {

@@ -147,7 +147,7 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 		}
 	}
 
-	renewEvery := max(lockcore.DefaultRenewFloor, abandonLease/3)
+	renewEvery := max(500*time.Millisecond, abandonLease/3) // lockcore's default renewal floor, or lease/3
 	if only["4"] {
 		step("4/6 abandoned holder")
 		ha := bench.RunAbandoned(ctx, env, bench.Herdlock(bench.SideHerdlock, lockcore.WithLease(abandonLease)),
@@ -301,7 +301,8 @@ func run(out string, rounds, trials, coldTrials int, benchtime string, readCap f
 	}
 	if len(r.Brownout) > 0 || len(r.BrownoutHolds) > 0 {
 		fmt.Printf("\nbrownout: every answer late (the request applied halfway), attempt timeout %v, herds over %v, holder works %v, each invocation a new execution environment:\n\n",
-			lockcore.DefaultAttemptTimeout, bench.HotArrival, bench.HerdWork)
+			500*time.Millisecond, // lockcore's default attempt timeout
+			bench.HotArrival, bench.HerdWork)
 		if err := bench.WriteBrownoutTable(os.Stdout, r.Brownout, r.BrownoutHolds); err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package lockcore
+package storeapi
 
 import (
 	"crypto/sha256"
