@@ -146,6 +146,7 @@ func testIdempotencyRecordLife(t *testing.T, e *env) {
 	want := succ
 	want.Released, want.ReleasedAtMs, want.Result, want.ResultFence = true, l.complete.NowMs, lockcore.Success, succ.Fence
 	want.Answer = l.complete.Answer
+	want.PublishedRevision, want.PublishedResult = l.complete.Revision, lockcore.Success // the record of this publication
 	step("Release(complete)", done, want)
 	_, err = e.s.Acquire(ctx(t), l.fresh)
 	refused("Acquire(duplicate at the retention's end)", err, "acquire", done)
@@ -159,6 +160,7 @@ func testIdempotencyRecordLife(t *testing.T, e *env) {
 	want = again
 	want.Released, want.ReleasedAtMs, want.Result, want.ResultFence = true, l.kept.NowMs, lockcore.Failure, again.Fence
 	want.Failures, want.NotBeforeMs, want.FailReason, want.FailRecentUntilMs = l.kept.Failures, l.kept.NotBeforeMs, l.kept.FailReason, l.kept.FailRecentUntilMs
+	want.PublishedRevision, want.PublishedResult = l.kept.Revision, lockcore.Failure
 	step("Release(kept error)", failed, want)
 	_, err = e.s.Acquire(ctx(t), l.tooEarly)
 	refused("Acquire(duplicate before the not-before)", err, "acquire", failed)
