@@ -66,7 +66,9 @@ func failAcquire(t *testing.T, l *lockcore.Lock) {
 // its revision and acquires at once: ACQUIRED without a take-over, instead
 // of waiting out the copy's lease (6s) and taking it over, counted as
 // LockTakeover. It does so however late the copy lands: also after another
-// call held the key and published.
+// call held the key and published (for the wait's first step, a failure:
+// a success published after the call began is news to it, and guard B
+// keeps every copy of its write off that success).
 func TestNextCallFreesTheLateCopyOfAFailedAcquire(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -75,7 +77,7 @@ func TestNextCallFreesTheLateCopyOfAFailedAcquire(t *testing.T) {
 	}{
 		{"wait's first step", failWait, nil},
 		{"Acquire", failAcquire, nil},
-		{"wait's first step, the copy landing after another call published", failWait, publishSuccess},
+		{"wait's first step, the copy landing after another call published a failure", failWait, publishFailure},
 		{"Acquire, the copy landing after another call published", failAcquire, publishSuccess},
 	}
 	for _, tt := range tests {
@@ -125,12 +127,24 @@ func TestNextCallFreesTheLateCopyOfAFailedAcquire(t *testing.T) {
 // work and publishes success.
 func publishSuccess(t *testing.T, s lockcore.Store, env lockcore.Option) {
 	t.Helper()
+	publish(t, s, env, lockcore.Success)
+}
+
+// publishFailure is another call that acquires the lock on s, works and
+// publishes failure (unpaced: it holds nobody back).
+func publishFailure(t *testing.T, s lockcore.Store, env lockcore.Option) {
+	t.Helper()
+	publish(t, s, env, lockcore.Failure)
+}
+
+func publish(t *testing.T, s lockcore.Store, env lockcore.Option, result lockcore.Result) {
+	t.Helper()
 	other := newLock(t, s, "other", env)
 	if res, err := other.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
 		t.Fatalf("other call = %+v, %v; want ACQUIRED", res, err)
 	}
 	time.Sleep(time.Second)
-	mustRelease(t, other, lockcore.Success, "ref")
+	mustRelease(t, other, result, "ref")
 }
 
 // A Lock on another store (another execution environment) does not know
@@ -432,13 +446,22 @@ func TestNextCallFreesTheLateCopyOfAnAcquireThatFoundTheLockHeld(t *testing.T) {
 	}
 }
 
+// secondCopyHolders are the holders between a failed call's two late
+// copies, in order, and what each publishes.
+var secondCopyHolders = []struct {
+	owner  string
+	result lockcore.Result
+}{{"next", lockcore.Success}, {"then", lockcore.Failure}}
+
 // A request held up in the network can land more than once (each of the
 // SDK's retries is a copy). Guard D refuses a second copy only while the
 // item carries the revision, as its own or the one it replaced: once two
 // more holders have come and gone, a second copy of a failed call's
-// acquire lands again and holds the key for nobody. The environment still
-// knows that revision: its next call frees this copy too, at once, without
-// a take-over.
+// acquire lands again and holds the key for nobody (here on the failure
+// the second holder published: guard B keeps it off a success published
+// after the failed call began). The environment still knows that
+// revision: its next call frees this copy too, at once, without a
+// take-over.
 func TestNextCallFreesASecondLateCopyOfAFailedAcquire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
@@ -446,13 +469,13 @@ func TestNextCallFreesASecondLateCopyOfAFailedAcquire(t *testing.T) {
 		env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
 		failWait(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), env))
 		store.land(t)
-		for _, owner := range []string{"next", "then"} { // the first copy freed by the next call; one more holder after it
-			l := newLock(t, mem, owner, lockcore.WithLease(6*time.Second), env)
+		for _, h := range secondCopyHolders { // the first copy freed by the next call; one more holder after it
+			l := newLock(t, mem, h.owner, lockcore.WithLease(6*time.Second), env)
 			if res, err := l.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
-				t.Fatalf("%s call = %+v, %v; want ACQUIRED", owner, res, err)
+				t.Fatalf("%s call = %+v, %v; want ACQUIRED", h.owner, res, err)
 			}
 			time.Sleep(time.Second)
-			mustRelease(t, l, lockcore.Success, "")
+			mustRelease(t, l, h.result, "")
 		}
 		again := store.land(t) // the second copy: the item no longer carries its revision
 
@@ -510,12 +533,12 @@ func TestNextCallFreesASecondLateCopyOfAFailedAcquireOnEveryStore(t *testing.T) 
 			env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
 			failWait(t, newLock(t, store, "failed", env))
 			store.land(t)
-			for _, owner := range []string{"next", "then"} {
-				l := newLock(t, inner, owner, env)
+			for _, h := range secondCopyHolders {
+				l := newLock(t, inner, h.owner, env)
 				if res, err := l.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
-					t.Fatalf("%s call = %+v, %v; want ACQUIRED", owner, res, err)
+					t.Fatalf("%s call = %+v, %v; want ACQUIRED", h.owner, res, err)
 				}
-				mustRelease(t, l, lockcore.Success, "")
+				mustRelease(t, l, h.result, "")
 			}
 			again := store.land(t)
 

@@ -122,7 +122,10 @@ func (s *cutOffHolder) Release(ctx context.Context, req lockcore.ReleaseRequest)
 // retriedOverAFreedLateCopy is a holder's release whose retry arrives two
 // acquisitions late: a copy of a waiter's refused attempt lands on the
 // released item after the waiter returned, and the environment's next call
-// frees it and acquires, before the holder's request gets through.
+// frees it and acquires, before the holder's request gets through. The
+// waiter's wall clock runs ahead of the holder's by less than the clock
+// allowance: only so does a copy of its write get past guard B onto a
+// success published after the wait began (by its clock, before).
 type retriedOverAFreedLateCopy struct {
 	name          string
 	result        lockcore.Result
@@ -179,7 +182,7 @@ func (tt retriedOverAFreedLateCopy) run(t *testing.T, inner lockcore.Store) {
 	mustAcquire(t, holder)
 	fence := holder.Fence()
 	copies := newLateCopy(inner)
-	waitOpts := []lockcore.Option{lockcore.WithLease(6 * time.Second), env}
+	waitOpts := []lockcore.Option{lockcore.WithLease(6 * time.Second), env, lockcore.WithClock(offsetClock(900 * time.Millisecond))}
 	if !tt.servedWaiter {
 		waitOpts = append(waitOpts, lockcore.WithMaxWait(time.Second))
 	}
