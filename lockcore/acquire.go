@@ -81,7 +81,7 @@ func (l *Lock) settle(ctx context.Context, req AcquireRequest, sent, until time.
 	// attempts, reason and not-before stay as the item has them (the
 	// release writes none of them; no read of them is needed).
 	free := ReleaseRequest{Key: l.key, Revision: req.Revision, NowMs: l.nowMs(), Result: Failure, KeepEpisode: true, Unheld: true}
-	if l.free(ctx, free) && applied && !l.late(ctx, until) {
+	if l.free(ctx, free) == nil && applied && !l.late(ctx, until) {
 		return nil, &got, nil // settled too late to hold, within the wait: it goes on
 	}
 	l.logAt(slog.LevelWarn, "lock acquire failed", slog.Any("error", err))

@@ -3,6 +3,7 @@ package lockcore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -680,5 +681,38 @@ func TestAcquireOverItsOwnSettledWriteIsNoTakeover(t *testing.T) {
 				res, w.TookOver(), m.sum(lockcore.MetricTakeover))
 		}
 		mustRelease(t, w, lockcore.Success, "")
+	})
+}
+
+// A wait that reads the late copy of an acquire its environment gave up
+// on, and whose release of it the store refuses (the role may read the
+// table but no longer write it), ends at once with that refusal, as its
+// acquire would: store_error matching ErrStoreRefused within a second,
+// not a read and a refused release every poll until its maximum wait
+// (30s) and then ErrWaitTimeout.
+func TestAWaitWhoseFreeingOfALateCopyIsRefusedFailsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		store := newLostFirst(mem)
+		env := lockcore.WithHotKeys(lockcore.NewHotKeys(lockcore.DefaultHotKeys))
+		failWait(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), env))
+		store.land(t)
+
+		denied := fmt.Errorf("memory write: refused by the store: AccessDeniedException: %w", lockcore.ErrStoreRefused)
+		readOnly := &hookStore{Store: mem,
+			acquire: func(context.Context, lockcore.AcquireRequest) (lockcore.Item, error) { return lockcore.Item{}, denied },
+			release: func(context.Context, lockcore.ReleaseRequest) (lockcore.Item, error) { return lockcore.Item{}, denied },
+		}
+		next := newLock(t, readOnly, "next", lockcore.WithLease(6*time.Second), lockcore.WithMaxWait(30*time.Second), env)
+		start := time.Now()
+		res, err := next.TryAcquireElseWaitForRelease(context.Background())
+		took := time.Since(start)
+		var ae *lockcore.AcquireError
+		if res.Outcome != lockcore.Failed || !errors.As(err, &ae) || ae.Reason != lockcore.ReasonStore || !errors.Is(err, lockcore.ErrStoreRefused) {
+			t.Errorf("next call = %v, %v; want FAILED with store_error matching ErrStoreRefused", res.Outcome, err)
+		}
+		if took > time.Second {
+			t.Errorf("next call returned after %v (%d releases refused), want within a second of the refusal", took, readOnly.n("release"))
+		}
 	})
 }
