@@ -18,13 +18,14 @@ import (
 // before, when set, runs just before that first acquire reaches the store.
 type heldUpCopy struct {
 	hookStore
-	mu     sync.Mutex
-	first  *lockcore.AcquireRequest
-	before func()
+	mu       sync.Mutex
+	first    *lockcore.AcquireRequest
+	before   func()
+	answered chan struct{} // closed when the first acquire has returned
 }
 
 func newHeldUpCopy(inner lockcore.Store, before func()) *heldUpCopy {
-	s := &heldUpCopy{hookStore: hookStore{Store: inner}, before: before}
+	s := &heldUpCopy{hookStore: hookStore{Store: inner}, before: before, answered: make(chan struct{})}
 	s.acquire = func(ctx context.Context, req lockcore.AcquireRequest) (lockcore.Item, error) {
 		s.mu.Lock()
 		first := s.first == nil
@@ -36,7 +37,11 @@ func newHeldUpCopy(inner lockcore.Store, before func()) *heldUpCopy {
 		if first && s.before != nil {
 			s.before()
 		}
-		return inner.Acquire(ctx, req)
+		it, err := inner.Acquire(ctx, req)
+		if first {
+			close(s.answered)
+		}
+		return it, err
 	}
 	return s
 }
@@ -161,6 +166,36 @@ func TestAHerdFetchesOnceWhenALateCopyLandsAfterThePublishedSuccess(t *testing.T
 					}
 				}
 			})
+		})
+	}
+}
+
+// The same on DynamoDB's API (Dynoxide, dynalite) as on the memory store,
+// in real time, for the wait's first step: the held-up copy meets the
+// store's real condition (guard B), and the herd still fetches once.
+func TestAHerdFetchesOnceWhenALateCopyLandsAfterThePublishedSuccessOnEveryStore(t *testing.T) {
+	for _, st := range everyStore() {
+		t.Run(st.name, func(t *testing.T) {
+			inner := st.new(t)
+			fetcher := newLock(t, inner, "fetcher")
+			mustAcquire(t, fetcher)
+			store := newHeldUpCopy(inner, nil)
+			w := startWaiting(newLock(t, store, "waiter", lockcore.WithMaxWait(10*time.Second)))
+			<-store.answered                  // refused over the fetcher: waiting
+			time.Sleep(50 * time.Millisecond) // the fetcher's work, so its success comes after the copy was sent
+			answer := []byte(`{"rate":1.0842}`)
+			if err := fetcher.Release(context.Background(), lockcore.Success, "ref", lockcore.WithAnswer(answer)); err != nil {
+				t.Fatalf("fetcher's Release() = %v", err)
+			}
+			store.land(t)
+			got := <-w.done
+			if got.err != nil || got.res.Outcome != lockcore.Released || !bytes.Equal(got.res.Answer, answer) {
+				if got.res.Outcome == lockcore.Acquired {
+					_ = w.l.Release(context.Background(), lockcore.Success, "again")
+				}
+				t.Fatalf("waiter = %v, answer %q, %v; want RELEASED with the fetcher's answer (ACQUIRED is a second upstream call)",
+					got.res.Outcome, got.res.Answer, got.err)
+			}
 		})
 	}
 }
