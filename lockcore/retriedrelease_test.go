@@ -129,11 +129,13 @@ func (s *cutOffHolder) Release(ctx context.Context, req lockcore.ReleaseRequest)
 type retriedOverAFreedLateCopy struct {
 	name          string
 	result        lockcore.Result
-	deliverFirst  bool // the holder's first release is applied (its answer lost)
-	servedWaiter  bool // the waiter is RELEASED with the holder's success; else it gives up first
-	operatorFirst bool // an operator force-releases the hold before the holder's release is sent
-	operatorAfter bool // an operator force-releases the revision after the holder's release applied
-	wantLost      bool // the holder is told ErrLeaseLost; else nil
+	deliverFirst  bool   // the holder's first release is applied (its answer lost)
+	servedWaiter  bool   // the waiter is RELEASED with the holder's success; else it gives up first
+	operatorFirst bool   // an operator force-releases the hold before the holder's release is sent
+	operatorAfter bool   // an operator force-releases the revision after the holder's release applied
+	nextPublishes bool   // the next call publishes its success before the holder's retry gets through
+	knownGap      string // when set, the case is skipped: the lock does not meet it yet, for this reason
+	wantLost      bool   // the holder is told ErrLeaseLost; else nil
 }
 
 var retriedOverAFreedLateCopyCases = []retriedOverAFreedLateCopy{
@@ -145,6 +147,15 @@ var retriedOverAFreedLateCopyCases = []retriedOverAFreedLateCopy{
 	{name: "its failure applied then replaced by an operator", result: lockcore.Failure, deliverFirst: true, operatorAfter: true, wantLost: true},
 	// Its release never applied: the operator's release stands.
 	{name: "force-released before its release", result: lockcore.Success, operatorFirst: true, wantLost: true},
+	// The newcomer's whole hold, its publication included, fits in the
+	// holder's retries: the holder published all the same. Not yet met:
+	// the newcomer's release overwrites the record of the holder's
+	// publication, and the acquisition before it replaced the freed copy,
+	// so nothing on the item names the holder's revision (the holder is
+	// told ErrLeaseLost). Keeping the record one publication longer
+	// needs another pair of attributes in both stores.
+	{name: "its success applied and the newcomer published since", result: lockcore.Success, deliverFirst: true, servedWaiter: true, nextPublishes: true,
+		knownGap: "the record of a publication does not outlive the next one"},
 }
 
 // A holder's release that applied, its answer lost, is recognised however
@@ -176,6 +187,9 @@ func TestRetriedReleaseIsRecognisedAfterAFreedLateCopyOnEveryStore(t *testing.T)
 
 func (tt retriedOverAFreedLateCopy) run(t *testing.T, inner lockcore.Store) {
 	t.Helper()
+	if tt.knownGap != "" {
+		t.Skip("not met yet: " + tt.knownGap)
+	}
 	env := startedEnvironment(t, inner)
 	cut := newCutOffHolder(inner, tt.deliverFirst)
 	holder := newLock(t, cut, "holder", lockcore.WithLease(6*time.Second), env)
@@ -215,6 +229,10 @@ func (tt retriedOverAFreedLateCopy) run(t *testing.T, inner lockcore.Store) {
 		t.Fatalf("next call = %+v, %v; want ACQUIRED above the late copy's fence %d", res, err, landed.Fence)
 	}
 
+	nextRevision := next.Revision()
+	if tt.nextPublishes {
+		mustRelease(t, next, lockcore.Success, "next-ref")
+	}
 	close(cut.heal)
 	err = <-released
 	switch {
@@ -222,6 +240,12 @@ func (tt retriedOverAFreedLateCopy) run(t *testing.T, inner lockcore.Store) {
 		t.Errorf("holder's Release(%s) = %v; want ErrLeaseLost: the operator's release was the last of its revision", tt.result, err)
 	case !tt.wantLost && err != nil:
 		t.Errorf("holder's Release(%s) = %v; want nil: it was published", tt.result, err)
+	}
+	if tt.nextPublishes {
+		if it, _, _ := inner.Get(context.Background(), holder.Key()); it.Revision != nextRevision || !it.Released || it.ResultRef != "next-ref" {
+			t.Errorf("item after the holder's retry = %+v; want the next call's publication untouched", it)
+		}
+		return
 	}
 	if it, _, _ := inner.Get(context.Background(), holder.Key()); it.Revision != next.Revision() || it.Released {
 		t.Errorf("item after the holder's retry = %+v; want the next call's hold untouched", it)
