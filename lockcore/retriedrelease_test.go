@@ -252,3 +252,50 @@ func (tt retriedOverAFreedLateCopy) run(t *testing.T, inner lockcore.Store) {
 	}
 	mustRelease(t, next, lockcore.Success, "next-ref")
 }
+
+// lostFirstReleaseAnswer is a store whose server applies a release and
+// loses its first answer: the client gets a timeout and retries.
+type lostFirstReleaseAnswer struct {
+	lockcore.Store
+	once sync.Once
+}
+
+func (s *lostFirstReleaseAnswer) Release(ctx context.Context, req lockcore.ReleaseRequest) (lockcore.Item, error) {
+	it, err := s.Store.Release(ctx, req)
+	lost := false
+	s.once.Do(func() { lost = err == nil })
+	if lost {
+		return lockcore.Item{}, clientTimeout{}
+	}
+	return it, err
+}
+
+// A holder that acquired over an operator's force-release and releases a
+// failure that keeps the episode (WithKeepEpisode: its input was bad)
+// leaves the operator's failure reason on the item, its own release
+// writing none. When that release's answer is lost, the retry must still
+// be recognised as the holder's own publication (nil), not taken for an
+// operator's release of its revision (ErrLeaseLost): no operator touched
+// it, and the item records the holder's publication. On every store.
+func TestRetriedKeepEpisodeReleaseAfterAnOperatorsReleaseIsRecognised(t *testing.T) {
+	for _, st := range everyStore() {
+		t.Run(st.name, func(t *testing.T) {
+			inner := st.new(t)
+			stopped := newLock(t, inner, "stopped")
+			mustAcquire(t, stopped)
+			forceRelease(t, inner, stopped.Key())
+			_ = stopped.Release(context.Background(), lockcore.Failure, "") // stops its keeper; force-released, it publishes nothing
+
+			holder := newLock(t, &lostFirstReleaseAnswer{Store: inner}, "holder")
+			mustAcquire(t, holder)
+			err := holder.Release(context.Background(), lockcore.Failure, "", lockcore.WithKeepEpisode())
+			if err != nil {
+				t.Errorf("holder's Release(failure, keep episode) with its first answer lost = %v; want nil: it was published", err)
+			}
+			it, _, _ := inner.Get(context.Background(), holder.Key())
+			if !it.Released || it.PublishedRevision == "" || it.PublishedResult != lockcore.Failure {
+				t.Errorf("item = %+v; want the holder's failure published and recorded", it)
+			}
+		})
+	}
+}
