@@ -83,7 +83,7 @@ func (l *Lock) settle(ctx context.Context, req storeapi.AcquireRequest, sent, un
 	// attempts, reason and not-before stay as the item has them (the
 	// release writes none of them; no read of them is needed).
 	free := storeapi.ReleaseRequest{Key: l.key, Revision: req.Revision, NowMs: l.nowMs(), Result: Failure, KeepEpisode: true, Unheld: true}
-	if l.free(ctx, free) && applied && !l.late(ctx, until) {
+	if l.free(ctx, free) == nil && applied && !l.late(ctx, until) {
 		return nil, &got, nil // settled too late to hold, within the wait: it goes on
 	}
 	l.logAt(slog.LevelWarn, "lock acquire failed", slog.Any("error", err))
@@ -120,7 +120,12 @@ type attempt struct {
 	observed *storeapi.Observation // the clock-free branch, when set
 	takeover bool                  // acquiring ends a wait: a take-over, unless its holder published a failure (see acquiredAfterFailure)
 	herd     bool                  // from TryAcquireElseWaitForRelease: a fresh success is read, not redone
-	tried    *tries                // when set, an attempt that did not acquire is noted there (see ownattempt.go)
+	// newsSinceMs, with herd: a success released at or after this time
+	// (milliseconds, by the releaser's wall clock) is news to the call,
+	// its answer: the write must not take the lock over it, not even as a
+	// late copy landing after the call moved on (see acquire).
+	newsSinceMs int64
+	tried       *tries // when set, an attempt that did not acquire is noted there (see ownattempt.go)
 }
 
 // acquire makes one conditional write. It returns acquired=true and starts a
@@ -155,8 +160,18 @@ func (l *Lock) acquire(ctx context.Context, a attempt) (bool, *storeapi.Item, er
 	if l.o.ttl > 0 {
 		req.TTL = now.Add(l.o.ttl).Unix()
 	}
-	if a.herd && l.o.freshSuccess > 0 {
-		req.FreshSuccessSinceMs = nowMs - l.o.freshSuccess.Milliseconds()
+	if a.herd {
+		// Guard (B) keeps the write, and every copy of it the network
+		// delivers late, off a success the call would take for its
+		// answer: a fresh one, or one published since the call began
+		// (news). Without it a copy held up in the network lands over
+		// the success its herd waits for, removes its answer, and its
+		// sender holds it and fetches again.
+		since := a.newsSinceMs
+		if l.o.freshSuccess > 0 && (since <= 0 || nowMs-l.o.freshSuccess.Milliseconds() < since) {
+			since = nowMs - l.o.freshSuccess.Milliseconds()
+		}
+		req.FreshSuccessSinceMs = max(since, 0)
 	}
 	callCtx := ctx
 	if !until.IsZero() {

@@ -3,6 +3,7 @@ package lockcore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -67,7 +68,9 @@ func failAcquire(t *testing.T, l *lockcore.Lock) {
 // its revision and acquires at once: ACQUIRED without a take-over, instead
 // of waiting out the copy's lease (6s) and taking it over, counted as
 // LockTakeover. It does so however late the copy lands: also after another
-// call held the key and published.
+// call held the key and published (for the wait's first step, a failure:
+// a success published after the call began is news to it, and guard B
+// keeps every copy of its write off that success).
 func TestNextCallFreesTheLateCopyOfAFailedAcquire(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -76,7 +79,7 @@ func TestNextCallFreesTheLateCopyOfAFailedAcquire(t *testing.T) {
 	}{
 		{"wait's first step", failWait, nil},
 		{"Acquire", failAcquire, nil},
-		{"wait's first step, the copy landing after another call published", failWait, publishSuccess},
+		{"wait's first step, the copy landing after another call published a failure", failWait, publishFailure},
 		{"Acquire, the copy landing after another call published", failAcquire, publishSuccess},
 	}
 	for _, tt := range tests {
@@ -126,12 +129,24 @@ func TestNextCallFreesTheLateCopyOfAFailedAcquire(t *testing.T) {
 // work and publishes success.
 func publishSuccess(t *testing.T, s storeapi.Store, env lockcore.Option) {
 	t.Helper()
+	publish(t, s, env, lockcore.Success)
+}
+
+// publishFailure is another call that acquires the lock on s, works and
+// publishes failure (unpaced: it holds nobody back).
+func publishFailure(t *testing.T, s storeapi.Store, env lockcore.Option) {
+	t.Helper()
+	publish(t, s, env, lockcore.Failure)
+}
+
+func publish(t *testing.T, s storeapi.Store, env lockcore.Option, result lockcore.Result) {
+	t.Helper()
 	other := newLock(t, s, "other", env)
 	if res, err := other.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
 		t.Fatalf("other call = %+v, %v; want ACQUIRED", res, err)
 	}
 	time.Sleep(time.Second)
-	mustRelease(t, other, lockcore.Success, "ref")
+	mustRelease(t, other, result, "ref")
 }
 
 // A Lock on another store (another execution environment) does not know
@@ -433,13 +448,22 @@ func TestNextCallFreesTheLateCopyOfAnAcquireThatFoundTheLockHeld(t *testing.T) {
 	}
 }
 
+// secondCopyHolders are the holders between a failed call's two late
+// copies, in order, and what each publishes.
+var secondCopyHolders = []struct {
+	owner  string
+	result lockcore.Result
+}{{"next", lockcore.Success}, {"then", lockcore.Failure}}
+
 // A request held up in the network can land more than once (each of the
 // SDK's retries is a copy). Guard D refuses a second copy only while the
 // item carries the revision, as its own or the one it replaced: once two
 // more holders have come and gone, a second copy of a failed call's
-// acquire lands again and holds the key for nobody. The environment still
-// knows that revision: its next call frees this copy too, at once, without
-// a take-over.
+// acquire lands again and holds the key for nobody (here on the failure
+// the second holder published: guard B keeps it off a success published
+// after the failed call began). The environment still knows that
+// revision: its next call frees this copy too, at once, without a
+// take-over.
 func TestNextCallFreesASecondLateCopyOfAFailedAcquire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := lockcore.NewMemoryStore()
@@ -447,13 +471,13 @@ func TestNextCallFreesASecondLateCopyOfAFailedAcquire(t *testing.T) {
 		env := lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)})
 		failWait(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), env))
 		store.land(t)
-		for _, owner := range []string{"next", "then"} { // the first copy freed by the next call; one more holder after it
-			l := newLock(t, mem, owner, lockcore.WithLease(6*time.Second), env)
+		for _, h := range secondCopyHolders { // the first copy freed by the next call; one more holder after it
+			l := newLock(t, mem, h.owner, lockcore.WithLease(6*time.Second), env)
 			if res, err := l.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
-				t.Fatalf("%s call = %+v, %v; want ACQUIRED", owner, res, err)
+				t.Fatalf("%s call = %+v, %v; want ACQUIRED", h.owner, res, err)
 			}
 			time.Sleep(time.Second)
-			mustRelease(t, l, lockcore.Success, "")
+			mustRelease(t, l, h.result, "")
 		}
 		again := store.land(t) // the second copy: the item no longer carries its revision
 
@@ -511,12 +535,12 @@ func TestNextCallFreesASecondLateCopyOfAFailedAcquireOnEveryStore(t *testing.T) 
 			env := lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)})
 			failWait(t, newLock(t, store, "failed", env))
 			store.land(t)
-			for _, owner := range []string{"next", "then"} {
-				l := newLock(t, inner, owner, env)
+			for _, h := range secondCopyHolders {
+				l := newLock(t, inner, h.owner, env)
 				if res, err := l.TryAcquireElseWaitForRelease(context.Background()); err != nil || res.Outcome != lockcore.Acquired {
-					t.Fatalf("%s call = %+v, %v; want ACQUIRED", owner, res, err)
+					t.Fatalf("%s call = %+v, %v; want ACQUIRED", h.owner, res, err)
 				}
-				mustRelease(t, l, lockcore.Success, "")
+				mustRelease(t, l, h.result, "")
 			}
 			again := store.land(t)
 
@@ -658,5 +682,38 @@ func TestAcquireOverItsOwnSettledWriteIsNoTakeover(t *testing.T) {
 				res, w.TookOver(), m.sum(lockcore.MetricTakeover))
 		}
 		mustRelease(t, w, lockcore.Success, "")
+	})
+}
+
+// A wait that reads the late copy of an acquire its environment gave up
+// on, and whose release of it the store refuses (the role may read the
+// table but no longer write it), ends at once with that refusal, as its
+// acquire would: store_error matching ErrStoreRefused within a second,
+// not a read and a refused release every poll until its maximum wait
+// (30s) and then ErrWaitTimeout.
+func TestAWaitWhoseFreeingOfALateCopyIsRefusedFailsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		store := newLostFirst(mem)
+		env := lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(lockcore.DefaultHotKeys)})
+		failWait(t, newLock(t, store, "failed", lockcore.WithLease(6*time.Second), env))
+		store.land(t)
+
+		denied := fmt.Errorf("memory write: refused by the store: AccessDeniedException: %w", lockcore.ErrStoreRefused)
+		readOnly := &hookStore{Store: mem,
+			acquire: func(context.Context, storeapi.AcquireRequest) (storeapi.Item, error) { return storeapi.Item{}, denied },
+			release: func(context.Context, storeapi.ReleaseRequest) (storeapi.Item, error) { return storeapi.Item{}, denied },
+		}
+		next := newLock(t, readOnly, "next", lockcore.WithLease(6*time.Second), lockcore.WithMaxWait(30*time.Second), env)
+		start := time.Now()
+		res, err := next.TryAcquireElseWaitForRelease(context.Background())
+		took := time.Since(start)
+		var ae *lockcore.AcquireError
+		if res.Outcome != lockcore.Failed || !errors.As(err, &ae) || ae.Reason != lockcore.ReasonStore || !errors.Is(err, lockcore.ErrStoreRefused) {
+			t.Errorf("next call = %v, %v; want FAILED with store_error matching ErrStoreRefused", res.Outcome, err)
+		}
+		if took > time.Second {
+			t.Errorf("next call returned after %v (%d releases refused), want within a second of the refusal", took, readOnly.n("release"))
+		}
 	})
 }

@@ -165,10 +165,15 @@ func (s *MemoryStore) Release(ctx context.Context, req storeapi.ReleaseRequest) 
 }
 
 // overOperator reports whether req is a holder's Failure release that would
-// overwrite an operator's release of cur (see [storeapi.OperatorReleaseReason]).
+// overwrite an operator's release of cur (see [storeapi.OperatorReleaseReason]). An
+// item whose record of the last publication names req's revision was not
+// released by an operator since (an operator's release clears the record):
+// the operator's reason on it is the one req's holder kept, acquiring over
+// an operator's release and releasing a failure that keeps the episode
+// ([storeapi.ReleaseRequest].KeepEpisode), which writes no reason of its own.
 func overOperator(cur storeapi.Item, req storeapi.ReleaseRequest) bool {
 	return cur.Released && cur.Result == Failure && cur.FailReason == storeapi.OperatorReleaseReason &&
-		req.Result == Failure && !byOperator(req)
+		req.Result == Failure && !byOperator(req) && cur.PublishedRevision != req.Revision
 }
 
 // replacesHolderFailure reports whether req is an operator's force-release

@@ -280,8 +280,9 @@ func WithStoreCalls(c StoreCalls) Option {
 // Success less than d ago (by the two hosts' wall clocks): an invocation that
 // arrives just after the burst it belongs to reads the result instead of
 // acquiring the released lock and fetching again. Set it to how long the
-// published data stays fresh. Default 0: a released lock is always
-// acquirable. Acquire ignores it.
+// published data stays fresh. Default 0: a released lock is acquirable,
+// but for a success published after the call began, which is its answer
+// (see [Lock.TryAcquireElseWaitForRelease]). Acquire ignores it.
 func WithFreshSuccess(d time.Duration) Option { return func(o *options) { o.freshSuccess = d } }
 
 // Herd says how TryAcquireElseWaitForRelease meets a herd on one key:

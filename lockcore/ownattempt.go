@@ -119,9 +119,13 @@ func (w *waiter) own(it storeapi.Item) (v verdict, ok bool) {
 	// Too late to hold it, or nobody's: free it, keeping its episode as
 	// the late copy wrote it (see settle), and race for the lock. The
 	// release ends with the wait (callCtx): a copy it could not free is
-	// left to the environment's next call (see lostattempt.go).
+	// left to the environment's next call (see lostattempt.go). A release
+	// the store refused (see isRefusal) ends the wait, as a refused
+	// acquire does: the next one would be refused too.
 	free := storeapi.ReleaseRequest{Key: l.key, Revision: it.Revision, NowMs: l.nowMs(), Result: Failure, KeepEpisode: true, Unheld: true}
-	if !l.free(w.callCtx, free) {
+	if err := l.free(w.callCtx, free); isRefusal(err) {
+		return verdict{done: true, res: WaitResult{Outcome: Failed}, err: &AcquireError{Reason: ReasonStore, Revision: it.Revision, Cause: err}}, true
+	} else if err != nil {
 		return verdict{}, true // the store failed: the next read tries again
 	}
 	w.tried.free(&it)

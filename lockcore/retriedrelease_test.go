@@ -123,15 +123,20 @@ func (s *cutOffHolder) Release(ctx context.Context, req storeapi.ReleaseRequest)
 // retriedOverAFreedLateCopy is a holder's release whose retry arrives two
 // acquisitions late: a copy of a waiter's refused attempt lands on the
 // released item after the waiter returned, and the environment's next call
-// frees it and acquires, before the holder's request gets through.
+// frees it and acquires, before the holder's request gets through. The
+// waiter's wall clock runs ahead of the holder's by less than the clock
+// allowance: only so does a copy of its write get past guard B onto a
+// success published after the wait began (by its clock, before).
 type retriedOverAFreedLateCopy struct {
 	name          string
 	result        lockcore.Result
-	deliverFirst  bool // the holder's first release is applied (its answer lost)
-	servedWaiter  bool // the waiter is RELEASED with the holder's success; else it gives up first
-	operatorFirst bool // an operator force-releases the hold before the holder's release is sent
-	operatorAfter bool // an operator force-releases the revision after the holder's release applied
-	wantLost      bool // the holder is told ErrLeaseLost; else nil
+	deliverFirst  bool   // the holder's first release is applied (its answer lost)
+	servedWaiter  bool   // the waiter is RELEASED with the holder's success; else it gives up first
+	operatorFirst bool   // an operator force-releases the hold before the holder's release is sent
+	operatorAfter bool   // an operator force-releases the revision after the holder's release applied
+	nextPublishes bool   // the next call publishes its success before the holder's retry gets through
+	knownGap      string // when set, the case is skipped: the lock does not meet it yet, for this reason
+	wantLost      bool   // the holder is told ErrLeaseLost; else nil
 }
 
 var retriedOverAFreedLateCopyCases = []retriedOverAFreedLateCopy{
@@ -143,6 +148,15 @@ var retriedOverAFreedLateCopyCases = []retriedOverAFreedLateCopy{
 	{name: "its failure applied then replaced by an operator", result: lockcore.Failure, deliverFirst: true, operatorAfter: true, wantLost: true},
 	// Its release never applied: the operator's release stands.
 	{name: "force-released before its release", result: lockcore.Success, operatorFirst: true, wantLost: true},
+	// The newcomer's whole hold, its publication included, fits in the
+	// holder's retries: the holder published all the same. Not yet met:
+	// the newcomer's release overwrites the record of the holder's
+	// publication, and the acquisition before it replaced the freed copy,
+	// so nothing on the item names the holder's revision (the holder is
+	// told ErrLeaseLost). Keeping the record one publication longer
+	// needs another pair of attributes in both stores.
+	{name: "its success applied and the newcomer published since", result: lockcore.Success, deliverFirst: true, servedWaiter: true, nextPublishes: true,
+		knownGap: "the record of a publication does not outlive the next one"},
 }
 
 // A holder's release that applied, its answer lost, is recognised however
@@ -174,13 +188,16 @@ func TestRetriedReleaseIsRecognisedAfterAFreedLateCopyOnEveryStore(t *testing.T)
 
 func (tt retriedOverAFreedLateCopy) run(t *testing.T, inner storeapi.Store) {
 	t.Helper()
+	if tt.knownGap != "" {
+		t.Skip("not met yet: " + tt.knownGap)
+	}
 	env := startedEnvironment(t, inner)
 	cut := newCutOffHolder(inner, tt.deliverFirst)
 	holder := newLock(t, cut, "holder", lockcore.WithLease(6*time.Second), env)
 	mustAcquire(t, holder)
 	fence := holder.Fence()
 	copies := newLateCopy(inner)
-	waitOpts := []lockcore.Option{lockcore.WithLease(6 * time.Second), env}
+	waitOpts := []lockcore.Option{lockcore.WithLease(6 * time.Second), env, lockcore.WithClocks(lockcore.Clocks{Wall: offsetClock(900 * time.Millisecond)})}
 	if !tt.servedWaiter {
 		waitOpts = append(waitOpts, lockcore.WithMaxWait(time.Second))
 	}
@@ -213,6 +230,10 @@ func (tt retriedOverAFreedLateCopy) run(t *testing.T, inner storeapi.Store) {
 		t.Fatalf("next call = %+v, %v; want ACQUIRED above the late copy's fence %d", res, err, landed.Fence)
 	}
 
+	nextRevision := next.Revision()
+	if tt.nextPublishes {
+		mustRelease(t, next, lockcore.Success, "next-ref")
+	}
 	close(cut.heal)
 	err = <-released
 	switch {
@@ -221,8 +242,61 @@ func (tt retriedOverAFreedLateCopy) run(t *testing.T, inner storeapi.Store) {
 	case !tt.wantLost && err != nil:
 		t.Errorf("holder's Release(%s) = %v; want nil: it was published", tt.result, err)
 	}
+	if tt.nextPublishes {
+		if it, _, _ := inner.Get(context.Background(), holder.Key()); it.Revision != nextRevision || !it.Released || it.ResultRef != "next-ref" {
+			t.Errorf("item after the holder's retry = %+v; want the next call's publication untouched", it)
+		}
+		return
+	}
 	if it, _, _ := inner.Get(context.Background(), holder.Key()); it.Revision != next.Revision() || it.Released {
 		t.Errorf("item after the holder's retry = %+v; want the next call's hold untouched", it)
 	}
 	mustRelease(t, next, lockcore.Success, "next-ref")
+}
+
+// lostFirstReleaseAnswer is a store whose server applies a release and
+// loses its first answer: the client gets a timeout and retries.
+type lostFirstReleaseAnswer struct {
+	storeapi.Store
+	once sync.Once
+}
+
+func (s *lostFirstReleaseAnswer) Release(ctx context.Context, req storeapi.ReleaseRequest) (storeapi.Item, error) {
+	it, err := s.Store.Release(ctx, req)
+	lost := false
+	s.once.Do(func() { lost = err == nil })
+	if lost {
+		return storeapi.Item{}, clientTimeout{}
+	}
+	return it, err
+}
+
+// A holder that acquired over an operator's force-release and releases a
+// failure that keeps the episode (WithKeepEpisode: its input was bad)
+// leaves the operator's failure reason on the item, its own release
+// writing none. When that release's answer is lost, the retry must still
+// be recognised as the holder's own publication (nil), not taken for an
+// operator's release of its revision (ErrLeaseLost): no operator touched
+// it, and the item records the holder's publication. On every store.
+func TestRetriedKeepEpisodeReleaseAfterAnOperatorsReleaseIsRecognised(t *testing.T) {
+	for _, st := range everyStore() {
+		t.Run(st.name, func(t *testing.T) {
+			inner := st.new(t)
+			stopped := newLock(t, inner, "stopped")
+			mustAcquire(t, stopped)
+			forceRelease(t, inner, stopped.Key())
+			_ = stopped.Release(context.Background(), lockcore.Failure, "") // stops its keeper; force-released, it publishes nothing
+
+			holder := newLock(t, &lostFirstReleaseAnswer{Store: inner}, "holder")
+			mustAcquire(t, holder)
+			err := holder.Release(context.Background(), lockcore.Failure, "", lockcore.WithKeepEpisode())
+			if err != nil {
+				t.Errorf("holder's Release(failure, keep episode) with its first answer lost = %v; want nil: it was published", err)
+			}
+			it, _, _ := inner.Get(context.Background(), holder.Key())
+			if !it.Released || it.PublishedRevision == "" || it.PublishedResult != lockcore.Failure {
+				t.Errorf("item = %+v; want the holder's failure published and recorded", it)
+			}
+		})
+	}
 }

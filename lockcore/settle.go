@@ -54,10 +54,11 @@ func (l *Lock) settleRead(ctx context.Context, until time.Time) (storeapi.Item, 
 // free releases req, the write of an acquire that the lock may not hold,
 // within a release's budget (see releaseContext), retrying failed attempts
 // with the release backoff (see releaseBackoff), each attempt within the
-// call timeout (see calltimeout.go). It reports whether the item
-// is free of that write: released, or not carrying it (a refused
-// condition: the write was never applied, or was taken over since).
-func (l *Lock) free(ctx context.Context, req storeapi.ReleaseRequest) bool {
+// call timeout (see calltimeout.go). It returns nil when the item is
+// free of that write: released, or not carrying it (a refused condition:
+// the write was never applied, or was taken over since); otherwise the
+// last attempt's error (a refusal, see isRefusal, ends the retries).
+func (l *Lock) free(ctx context.Context, req storeapi.ReleaseRequest) error {
 	rctx, cancel := l.releaseContext(ctx)
 	defer cancel()
 	for n := 0; ; n++ {
@@ -67,13 +68,13 @@ func (l *Lock) free(ctx context.Context, req storeapi.ReleaseRequest) bool {
 		})
 		var ce *storeapi.ConditionError
 		if err == nil || errors.As(err, &ce) {
-			return true
+			return nil
 		}
 		if isThrottled(err) {
 			l.count(metricLockThrottled, 1)
 		}
 		if isRefusal(err) || sleepCtx(rctx, l.releaseBackoff(n)) != nil {
-			return false
+			return err
 		}
 		req.NowMs = l.nowMs()
 	}

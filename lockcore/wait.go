@@ -131,7 +131,7 @@ type WaitResult struct {
 func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult, err error) {
 	// limit is when the invocation stops waiting for anything: ctx's
 	// deadline or Params.RemainingTime. deadline adds the maximum wait.
-	start := time.Now()
+	start, startMs := time.Now(), l.nowMs()
 	var limit time.Time
 	if dl, ok := ctx.Deadline(); ok {
 		limit = dl
@@ -163,7 +163,7 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 	var tried tries // the wait's attempts that did not acquire (see ownattempt.go)
 	if step == stepAcquire {
 		var acquired bool
-		acquired, cur, err = l.acquire(ctx, attempt{until: limit, herd: true, tried: &tried})
+		acquired, cur, err = l.acquire(ctx, attempt{until: limit, herd: true, newsSinceMs: startMs + 1, tried: &tried})
 		switch {
 		case isRefusal(err):
 			return l.refused(err)
@@ -180,8 +180,8 @@ func (l *Lock) TryAcquireElseWaitForRelease(ctx context.Context) (res WaitResult
 			l.count(metricLockAcquisitionSuccess, 1)
 			l.count(metricLockAcquisitionError, 0)
 			return WaitResult{Outcome: Acquired, Fence: cur.Fence, AfterFailure: acquiredAfterFailure(*cur)}, nil
-		case cur != nil && cur.Released && cur.Result == Success && l.freshSuccess(*cur): // see WithFreshSuccess
-			step = stepReleased
+		case cur != nil && cur.Released && cur.Result == Success && (l.freshSuccess(*cur) || cur.ReleasedAtMs > startMs):
+			step = stepReleased // fresh (see WithFreshSuccess), or published after the call began: the write did not take it
 		case cur != nil && cur.Released && cur.Result == Success:
 			// An old success, which a settling read showed after an
 			// unknown outcome: the lock is free. The wait reads it again
@@ -332,7 +332,8 @@ func (w *waiter) run(cur *storeapi.Item) (WaitResult, error) {
 			continue
 		}
 		l.count(metricLockNotReleased, 1)
-		acquired, cur, err := l.acquire(w.ctx, attempt{until: w.deadline, observed: v.observed, takeover: true, herd: true, tried: &w.tried})
+		acquired, cur, err := l.acquire(w.ctx, attempt{until: w.deadline, observed: v.observed, takeover: true, herd: true,
+			newsSinceMs: w.newsSinceMs(), tried: &w.tried})
 		var ae *AcquireError
 		switch {
 		case errors.As(err, &ae) && ae.Reason == ReasonNoTimeLeft, isRefusal(err):
@@ -421,6 +422,13 @@ func (w *waiter) ours(fence, releasedAtMs int64) bool {
 		return true
 	}
 	return releasedAtMs >= w.startMs-w.l.o.clockAllowance.Milliseconds()
+}
+
+// newsSinceMs is the earliest release time of a success that the wait
+// takes for its answer by its time alone (see ours): its attempts' guard
+// (B) keeps them off such a success (see attempt).
+func (w *waiter) newsSinceMs() int64 {
+	return max(w.startMs-w.l.o.clockAllowance.Milliseconds(), 1)
 }
 
 // decide is judge's verdict on one read, before the wait notes what it saw.

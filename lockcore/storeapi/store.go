@@ -111,7 +111,10 @@ type Store interface {
 	// error, and writes nothing, so ReleasedAtMs stays the time of that
 	// first publication, from which newcomers judge a success's freshness.
 	// Not so for a holder's Failure release on an item released with
-	// [OperatorReleaseReason]: the operator's release stands.
+	// [OperatorReleaseReason]: the operator's release stands, unless the
+	// item's PublishedRevision is req.Revision (the reason is the one the
+	// holder's own KeepEpisode release kept from an operator's release
+	// before its acquisition).
 	//
 	// When the condition fails but the item shows req.Revision as
 	// PrevRevision and req.Result as PrevResult, this release was applied
