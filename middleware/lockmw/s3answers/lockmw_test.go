@@ -79,8 +79,12 @@ func invoke(ctx context.Context, h func(context.Context, quote) ([]byte, error),
 // herdOfTwo runs the holder in environment A and, while it holds the lock,
 // a waiter in environment B; the holder's fetch returns answer once B's
 // acquire was refused. beforeRelease runs in A before its release.
-func herdOfTwo(t *testing.T, prefix string, answer []byte, beforeRelease func(context.Context)) (held, waited []byte, heldErr, waitErr error, logs string) {
+func herdOfTwo(t *testing.T, prefix string, answer []byte, beforeRelease func(context.Context)) herdResult {
 	t.Helper()
+	var (
+		held, waited     []byte
+		heldErr, waitErr error
+	)
 	locks := lockcore.NewMemoryStore()
 	waiting := make(chan struct{}, 1)
 	holding := make(chan struct{})
@@ -116,7 +120,15 @@ func herdOfTwo(t *testing.T, prefix string, answer []byte, beforeRelease func(co
 	if fetches != 1 {
 		t.Errorf("A fetched %d times, want 1", fetches)
 	}
-	return held, waited, heldErr, waitErr, logA.String() + logB.String()
+	return herdResult{held, waited, heldErr, waitErr, logA.String() + logB.String()}
+}
+
+// herdResult is what each of the two invocations returned, and their log
+// lines.
+type herdResult struct {
+	held, waited     []byte
+	heldErr, waitErr error
+	logs             string
 }
 
 // The holder's answer of 1 MiB, over the inline maximum, goes to S3; the
@@ -124,7 +136,8 @@ func herdOfTwo(t *testing.T, prefix string, answer []byte, beforeRelease func(co
 // table and bucket) returns it byte for byte without fetching.
 func TestWaiterInAnotherEnvironmentGetsALargeAnswerFromS3(t *testing.T) {
 	answer := noise(1<<20, 3)
-	held, waited, heldErr, waitErr, logs := herdOfTwo(t, "e2e-answer/", answer, nil)
+	r := herdOfTwo(t, "e2e-answer/", answer, nil)
+	held, waited, heldErr, waitErr, logs := r.held, r.waited, r.heldErr, r.waitErr, r.logs
 	if heldErr != nil || !bytes.Equal(held, answer) {
 		t.Fatalf("holder: %d bytes, %v; want its answer", len(held), heldErr)
 	}
@@ -160,7 +173,8 @@ func TestWaiterRefusesAnAnswerAlteredInS3(t *testing.T) {
 			t.Errorf("altering the object: %v", err)
 		}
 	}
-	_, waited, heldErr, waitErr, logs := herdOfTwo(t, "e2e-altered/", answer, alter)
+	r := herdOfTwo(t, "e2e-altered/", answer, alter)
+	waited, heldErr, waitErr, logs := r.waited, r.heldErr, r.waitErr, r.logs
 	if heldErr != nil {
 		t.Fatalf("holder: %v", heldErr)
 	}
