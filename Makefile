@@ -14,6 +14,8 @@ DYNALITE_DIR := internal/dynalite
 DYNALITE_STAMP := $(DYNALITE_DIR)/node_modules/.package-lock.json
 DYNOXIDE_DIR := internal/dynoxide
 DYNOXIDE_STAMP := $(DYNOXIDE_DIR)/node_modules/.package-lock.json
+S3RVER_DIR := middleware/lockmw/s3answers/internal/s3rver
+S3RVER_STAMP := $(S3RVER_DIR)/node_modules/.package-lock.json
 
 # Knobs: make demo N=50 UPSTREAM_LATENCY=500ms FRONT=http; make demo FRONT=http IDEMPOTENT=1
 # (N duplicates of one POST /orders); make chaos SEED=7 DURATION=10m
@@ -27,7 +29,7 @@ DURATION         ?= 10m
 export HERDLOCK_RIE := $(RIE)
 
 # Every module of the workspace, and every package in it.
-MODULES := . middleware/lockmw/xraytracer middleware/lockmw/oteltracer \
+MODULES := . middleware/lockmw/xraytracer middleware/lockmw/oteltracer middleware/lockmw/s3answers \
 	examples/lambda-fetch-cache internal/chaos internal/bench internal/minidyntest
 PKGS    := github.com/herdlock/herdlock/...
 # The example's tracing SDKs are behind build tags; tests and lint see them
@@ -48,7 +50,7 @@ LAMBDA_GOARCH = $(if $(filter arm64,$(LAMBDA_ARCH)),arm64,amd64)
 
 all: test
 
-deps: $(DYNOXIDE_STAMP) $(DYNALITE_STAMP) $(RIE)
+deps: $(DYNOXIDE_STAMP) $(DYNALITE_STAMP) $(S3RVER_STAMP) $(RIE)
 	$(GO) mod download
 
 # Dynoxide is a native binary in a per-platform npm package (no Node.js at
@@ -60,6 +62,11 @@ $(DYNOXIDE_STAMP): $(DYNOXIDE_DIR)/package.json $(DYNOXIDE_DIR)/package-lock.jso
 $(DYNALITE_STAMP): $(DYNALITE_DIR)/package.json $(DYNALITE_DIR)/package-lock.json
 	@command -v npm >/dev/null || { echo "npm not found: install Node.js 18 or later"; exit 1; }
 	npm ci --prefix $(DYNALITE_DIR) --no-audit --no-fund --loglevel=error
+
+# s3rver, the S3-API server of the s3answers module's tests.
+$(S3RVER_STAMP): $(S3RVER_DIR)/package.json $(S3RVER_DIR)/package-lock.json
+	@command -v npm >/dev/null || { echo "npm not found: install Node.js 18 or later"; exit 1; }
+	npm ci --prefix $(S3RVER_DIR) --no-audit --no-fund --loglevel=error
 
 $(RIE): tools/go.mod tools/go.sum
 	cd tools && GOWORK=off CGO_ENABLED=0 $(GO) build -trimpath -o $(RIE) github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
@@ -135,4 +142,4 @@ modcost:
 	$(GO) run ./internal/modcost
 
 clean:
-	rm -rf $(BIN) $(DYNALITE_DIR)/node_modules $(DYNOXIDE_DIR)/node_modules
+	rm -rf $(BIN) $(DYNALITE_DIR)/node_modules $(DYNOXIDE_DIR)/node_modules $(S3RVER_DIR)/node_modules

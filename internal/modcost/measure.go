@@ -49,11 +49,16 @@ func consumers() []consumer {
 	for k, v := range sdkPins {
 		otelPins[k] = v
 	}
+	s3Pins := map[string]string{"github.com/aws/aws-sdk-go-v2/service/s3": "middleware/lockmw/s3answers/go.mod"}
+	for k, v := range sdkPins {
+		s3Pins[k] = v
+	}
 	return []consumer{
 		{name: "bare", pins: sdkPins},
 		{name: "quickstart", fromREADME: true, modules: []string{"."}, pins: sdkPins},
 		{name: "xray", modules: []string{".", "middleware/lockmw/xraytracer"}, pins: sdkPins},
 		{name: "otel", modules: []string{".", "middleware/lockmw/oteltracer"}, pins: otelPins},
+		{name: "s3answers", modules: []string{".", "middleware/lockmw/s3answers"}, pins: s3Pins},
 	}
 }
 

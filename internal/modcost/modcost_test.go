@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// banned are modules of the test harness, the example and the tracing
-// SDKs: a user of the library alone must not see them in go.sum.
+// banned are modules of the test harness, the example, the tracing SDKs
+// and the S3 SDK (s3answers): a user of the library alone must not see them in go.sum.
 var banned = []string{
 	"github.com/anishathalye/porcupine",
 	"github.com/truora/minidyn",
@@ -16,6 +16,7 @@ var banned = []string{
 	"google.golang.org/grpc",
 	"google.golang.org/protobuf",
 	"go.opentelemetry.io/otel/sdk",
+	"github.com/aws/aws-sdk-go-v2/service/s3 ",
 }
 
 // maxQuickStartModules is the target for the quick-start consumer's

@@ -11,8 +11,9 @@ import (
 )
 
 // AnswerStore keeps the answers too large for the lock item (see
-// [Answers].Store): an S3 bucket, a table of its own. Its methods must
-// be safe for concurrent use.
+// [Answers].Store): an S3 bucket (the module
+// github.com/herdlock/herdlock/middleware/lockmw/s3answers is one), a
+// table of its own. Its methods must be safe for concurrent use.
 type AnswerStore interface {
 	// PutAnswer stores data under ref. Each published answer has a ref of
 	// its own, never written twice; the store may expire it once the
