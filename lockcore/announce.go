@@ -223,8 +223,13 @@ func (w *waiter) pollAnnouncement() (res WaitResult, done bool) {
 }
 
 // accepts reports whether the announced success a was published during
-// this wait (see ours).
-func (w *waiter) accepts(a storeapi.Announcement) bool { return w.ours(a.Fence, a.ReleasedAtMs) }
+// this wait (see ours) and is not older than a fence the wait saw on the
+// lock item: a later holder seen, holding or released (a failure above
+// all), makes it stale news, and the lock item tells what the wait waits
+// for.
+func (w *waiter) accepts(a storeapi.Announcement) bool {
+	return !(w.seen && a.Fence < w.seenFence) && w.ours(a.Fence, a.ReleasedAtMs)
+}
 
 // relay copies the success it, just read from the lock item, to the
 // waiter's shard when the wait is crowded and the shard did not show it;

@@ -292,3 +292,100 @@ func offsets(ts []time.Time) []time.Duration {
 	}
 	return ds
 }
+
+// gatedMem is a MemoryStore whose reads, of the lock item and of the
+// announcement shards, are throttled while closed is true, as a hot key's
+// are in a brownout; writes always pass.
+type gatedMem struct {
+	*lockcore.MemoryStore
+	mu      sync.Mutex
+	closed  bool
+	annGets int // announcement reads served
+}
+
+func (s *gatedMem) shut() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+func (s *gatedMem) open() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = false
+}
+
+func (s *gatedMem) Get(ctx context.Context, k lockcore.Key) (storeapi.Item, bool, error) {
+	if s.shut() {
+		return storeapi.Item{}, false, fmt.Errorf("test: lock item over its read capacity: %w", lockcore.ErrThrottled)
+	}
+	return s.MemoryStore.Get(ctx, k)
+}
+
+func (s *gatedMem) GetAnnouncement(ctx context.Context, k lockcore.Key, shard int) (storeapi.Announcement, bool, error) {
+	if s.shut() {
+		return storeapi.Announcement{}, false, fmt.Errorf("test: shard over its read capacity: %w", lockcore.ErrThrottled)
+	}
+	s.mu.Lock()
+	s.annGets++
+	s.mu.Unlock()
+	return s.MemoryStore.GetAnnouncement(ctx, k, shard)
+}
+
+// A success announced on the shards is not the answer of a waiter that has
+// since seen a later holder fail: throttled while the first holder
+// released its success (relayed to every shard) and a second took the lock
+// and failed with a not-before, the waiter reads the lock item (the
+// failure), is held back, and at the not-before reads its shard, which
+// still shows the first success. That success is older than the failure it
+// saw: it must not be told RELEASED with it; the lock is free once the
+// not-before passes, and the waiter takes it.
+func TestAnnouncementOlderThanASeenFailureNotTaken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := lockcore.NewMemoryStore()
+		first := newLock(t, mem, "first", lockcore.WithFreshSuccess(0))
+		mustAcquire(t, first)
+		firstFence := first.Fence()
+		gated := &gatedMem{MemoryStore: mem, closed: true}
+		type result struct {
+			res lockcore.WaitResult
+			err error
+		}
+		done := make(chan result, 1)
+		w := newLock(t, gated, "waiter", lockcore.WithFreshSuccess(0))
+		go func() {
+			res, err := w.TryAcquireElseWaitForRelease(context.Background())
+			done <- result{res, err}
+		}()
+		time.Sleep(2 * time.Second)
+		mustRelease(t, first, lockcore.Success, "first")
+		key := lockcore.Key{Group: "fx", ID: "EUR-USD"}
+		for shard := range lockcore.DefaultAnnounceShards { // another waiter's relay
+			if _, err := mem.Announce(context.Background(), storeapi.Announcement{Key: key, Shard: shard, Fence: firstFence,
+				ResultRef: "first", ReleasedAtMs: time.Now().UnixMilli()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		second := newLock(t, mem, "second", lockcore.WithFreshSuccess(0))
+		mustAcquire(t, second)
+		secondFence := second.Fence()
+		if err := second.Release(context.Background(), lockcore.Failure, "",
+			lockcore.WithNotBefore(time.Now().Add(time.Second)), lockcore.WithFailureReason("upstream_429")); err != nil {
+			t.Fatalf("second: Release() = %v", err)
+		}
+		gated.open()
+		r := <-done
+		if r.err != nil || r.res.Outcome != lockcore.Acquired || r.res.Fence <= secondFence {
+			t.Errorf("waiter: TryAcquireElseWaitForRelease() = %+v, %v; want Acquired above fence %d (the failure it saw), not the older success of fence %d",
+				r.res, r.err, secondFence, firstFence)
+		}
+		if r.res.Outcome == lockcore.Acquired {
+			mustRelease(t, w, lockcore.Success, "waiter")
+		}
+		gated.mu.Lock()
+		defer gated.mu.Unlock()
+		if gated.annGets == 0 {
+			t.Errorf("the waiter read no announcement; the test proves nothing")
+		}
+	})
+}
