@@ -45,7 +45,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 		{"negative hold-back", store, params("o"), []lockcore.Option{lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxHoldBack: -time.Minute})},
 			[]string{"maximum hold-back must not be negative"}},
 		{"drift of one", store, params("o"), []lockcore.Option{lockcore.WithClocks(lockcore.Clocks{Drift: 1})},
-			[]string{"drift must be in [0, 1)"}},
+			[]string{"drift must be above 0 and below 1"}},
 		{"negative clock allowance", store, params("o"), []lockcore.Option{lockcore.WithClocks(lockcore.Clocks{Allowance: -time.Second})},
 			[]string{"clock allowance must not be negative"}},
 		{"too many announcements", store, params("o"), []lockcore.Option{lockcore.WithHerd(lockcore.Herd{Announcements: storeapi.MaxAnnounceShards + 1})},

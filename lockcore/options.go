@@ -130,7 +130,8 @@ type Clocks struct {
 	// difference for the wall-clock fast path. Default 1s.
 	Allowance time.Duration
 	// Drift is ρ, the bound assumed on the rate difference of two hosts'
-	// monotonic clocks for the clock-free path, in [0, 1). Default 0.01.
+	// monotonic clocks for the clock-free path, above 0 and below 1 (0
+	// keeps the setting). Default 0.01.
 	Drift float64
 	// NoWallClockPath turns the wall-clock fast path off: waiters then take
 	// over an abandoned lock only by the clock-free rule, after watching
@@ -388,8 +389,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("lockcore: maximum hold must be positive")
 	case o.pollInterval == 0:
 		return fmt.Errorf("lockcore: poll interval must be positive")
-	case o.drift < 0 || o.drift >= 1:
-		return fmt.Errorf("lockcore: drift must be in [0, 1), got %v", o.drift)
+	case o.drift <= 0 || o.drift >= 1:
+		return fmt.Errorf("lockcore: drift must be above 0 and below 1, got %v", o.drift)
 	case o.maxAttempts < 1:
 		return fmt.Errorf("lockcore: maximum attempts must be at least 1, got %d", o.maxAttempts)
 	case o.attemptTimeout == 0:
