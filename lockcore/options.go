@@ -231,7 +231,8 @@ type StoreCalls struct {
 	// release, a poll or a read may take. Each call allows more when the
 	// store answers slowly: SRTT + 4·RTTVAR over the store's answers,
 	// doubled after a call that got none, never below AttemptTimeout and
-	// never above the renewal interval (see the package documentation). A
+	// never above the renewal interval for a renewal, the longer of it and
+	// 4·AttemptTimeout for the other calls (see the package documentation). A
 	// renewal is retried until the lease's validity ends and a release
 	// until ReleaseTimeout ends, so one hung request never costs the
 	// lease. Default 500ms.
