@@ -3,6 +3,7 @@ package lockcore
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore/storeapi"
@@ -71,6 +72,7 @@ type options struct {
 	logger            *slog.Logger
 	metrics           Metrics
 	clock             Clock
+	contradictions    []string // fields of one struct option that contradict each other
 }
 
 func defaultOptions() options {
@@ -291,7 +293,8 @@ func WithFreshSuccess(d time.Duration) Option { return func(o *options) { o.fres
 // whether it reads before it writes, the memory of hot keys that decides
 // that, and the announcement items throttled waiters read (see
 // [WithHerd]). A zero field leaves its setting as it is (the default
-// unless an earlier option set it).
+// unless an earlier option set it); HotKeys with NoHotKeys, or
+// Announcements with NoAnnouncements, is a configuration error.
 type Herd struct {
 	// ReadFirst makes TryAcquireElseWaitForRelease read the item before it
 	// writes on every key: a held lock is then waited for without a write,
@@ -338,6 +341,12 @@ type Herd struct {
 // announcement items per key when the store keeps them.
 func WithHerd(h Herd) Option {
 	return func(o *options) {
+		if h.HotKeys != nil && h.NoHotKeys {
+			o.contradictions = append(o.contradictions, "Herd: HotKeys and NoHotKeys")
+		}
+		if h.Announcements != 0 && h.NoAnnouncements {
+			o.contradictions = append(o.contradictions, "Herd: Announcements and NoAnnouncements")
+		}
 		if h.ReadFirst {
 			o.readFirst = true
 		}
@@ -382,6 +391,9 @@ func (o *options) validate() error {
 		if d.d < 0 {
 			return fmt.Errorf("lockcore: %s must not be negative, got %v", d.name, d.d)
 		}
+	}
+	if len(o.contradictions) > 0 {
+		return fmt.Errorf("lockcore: %s: give one of each", strings.Join(o.contradictions, ", "))
 	}
 	switch {
 	case o.minLease == 0:
