@@ -44,8 +44,14 @@ func TestNewRejectsBadInput(t *testing.T) {
 			[]string{"maximum attempts must be at least 1"}},
 		{"negative hold-back", store, params("o"), []lockcore.Option{lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxHoldBack: -time.Minute})},
 			[]string{"maximum hold-back must not be negative"}},
+		// Fields of one Herd that contradict each other: neither may win
+		// silently.
+		{"hot keys and no hot keys", store, params("o"), []lockcore.Option{lockcore.WithHerd(lockcore.Herd{HotKeys: lockcore.NewHotKeys(8), NoHotKeys: true})},
+			[]string{"HotKeys and NoHotKeys"}},
+		{"announcements and no announcements", store, params("o"), []lockcore.Option{lockcore.WithHerd(lockcore.Herd{Announcements: 4, NoAnnouncements: true})},
+			[]string{"Announcements and NoAnnouncements"}},
 		{"drift of one", store, params("o"), []lockcore.Option{lockcore.WithClocks(lockcore.Clocks{Drift: 1})},
-			[]string{"drift must be in [0, 1)"}},
+			[]string{"drift must be above 0 and below 1"}},
 		{"negative clock allowance", store, params("o"), []lockcore.Option{lockcore.WithClocks(lockcore.Clocks{Allowance: -time.Second})},
 			[]string{"clock allowance must not be negative"}},
 		{"too many announcements", store, params("o"), []lockcore.Option{lockcore.WithHerd(lockcore.Herd{Announcements: storeapi.MaxAnnounceShards + 1})},

@@ -3,6 +3,7 @@ package lockcore
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore/storeapi"
@@ -71,6 +72,7 @@ type options struct {
 	logger            *slog.Logger
 	metrics           Metrics
 	clock             Clock
+	contradictions    []string // fields of one struct option that contradict each other
 }
 
 func defaultOptions() options {
@@ -130,7 +132,8 @@ type Clocks struct {
 	// difference for the wall-clock fast path. Default 1s.
 	Allowance time.Duration
 	// Drift is ρ, the bound assumed on the rate difference of two hosts'
-	// monotonic clocks for the clock-free path, in [0, 1). Default 0.01.
+	// monotonic clocks for the clock-free path, above 0 and below 1 (0
+	// keeps the setting). Default 0.01.
 	Drift float64
 	// NoWallClockPath turns the wall-clock fast path off: waiters then take
 	// over an abandoned lock only by the clock-free rule, after watching
@@ -230,7 +233,8 @@ type StoreCalls struct {
 	// release, a poll or a read may take. Each call allows more when the
 	// store answers slowly: SRTT + 4·RTTVAR over the store's answers,
 	// doubled after a call that got none, never below AttemptTimeout and
-	// never above the renewal interval (see the package documentation). A
+	// never above the renewal interval for a renewal, the longer of it and
+	// 4·AttemptTimeout for the other calls (see the package documentation). A
 	// renewal is retried until the lease's validity ends and a release
 	// until ReleaseTimeout ends, so one hung request never costs the
 	// lease. Default 500ms.
@@ -289,7 +293,8 @@ func WithFreshSuccess(d time.Duration) Option { return func(o *options) { o.fres
 // whether it reads before it writes, the memory of hot keys that decides
 // that, and the announcement items throttled waiters read (see
 // [WithHerd]). A zero field leaves its setting as it is (the default
-// unless an earlier option set it).
+// unless an earlier option set it); HotKeys with NoHotKeys, or
+// Announcements with NoAnnouncements, is a configuration error.
 type Herd struct {
 	// ReadFirst makes TryAcquireElseWaitForRelease read the item before it
 	// writes on every key: a held lock is then waited for without a write,
@@ -336,6 +341,12 @@ type Herd struct {
 // announcement items per key when the store keeps them.
 func WithHerd(h Herd) Option {
 	return func(o *options) {
+		if h.HotKeys != nil && h.NoHotKeys {
+			o.contradictions = append(o.contradictions, "Herd: HotKeys and NoHotKeys")
+		}
+		if h.Announcements != 0 && h.NoAnnouncements {
+			o.contradictions = append(o.contradictions, "Herd: Announcements and NoAnnouncements")
+		}
 		if h.ReadFirst {
 			o.readFirst = true
 		}
@@ -381,6 +392,9 @@ func (o *options) validate() error {
 			return fmt.Errorf("lockcore: %s must not be negative, got %v", d.name, d.d)
 		}
 	}
+	if len(o.contradictions) > 0 {
+		return fmt.Errorf("lockcore: %s: give one of each", strings.Join(o.contradictions, ", "))
+	}
 	switch {
 	case o.minLease == 0:
 		return fmt.Errorf("lockcore: minimum lease must be positive")
@@ -388,8 +402,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("lockcore: maximum hold must be positive")
 	case o.pollInterval == 0:
 		return fmt.Errorf("lockcore: poll interval must be positive")
-	case o.drift < 0 || o.drift >= 1:
-		return fmt.Errorf("lockcore: drift must be in [0, 1), got %v", o.drift)
+	case o.drift <= 0 || o.drift >= 1:
+		return fmt.Errorf("lockcore: drift must be above 0 and below 1, got %v", o.drift)
 	case o.maxAttempts < 1:
 		return fmt.Errorf("lockcore: maximum attempts must be at least 1, got %d", o.maxAttempts)
 	case o.attemptTimeout == 0:

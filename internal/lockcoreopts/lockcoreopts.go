@@ -11,11 +11,15 @@ import (
 )
 
 // Settings are what a list of lockcore options sets of the lock's logger,
-// metrics and release timeout. A zero field was not set.
+// metrics and release timeout, and whether it sets the fresh-success
+// window and the TTL (which a layer that sets them itself refuses rather
+// than overrides). A zero field was not set.
 type Settings struct {
 	Logger         *slog.Logger
 	Metrics        Metrics
 	ReleaseTimeout time.Duration
+	FreshSuccess   bool // lockcore.WithFreshSuccess was given
+	TTL            bool // lockcore.WithTTL was given
 }
 
 // Metrics is lockcore.Metrics.

@@ -35,7 +35,11 @@ func (s *syncBuffer) String() string {
 
 // badFirst answers ErrBadRequest to its first n calls, as a handler that
 // decodes a client's body does for malformed ones, then the rate.
-func badFirst(n int) handler {
+func badFirst(n int) handler { return badFirstWith(n, httpmw.ErrBadRequest) }
+
+// badFirstWith is badFirst with the sentinel bad wrapped instead.
+func badFirstWith(n int, bad error) handler {
+	sentinel := bad
 	var mu sync.Mutex
 	calls := 0
 	return func(ctx context.Context, pair string) (httpmw.Response[rate], error) {
@@ -44,37 +48,44 @@ func badFirst(n int) handler {
 		bad := calls <= n
 		mu.Unlock()
 		if bad {
-			return httpmw.Response[rate]{}, fmt.Errorf("%w: amount is not a number", httpmw.ErrBadRequest)
+			return httpmw.Response[rate]{}, fmt.Errorf("%w: amount is not a number", sentinel)
 		}
 		return okHandler(ctx, pair)
 	}
 }
 
-// TestBadRequestIsNotTheKeysFailure: a handler's ErrBadRequest is answered
-// 400 and is not an attempt of the key: with one attempt per episode, two
+// TestBadRequestIsNotTheKeysFailure: a handler's ErrBadRequest, or
+// lockmw.ErrBadInput (the same concept one layer down), is answered 400
+// and is not an attempt of the key: with one attempt per episode, two
 // malformed requests do not take the key offline for the valid one after
 // them, which runs its own handler and gets 200.
 func TestBadRequestIsNotTheKeysFailure(t *testing.T) {
-	for _, s := range shapes {
-		t.Run(s.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				c := &counting{h: badFirst(2)}
-				serve := s.wrap(c.handle, lockcore.NewMemoryStore(), quiet(lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: 1})))
-				for i, want := range []int{400, 400, 200} {
-					g := request(t, serve, sample(t, s, samplePair), 10*time.Second)
-					if g.Status != want {
-						t.Errorf("request %d: status %d (body %s), want %d", i, g.Status, g.Body, want)
-					}
-					if want == 400 {
-						if p := problem(t, g); p.Reason != "bad_request" || g.header("Retry-After") != "" {
-							t.Errorf("request %d: code %q Retry-After %q, want %q and none", i, p.Reason, g.header("Retry-After"), "bad_request")
-						}
-					}
-				}
-				wantCalls(t, c.count(), 3)
+	for _, sentinel := range []error{httpmw.ErrBadRequest, lockmw.ErrBadInput} {
+		for _, s := range shapes {
+			t.Run(sentinel.Error()+"/"+s.name, func(t *testing.T) {
+				testBadRequestIsNotTheKeysFailure(t, s, sentinel)
 			})
-		})
+		}
 	}
+}
+
+func testBadRequestIsNotTheKeysFailure(t *testing.T, s shape, sentinel error) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &counting{h: badFirstWith(2, sentinel)}
+		serve := s.wrap(c.handle, lockcore.NewMemoryStore(), quiet(lockcore.WithFailureEpisode(lockcore.FailureEpisode{MaxAttempts: 1})))
+		for i, want := range []int{400, 400, 200} {
+			g := request(t, serve, sample(t, s, samplePair), 10*time.Second)
+			if g.Status != want {
+				t.Errorf("request %d: status %d (body %s), want %d", i, g.Status, g.Body, want)
+			}
+			if want == 400 {
+				if p := problem(t, g); p.Reason != "bad_request" || g.header("Retry-After") != "" {
+					t.Errorf("request %d: code %q Retry-After %q, want %q and none", i, p.Reason, g.header("Retry-After"), "bad_request")
+				}
+			}
+		}
+		wantCalls(t, c.count(), 3)
+	})
 }
 
 // TestBadRequestIsNotShared: a request waiting for a holder whose client

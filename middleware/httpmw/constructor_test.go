@@ -33,6 +33,10 @@ func TestBadConfigurationIsTheConstructorsError(t *testing.T) {
 		{name: "negative fresh-success window", opts: []httpmw.Option{httpmw.WithFreshSuccess(-time.Second)}},
 		{name: "blank lock group", opts: []httpmw.Option{httpmw.WithLockmwOptions(lockmw.WithLockGroup(" "))}},
 		{name: "negative safety margin", opts: []httpmw.Option{httpmw.WithLockmwOptions(lockmw.WithSafetyMargin(-time.Second))}},
+		// Cache-Control follows WithFreshSuccess's window: a second window
+		// below would make them disagree.
+		{name: "two fresh-success windows", opts: []httpmw.Option{httpmw.WithFreshSuccess(30 * time.Second),
+			httpmw.WithLockmwOptions(lockmw.WithLockOptions(lockcore.WithFreshSuccess(time.Minute)))}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

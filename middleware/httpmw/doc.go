@@ -67,9 +67,9 @@
 //     built is the constructor's error, matching lockcore.ErrConfig);
 //   - no usable key (the key function failed, the id is longer than a
 //     DynamoDB partition key may be), or the handler's error matching
-//     [ErrBadRequest]: 400; the handler's bad request is not shared, not
-//     published as the key's failure and not counted as an attempt
-//     (lockmw.ErrBadInput), and is logged at Warn;
+//     [ErrBadRequest] or lockmw.ErrBadInput: 400; the handler's bad
+//     request is not shared, not published as the key's failure and not
+//     counted as an attempt, and is logged at Warn;
 //   - the handler's own error: 502, or 429 or 503 with Retry-After when
 //     the error carries lockmw's retry hints (lockmw.RetryAfterer,
 //     lockmw.FailureReasoner), so that the holder tells its client what the

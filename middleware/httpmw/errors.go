@@ -14,7 +14,9 @@ var (
 	// key error is answered 400 either way, and one matching it is logged
 	// at Warn. A handler error matching it is answered 400 and is the
 	// client's alone: not shared with the key's other requests, not
-	// published as the key's failure, not counted as an attempt.
+	// published as the key's failure, not counted as an attempt. A
+	// handler error matching lockmw.ErrBadInput is the same and answered
+	// the same.
 	ErrBadRequest = errors.New("httpmw: bad request")
 
 	// errKeyTooLong means the key function returned an id longer than

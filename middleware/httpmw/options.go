@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herdlock/herdlock/internal/lockcoreopts"
+	"github.com/herdlock/herdlock/internal/lockmwopts"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
@@ -52,10 +54,9 @@ func WithCodec(c BodyCodec) Option {
 // less than a second is left), or no-store when the request has content
 // (a key in a GET's body), which no cache keys an answer on. Default: no
 // Cache-Control, and lockmw's own fresh-success window (10 s,
-// lockmw.DefaultFreshSuccess). A d of 0 turns both off; a negative d is a
-// configuration error. Options given with [WithLockmwOptions] come after
-// it, so a lockcore.WithFreshSuccess there overrides the window but not
-// the header.
+// lockmw.DefaultFreshSuccess). A d of 0 turns both off; a negative d, or
+// a lockcore.WithFreshSuccess also given with [WithLockmwOptions] (whose
+// window the header would not follow), is a configuration error.
 func WithFreshSuccess(d time.Duration) Option {
 	return func(o *options) {
 		if d < 0 {
@@ -110,6 +111,9 @@ func buildOptions(opts []Option) (options, error) {
 			continue
 		}
 		opt(&o)
+	}
+	if o.freshSet && lockcoreopts.Read(lockmwopts.Read(o.lockOpts).LockOptions).FreshSuccess {
+		o.errs = append(o.errs, errors.New("WithLockmwOptions: lockcore.WithFreshSuccess besides WithFreshSuccess, whose window and Cache-Control would disagree: give one"))
 	}
 	if len(o.errs) > 0 {
 		return o, fmt.Errorf("httpmw: %w: %w", lockcore.ErrConfig, errors.Join(o.errs...))

@@ -42,7 +42,7 @@ func (c *core[Req, T]) failure(err error) reply {
 		return problemReply(http.StatusInternalServerError, reasonInternal, nil)
 	case errors.Is(err, errKeyTooLong):
 		return problemReply(http.StatusBadRequest, reasonKeyTooLong, nil)
-	case errors.Is(err, lockmw.ErrKey), errors.Is(err, ErrBadRequest):
+	case errors.Is(err, lockmw.ErrKey), errors.Is(err, ErrBadRequest), errors.Is(err, lockmw.ErrBadInput):
 		return problemReply(http.StatusBadRequest, reasonBadRequest, nil)
 	}
 	var hf *lockcore.HolderFailedError

@@ -190,6 +190,39 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
+// The layer's own settings given to WithLockmwOptions (the retention as
+// the fresh-success window, the TTL, the largest inline answer) are
+// configuration errors naming them, not settings it overrides silently;
+// the rest of the lock's options are taken.
+func TestLayerSettingsInLockmwOptionsAreRefused(t *testing.T) {
+	hs := idempotency.Handlers[order, receipt]{
+		Handle: func(context.Context, order) (receipt, error) { return receipt{}, nil },
+		Key:    func(_ context.Context, o order) (string, error) { return o.Key, nil },
+	}
+	tests := []struct {
+		name string
+		opt  lockmw.Option
+		want string // "" for no error
+	}{
+		{"fresh success", lockmw.WithLockOptions(lockcore.WithFreshSuccess(time.Minute)), "lockcore.WithFreshSuccess"},
+		{"fresh success of zero", lockmw.WithLockOptions(lockcore.WithFreshSuccess(0)), "lockcore.WithFreshSuccess"},
+		{"ttl", lockmw.WithLockOptions(lockcore.WithLease(time.Second), lockcore.WithTTL(time.Hour)), "lockcore.WithTTL"},
+		{"largest inline answer", lockmw.WithAnswers(lockmw.Answers{MaxInlineBytes: 1024}), "Answers.MaxInlineBytes"},
+		{"maximum wait and lease", lockmw.WithLockOptions(lockcore.WithMaxWait(time.Second), lockcore.WithLease(time.Second)), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := idempotency.New(hs, lockcore.NewMemoryStore(), quiet(), idempotency.WithLockmwOptions(tt.opt))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("New() = %v, want no error", err)
+			case tt.want != "" && (!errors.Is(err, lockcore.ErrConfig) || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("New() = %v, want ErrConfig naming %s", err, tt.want)
+			}
+		})
+	}
+}
+
 // A prefix with white space around it is a configuration error: lockmw
 // trims a lock id, so the prefix " charge" would name the records of the
 // operation "charge" and replay its answers.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herdlock/herdlock/internal/lockcoreopts"
+	"github.com/herdlock/herdlock/internal/lockmwopts"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -127,10 +129,10 @@ func WithCache(c *Cache) Option {
 // records' locks: lock group, safety margin, logger, metrics, tracer,
 // record account, lock options, the answer store of answers over what a
 // record holds (lockmw.WithAnswers). The retention, the TTL and the
-// largest answer are the idempotency layer's: lockcore.WithFreshSuccess,
-// lockcore.WithTTL and lockmw.Answers.MaxInlineBytes given here are
-// overridden (by [Retention].Answers, a day past it, and
-// lockcore.MaxAnswerBytes). The lock group (lockmw.WithLockGroup) is the
+// largest answer are the idempotency layer's ([Retention].Answers, a day
+// past it, and lockcore.MaxAnswerBytes): a lockcore.WithFreshSuccess,
+// lockcore.WithTTL or lockmw.Answers.MaxInlineBytes given here is a
+// configuration error. The lock group (lockmw.WithLockGroup) is the
 // records' partition: default lockmw's, the AWS_LAMBDA_FUNCTION_NAME
 // environment variable, else "herdlock". A duplicate's wait
 // is bounded by its deadline, and by lockcore.WithMaxWait only when given
@@ -165,6 +167,17 @@ func collect(opts []Option) (options, error) {
 		if opt == nil {
 			errs = append(errs, fmt.Errorf("WithLockmwOptions: option %d is nil", i))
 		}
+	}
+	mw := lockmwopts.Read(o.lockmwOpts)
+	lc := lockcoreopts.Read(mw.LockOptions)
+	if lc.FreshSuccess {
+		errs = append(errs, errors.New("WithLockmwOptions: lockcore.WithFreshSuccess is the layer's: set Retention.Answers (WithRetention) instead"))
+	}
+	if lc.TTL {
+		errs = append(errs, errors.New("WithLockmwOptions: lockcore.WithTTL is the layer's (a day past Retention.Answers)"))
+	}
+	if mw.MaxInlineBytes != 0 {
+		errs = append(errs, errors.New("WithLockmwOptions: lockmw.Answers.MaxInlineBytes is the layer's (lockcore.MaxAnswerBytes); only Answers.Store may be given"))
 	}
 	if len(errs) > 0 {
 		return o, fmt.Errorf("%w: %w", errConfig, errors.Join(errs...))

@@ -47,8 +47,8 @@ type Answers struct {
 }
 
 // WithAnswers sets the limits of the inline answers (see [Answers]). Only
-// with inline answers (no Handlers.OnReleased). Default: the zero Answers,
-// every field's default.
+// with inline answers: with a Handlers.OnReleased it is a configuration
+// error. Default: the zero Answers, every field's default.
 func WithAnswers(a Answers) Option {
 	return func(o *options) {
 		if a.MaxInlineBytes != 0 {

@@ -104,8 +104,8 @@
 // "lock.release", with the outcome, fence, take-over and polls as
 // attributes. Package xraytracer records them as X-Ray subsegments (its
 // Setup is the one call that configures the X-Ray SDK's process-wide
-// logger and context-missing strategy, and its InstrumentDynamoDB, formerly
-// lockmw.InstrumentDynamoDB, adds the DynamoDB calls); package oteltracer
+// logger and context-missing strategy, and its InstrumentDynamoDB adds the
+// DynamoDB calls); package oteltracer
 // as OpenTelemetry spans parented on the invocation's Lambda trace header,
 // with the DynamoDB calls through the SDK client's native tracer provider.
 // [MultiTracer] runs both during a migration. Without a tracer nothing is

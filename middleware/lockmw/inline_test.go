@@ -380,6 +380,13 @@ func TestInlineAnswerConfig(t *testing.T) {
 				store, keyOf, options()...)
 			return err
 		}, "Codec is for inline answers"},
+		// The limits of inline answers say nothing to a read handler:
+		// given with one, they would be ignored.
+		{"inline limits and read handler", func() error {
+			_, err := lockmw.NewHandlers(lockmw.Handlers[event, rate]{Fetch: fetchRate, OnReleased: fetchRate},
+				store, keyOf, options(lockmw.WithAnswers(lockmw.Answers{MaxInlineBytes: 1024}))...)
+			return err
+		}, "WithAnswers is for inline answers"},
 		{"negative maximum", func() error {
 			_, err := lockmw.New(fetchRate, store, keyOf, options(lockmw.WithAnswers(lockmw.Answers{MaxInlineBytes: -1}))...)
 			return err

@@ -53,6 +53,9 @@ func newWrapper[TIn, TOut any](hs Handlers[TIn, TOut], store storeapi.Store,
 	if err := checkLockOptions(o.lockOpts, o.margin); err != nil {
 		errs = append(errs, err)
 	}
+	if hs.OnReleased != nil && (o.answers.MaxInlineBytes != 0 || o.answers.Store != nil) {
+		errs = append(errs, errors.New("WithAnswers is for inline answers, which a read handler (OnReleased) replaces: give one of them"))
+	}
 	if o.tableCheck && lockcore.CheckStore(store) == nil {
 		log := o.tel.Logger
 		if log == nil {

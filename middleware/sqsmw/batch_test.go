@@ -243,6 +243,10 @@ func TestBadConfigurationIsNewsError(t *testing.T) {
 		{name: "negative concurrency", opts: []sqsmw.Option{sqsmw.WithBatchTime(sqsmw.BatchTime{Concurrency: -1})}},
 		{name: "negative minimum key time", opts: []sqsmw.Option{sqsmw.WithBatchTime(sqsmw.BatchTime{MinKeyTime: -time.Second})}},
 		{name: "blank lock group", opts: []sqsmw.Option{sqsmw.WithLockmwOptions(lockmw.WithLockGroup(""))}},
+		// The batch's margin is each key's safety margin: one given to
+		// lockmw would be overridden, so it is refused.
+		{name: "lockmw safety margin", opts: []sqsmw.Option{sqsmw.WithLockmwOptions(lockmw.WithSafetyMargin(time.Second))}},
+		{name: "lockmw safety margin of zero", opts: []sqsmw.Option{sqsmw.WithLockmwOptions(lockmw.WithSafetyMargin(0))}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

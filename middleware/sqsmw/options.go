@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/herdlock/herdlock/internal/lockmwopts"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
@@ -57,7 +58,7 @@ type BatchTime struct {
 	// deadline less a quarter of it, reporting every record not finished
 	// by then as failed. It is also the safety margin of each key's
 	// lockmw, after the end of the key's share: a lockmw.WithSafetyMargin
-	// given to [WithLockmwOptions] is overridden. Default 2 s (lockmw's
+	// given to [WithLockmwOptions] is a configuration error. Default 2 s (lockmw's
 	// default safety margin, lockmw.DefaultSafetyMargin).
 	Margin time.Duration
 }
@@ -90,7 +91,8 @@ func WithBatchTime(b BatchTime) Option {
 // and a lockcore.WithMaxHold of 15 min, Lambda's longest timeout, so that
 // a key holds for its whole share (a shorter one of yours ends the hold,
 // and the handler's context, before the share's end), and before
-// lockmw.WithSafetyMargin set to the batch margin ([BatchTime]). The
+// lockmw.WithSafetyMargin set to the batch margin ([BatchTime]); a
+// lockmw.WithSafetyMargin among them is a configuration error. The
 // logger also writes sqsmw's own lines. Default: none.
 func WithLockmwOptions(opts ...lockmw.Option) Option {
 	return func(o *options) { o.lockOpts = append(o.lockOpts, opts...) }
@@ -106,6 +108,9 @@ func buildOptions(opts []Option) (options, error) {
 			continue
 		}
 		opt(&o)
+	}
+	if lockmwopts.Read(o.lockOpts).SafetyMargin {
+		o.errs = append(o.errs, errors.New("WithLockmwOptions: lockmw.WithSafetyMargin is the batch's: set BatchTime.Margin (WithBatchTime) instead"))
 	}
 	if len(o.errs) > 0 {
 		return o, fmt.Errorf("sqsmw: %w: %w", lockcore.ErrConfig, errors.Join(o.errs...))
