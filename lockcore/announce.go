@@ -226,9 +226,11 @@ func (w *waiter) pollAnnouncement() (res WaitResult, done bool) {
 // this wait (see ours) and is not older than a fence the wait saw on the
 // lock item: a later holder seen, holding or released (a failure above
 // all), makes it stale news, and the lock item tells what the wait waits
-// for.
+// for. A late copy that held the key for nobody (see nobodys) is no
+// holder: a success it landed over is still the wait's answer, and the
+// announcement may be the one place that still shows it.
 func (w *waiter) accepts(a storeapi.Announcement) bool {
-	return !(w.seen && a.Fence < w.seenFence) && w.ours(a.Fence, a.ReleasedAtMs)
+	return !(w.seen && a.Fence < w.holderFence) && w.ours(a.Fence, a.ReleasedAtMs)
 }
 
 // relay copies the success it, just read from the lock item, to the

@@ -275,12 +275,16 @@ type waiter struct {
 	// A success at a higher fence was published during the wait.
 	seen      bool
 	seenFence int64
-	shard     int   // this waiter's announcement shard
-	turn      int   // polls since the wait became crowded: every annItemEvery-th reads the lock item
-	itemTurn  int   // the turn that last read the lock item (see announcementTurn)
-	annFence  int64 // the highest fence the shard showed
-	needItem  bool  // the next poll reads the lock item (an announced answer was left out)
-	annPace   int   // throttled shard reads in a row (pace is the lock item's)
+	// holderFence is seenFence without the writes the wait knows were held
+	// by nobody (late copies: see nobodys): an announced success below it
+	// is stale news (see accepts); one below a copy's fence only is not.
+	holderFence int64
+	shard       int   // this waiter's announcement shard
+	turn        int   // polls since the wait became crowded: every annItemEvery-th reads the lock item
+	itemTurn    int   // the turn that last read the lock item (see announcementTurn)
+	annFence    int64 // the highest fence the shard showed
+	needItem    bool  // the next poll reads the lock item (an announced answer was left out)
+	annPace     int   // throttled shard reads in a row (pace is the lock item's)
 }
 
 func (w *waiter) run(cur *storeapi.Item) (WaitResult, error) {
@@ -397,9 +401,23 @@ func (w *waiter) judge(it storeapi.Item, found bool) verdict {
 
 // saw notes that the wait had the item it back from the store (nil: none).
 func (w *waiter) saw(it *storeapi.Item) {
-	if it != nil {
-		w.seen, w.seenFence = true, max(w.seenFence, it.Fence)
+	if it == nil {
+		return
 	}
+	w.seen, w.seenFence = true, max(w.seenFence, it.Fence)
+	if !w.nobodys(it.Revision) {
+		w.holderFence = max(w.holderFence, it.Fence)
+	}
+}
+
+// nobodys reports whether revision is a write the wait knows was held by
+// nobody: one of its own attempts that did not acquire, or an acquire its
+// environment gave up on (see ownattempt.go, lostattempt.go).
+func (w *waiter) nobodys(revision string) bool {
+	if _, mine := w.tried.find(revision); mine {
+		return true
+	}
+	return w.l.hot.gaveUp(w.l.key, revision)
 }
 
 // ours reports whether a success at fence, released at releasedAtMs (the
