@@ -104,10 +104,10 @@ func (l *Lock) late(ctx context.Context, until time.Time) bool {
 
 // settleContext returns the context of settle's first read: it survives
 // ctx's cancellation and the wait's end, and lasts max(poll interval, 1s,
-// the call timeout), no longer than a release may take (see
-// releaseContext), but at least 100ms.
+// the call timeout), no longer than the lock's own release may take (see
+// autoReleaseTimeout), but at least 100ms.
 func (l *Lock) settleContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	budget := min(max(l.o.pollInterval, time.Second, l.callTimeout()), l.o.releaseTimeout)
+	budget := min(max(l.o.pollInterval, time.Second, l.callTimeout()), l.autoReleaseTimeout())
 	if dl, ok := ctx.Deadline(); ok {
 		budget = min(budget, time.Until(dl))
 	}

@@ -279,7 +279,7 @@ func (l *Lock) renewTurn(h *hold, validUntil time.Time, interval time.Duration, 
 func (l *Lock) abandon(h *hold, cause error) {
 	h.end(cause)
 	h.cancel(cause)
-	if err := l.releaseHold(h.parent, h, Failure, "", releaseOptions{reason: reasonFor(cause)}); err != nil {
+	if err := l.releaseHold(h.parent, h, Failure, "", releaseOptions{reason: reasonFor(cause)}, l.autoReleaseTimeout()); err != nil {
 		l.logAt(slog.LevelWarn, "lock release after abort failed; the lease will lapse", slog.Any("error", err))
 	}
 }

@@ -62,6 +62,7 @@ type options struct {
 	releaseAttempts   int
 	releaseMaxBackoff time.Duration
 	releaseTimeout    time.Duration
+	autoRelease       time.Duration // 0: releaseTimeout
 	ttl               time.Duration
 	freshSuccess      time.Duration
 	readFirst         bool
@@ -241,10 +242,17 @@ type StoreCalls struct {
 	AttemptTimeout time.Duration
 	// ReleaseTimeout bounds one release, all attempts included, also the
 	// release the lock makes by itself when its lease or maximum hold runs
-	// out; the context's deadline bounds it further. A Lambda middleware
-	// sets it to the part of its safety margin that release may use.
-	// Default 10s.
+	// out (unless AutoReleaseTimeout is set); the context's deadline bounds
+	// it further. Default 10s.
 	ReleaseTimeout time.Duration
+	// AutoReleaseTimeout, when set, bounds instead the release the lock
+	// makes by itself when its lease or maximum hold runs out, and the
+	// settling read of an acquire whose answer was lost. A Lambda
+	// middleware sets it to the part of its safety margin that release may
+	// use, so that the release at the maximum hold ends before the
+	// deadline, while a holder's own Release, made with time to spare,
+	// may take longer. Default: ReleaseTimeout.
+	AutoReleaseTimeout time.Duration
 	// ReleaseAttempts is how many times a release tries, at least 1.
 	// Default 5.
 	ReleaseAttempts int
@@ -269,6 +277,9 @@ func WithStoreCalls(c StoreCalls) Option {
 		}
 		if c.ReleaseTimeout != 0 {
 			o.releaseTimeout = c.ReleaseTimeout
+		}
+		if c.AutoReleaseTimeout != 0 {
+			o.autoRelease = c.AutoReleaseTimeout
 		}
 		if c.ReleaseAttempts != 0 {
 			o.releaseAttempts = c.ReleaseAttempts
@@ -384,7 +395,7 @@ func (o *options) validate() error {
 		{"lease", o.lease}, {"minimum lease", o.minLease}, {"maximum hold", o.maxHold},
 		{"renewal floor", o.renewFloor}, {"poll interval", o.pollInterval},
 		{"maximum wait", o.maxWait}, {"clock allowance", o.clockAllowance},
-		{"release backoff", o.releaseMaxBackoff}, {"release timeout", o.releaseTimeout}, {"ttl", o.ttl}, {"fresh success", o.freshSuccess}, {"attempt timeout", o.attemptTimeout},
+		{"release backoff", o.releaseMaxBackoff}, {"release timeout", o.releaseTimeout}, {"automatic release timeout", o.autoRelease}, {"ttl", o.ttl}, {"fresh success", o.freshSuccess}, {"attempt timeout", o.attemptTimeout},
 		{"failure window", o.failureWindow}, {"maximum hold-back", o.maxHoldBack},
 	}
 	for _, d := range durations {

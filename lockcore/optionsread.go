@@ -24,6 +24,7 @@ func readOptions(opts any) lockcoreopts.Settings {
 		}
 	}
 	s := lockcoreopts.Settings{Logger: o.logger, ReleaseTimeout: o.releaseTimeout,
+		AutoReleaseTimeout: o.autoRelease, Lease: o.lease,
 		FreshSuccess: o.freshSuccess != unset, TTL: o.ttl != unset}
 	if o.metrics != nil {
 		s.Metrics = o.metrics

@@ -60,23 +60,24 @@ func (l *Lock) Release(ctx context.Context, result Result, ref string, opts ...R
 		return nil
 	}
 	h.stopKeeper()
-	err = l.releaseHold(ctx, h, result, ref, o)
+	err = l.releaseHold(ctx, h, result, ref, o, l.o.releaseTimeout)
 	if cause := h.endedUnreported(); cause != nil {
 		return errors.Join(fmt.Errorf("lockcore: release: the lock ended before release: %w", cause), err)
 	}
 	return err
 }
 
-// releaseHold releases h once; later calls return the first call's error.
-func (l *Lock) releaseHold(ctx context.Context, h *hold, result Result, ref string, o releaseOptions) error {
+// releaseHold releases h once, within budget (see releaseContext); later
+// calls return the first call's error.
+func (l *Lock) releaseHold(ctx context.Context, h *hold, result Result, ref string, o releaseOptions, budget time.Duration) error {
 	h.releasing.Store(true)
-	h.relOnce.Do(func() { h.relErr = l.doRelease(ctx, h, result, ref, o) })
+	h.relOnce.Do(func() { h.relErr = l.doRelease(ctx, h, result, ref, o, budget) })
 	return h.relErr
 }
 
-func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string, o releaseOptions) error {
+func (l *Lock) doRelease(ctx context.Context, h *hold, result Result, ref string, o releaseOptions, budget time.Duration) error {
 	start := time.Now()
-	ctx, cancel := l.releaseContext(ctx)
+	ctx, cancel := l.releaseContext(ctx, budget)
 	defer cancel()
 	defer func() {
 		h.mu.Lock()
@@ -175,10 +176,10 @@ func (l *Lock) releaseRefused(h *hold, ce *storeapi.ConditionError, err error) e
 
 // releaseContext returns a context for releasing that survives the
 // cancellation of ctx (a release must run even after the holder's work was
-// cancelled) but not the invocation: it ends at ctx's deadline or after the
-// release timeout, whichever comes first.
-func (l *Lock) releaseContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	budget := l.o.releaseTimeout
+// cancelled) but not the invocation: it ends at ctx's deadline or after
+// budget (the release timeout of a Release, see autoReleaseTimeout for the
+// lock's own), whichever comes first.
+func (l *Lock) releaseContext(ctx context.Context, budget time.Duration) (context.Context, context.CancelFunc) {
 	if dl, ok := ctx.Deadline(); ok {
 		budget = min(budget, time.Until(dl))
 	}
@@ -205,4 +206,15 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// autoReleaseTimeout bounds the releases the lock makes by itself (at the
+// end of its lease or maximum hold, and freeing a late copy of an
+// acquire) and the settling read: [StoreCalls].AutoReleaseTimeout, or the
+// release timeout when it is not set.
+func (l *Lock) autoReleaseTimeout() time.Duration {
+	if l.o.autoRelease > 0 {
+		return l.o.autoRelease
+	}
+	return l.o.releaseTimeout
 }

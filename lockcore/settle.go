@@ -59,7 +59,7 @@ func (l *Lock) settleRead(ctx context.Context, until time.Time) (storeapi.Item, 
 // the write was never applied, or was taken over since); otherwise the
 // last attempt's error (a refusal, see isRefusal, ends the retries).
 func (l *Lock) free(ctx context.Context, req storeapi.ReleaseRequest) error {
-	rctx, cancel := l.releaseContext(ctx)
+	rctx, cancel := l.releaseContext(ctx, l.autoReleaseTimeout())
 	defer cancel()
 	for n := 0; ; n++ {
 		err := l.timedCall(rctx, time.Time{}, func(actx context.Context) error {

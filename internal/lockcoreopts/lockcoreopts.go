@@ -1,6 +1,6 @@
 // Package lockcoreopts reads back, from lockcore options a user gave
 // lockmw (lockmw.WithLockOptions), the settings lockmw sets itself for
-// every lock: the logger, the metrics and the release timeout, so that
+// every lock: the logger, the metrics and the release timeouts, so that
 // lockmw can honour them instead of overriding them. lockcore fills in
 // [Read] when it is initialised; this package does not import lockcore.
 package lockcoreopts
@@ -18,8 +18,12 @@ type Settings struct {
 	Logger         *slog.Logger
 	Metrics        Metrics
 	ReleaseTimeout time.Duration
-	FreshSuccess   bool // lockcore.WithFreshSuccess was given
-	TTL            bool // lockcore.WithTTL was given
+	// AutoReleaseTimeout is lockcore.StoreCalls.AutoReleaseTimeout.
+	AutoReleaseTimeout time.Duration
+	// Lease is the lease lockcore.WithLease set.
+	Lease        time.Duration
+	FreshSuccess bool // lockcore.WithFreshSuccess was given
+	TTL          bool // lockcore.WithTTL was given
 }
 
 // Metrics is lockcore.Metrics.

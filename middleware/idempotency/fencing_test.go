@@ -275,11 +275,6 @@ func (s *slowReleaseStore) Release(ctx context.Context, req storeapi.ReleaseRequ
 // progress; after the lease the duplicate would run the handler again,
 // and the two callers would get two answers.
 func TestSlowReleaseStillCompletesTheRecord(t *testing.T) {
-	t.Skip("lockmw caps every release at three quarters of its safety margin (lockcore.StoreCalls.ReleaseTimeout, 1.5 s " +
-		"by default) however long the invocation has left, so that lockcore's own release at the maximum hold " +
-		"leaves the last quarter; with attempts of 0.5 s, then 1 s, a release that takes 1 s gives up and the " +
-		"handler runs twice. A longer budget for the holder's own release needs lockcore to bound its " +
-		"release at the maximum hold apart from an explicit one")
 	synctest.Test(t, func(t *testing.T) {
 		store := &slowReleaseStore{Store: lockcore.NewMemoryStore(), d: time.Second}
 		c := &counter{}

@@ -26,6 +26,7 @@ type call struct {
 	tried     bool // the lock was tried; false when the invocation returned before
 	hasDL     bool
 	deadline  time.Time
+	margin    time.Duration   // the safety margin: the holder's release ends by the deadline less a quarter of it
 	params    lockcore.Params // the lock's parameters, once built
 	held      time.Duration
 	lost      error // why the hold ended before the handler returned, if it did
@@ -72,7 +73,7 @@ func (w *wrapper[TIn, TOut]) asError(c *call, v any) error {
 
 // begin starts the invocation: its clock, logger, metrics and trace.
 func (w *wrapper[TIn, TOut]) begin(ctx context.Context) *call {
-	c := &call{start: time.Now(), log: w.log, rec: w.metrics.NewBatch()}
+	c := &call{start: time.Now(), log: w.log, rec: w.metrics.NewBatch(), margin: w.margin}
 	c.info.Key.Group = w.group
 	if reqID := requestID(ctx); reqID != "" {
 		c.log = withLazy(c.log, slog.String("requestId", reqID))
@@ -186,6 +187,12 @@ func (w *wrapper[TIn, TOut]) releaseFor(c *call, lctx context.Context, out TOut,
 
 func (c *call) release(lock *lockcore.Lock, result lockcore.Result, ref string, opts ...lockcore.ReleaseOption) {
 	rctx, rspan := c.tr.start(c.tctx, spanRelease)
+	if c.hasDL {
+		// The last quarter of the margin is the metrics flush's.
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithDeadline(rctx, c.deadline.Add(-c.margin/4))
+		defer cancel()
+	}
 	err := lock.Release(rctx, result, ref, opts...)
 	c.tr.released(rspan, result, c.info.Fence, err)
 	c.relErr = err

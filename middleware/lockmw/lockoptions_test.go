@@ -96,18 +96,22 @@ func (hangingRelease) Release(ctx context.Context, _ storeapi.ReleaseRequest) (s
 	return storeapi.Item{}, ctx.Err()
 }
 
-// A release timeout given with lockcore.WithStoreCalls in
-// WithLockOptions bounds the holder's release: against a store that never
-// answers, the invocation returns when that timeout ends, not after the
-// default three quarters of the safety margin.
+// The holder's release, when its handler returns with time to spare,
+// may take as long as a lease by default (a slow table still gets the
+// publication), and a release timeout given with lockcore.WithStoreCalls
+// in WithLockOptions bounds it instead: against a store that never
+// answers, the invocation returns when that budget ends. An automatic
+// release timeout bounds only the lock's own release, not the holder's.
 func TestLockOptionsReleaseTimeoutBoundsTheRelease(t *testing.T) {
 	tests := []struct {
 		name      string
 		opts      []lockcore.Option
 		wantAfter time.Duration // from the handler's return to the invocation's
 	}{
-		{"default: three quarters of the margin", nil, 1500 * time.Millisecond},
+		{"default: a lease", nil, lockcore.DefaultLease},
+		{"lockcore.WithLease(3s)", []lockcore.Option{lockcore.WithLease(3 * time.Second)}, 3 * time.Second},
 		{"lockcore.StoreCalls{ReleaseTimeout: 300ms}", []lockcore.Option{lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseTimeout: 300 * time.Millisecond})}, 300 * time.Millisecond},
+		{"lockcore.StoreCalls{AutoReleaseTimeout: 300ms}", []lockcore.Option{lockcore.WithStoreCalls(lockcore.StoreCalls{AutoReleaseTimeout: 300 * time.Millisecond})}, lockcore.DefaultLease},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -129,6 +133,52 @@ func TestLockOptionsReleaseTimeoutBoundsTheRelease(t *testing.T) {
 				}
 				if got := time.Since(returned); got != tt.wantAfter {
 					t.Fatalf("the invocation returned %v after its handler; want %v, the release timeout", got, tt.wantAfter)
+				}
+			})
+		})
+	}
+}
+
+// Against a store that never answers, the holder's release ends by the
+// deadline less a quarter of the margin when that comes before a lease
+// is up, and the release the lock makes by itself at the maximum hold
+// (a handler that outlasts it) within three quarters of the margin: both
+// leave the last quarter to the metrics flush.
+func TestHolderReleaseLeavesTheFlushItsQuarter(t *testing.T) {
+	tests := []struct {
+		name     string
+		budget   time.Duration // the invocation's
+		work     time.Duration // the handler's, ignoring its context
+		returnAt time.Duration // the invocation's return, from its start
+	}{
+		{"handler returns with 4s left", 4 * time.Second, 0, 4*time.Second - 500*time.Millisecond},
+		{"handler outlasts the maximum hold", 30 * time.Second, 29 * time.Second, 30*time.Second - 500*time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var lockEnded time.Time
+				h, err := lockmw.New(func(ctx context.Context, _ event) (string, error) {
+					time.Sleep(tt.work)
+					if ctx.Err() != nil {
+						lockEnded = time.Now()
+					}
+					return "ok", nil
+				}, hangingRelease{lockcore.NewMemoryStore()}, keyOf, lockmw.WithLockGroup(group),
+					lockmw.WithTelemetry(lockmw.Telemetry{Logger: discardLogger(), EMFWriter: &syncBuffer{}}),
+					lockmw.WithSafetyMargin(2*time.Second))
+				if err != nil {
+					t.Fatalf("New() = %v", err)
+				}
+				start := time.Now()
+				ctx, cancel := invocationContext(t.Context(), tt.budget, "req-flush")
+				defer cancel()
+				_, _ = h(ctx, event{Key: "k"})
+				if got := time.Since(start); got > tt.returnAt {
+					t.Errorf("the invocation returned %v after its start; want by %v (the deadline %v less a quarter of the margin)", got, tt.returnAt, tt.budget)
+				}
+				if tt.work > 0 && lockEnded.IsZero() {
+					t.Errorf("the handler's context had not ended after %v: the maximum hold did not end it", tt.work)
 				}
 			})
 		})

@@ -101,15 +101,31 @@ func (w *wrapper[TIn, TOut]) lockOptions(c *call) []lockcore.Option {
 	if m := w.lockSet.Metrics; m != nil {
 		rec = bothMetrics{c.rec, m}
 	}
-	// Release, also the one the lock makes by itself at the maximum hold,
-	// may use three quarters of the margin by default; the rest is the
-	// metrics flush's.
-	release := max(w.margin*3/4, time.Millisecond)
+	// The release the lock makes by itself at the maximum hold (the
+	// deadline less the margin) may use three quarters of the margin; the
+	// rest is the metrics flush's. The holder's own release, when its
+	// handler returns with time to spare, may take as long as a lease (a
+	// table answering slowly still gets the publication, and a duplicate
+	// after it does not run the handler again), and ends by the deadline
+	// less a quarter of the margin (see call.release). A release timeout
+	// given in the lock options bounds both.
+	auto := max(w.margin*3/4, time.Millisecond)
+	if at := w.lockSet.AutoReleaseTimeout; at > 0 {
+		auto = at
+	}
+	lease := w.lockSet.Lease
+	if lease <= 0 {
+		lease = lockcore.DefaultLease
+	}
+	release := max(auto, lease)
 	if rt := w.lockSet.ReleaseTimeout; rt > 0 {
 		release = rt
+		if w.lockSet.AutoReleaseTimeout <= 0 {
+			auto = rt
+		}
 	}
 	return append(opts, lockcore.WithLogger(c.lockLog), lockcore.WithMetrics(rec),
-		lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseTimeout: release}))
+		lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseTimeout: release, AutoReleaseTimeout: auto}))
 }
 
 // bothMetrics records each of the lock's measurements in the invocation's

@@ -132,10 +132,13 @@ func WithSafetyMargin(d time.Duration) Option {
 // messages of AWS API errors withheld as in the middleware's) instead of
 // the middleware's logger; lockcore.WithMetrics gets the lock's
 // measurements as well as the invocation's metrics document; and
-// lockcore.StoreCalls.ReleaseTimeout (in lockcore.WithStoreCalls) replaces
-// the default release budget, three quarters of the safety margin, and must
-// be less than the margin (a configuration error otherwise), whose rest is
-// the metrics flush's.
+// lockcore.StoreCalls.ReleaseTimeout (in lockcore.WithStoreCalls) bounds
+// both the holder's release (by default a lease, so that a slow table
+// still gets the publication) and the release the lock makes by itself at
+// the maximum hold (by default three quarters of the safety margin), and
+// AutoReleaseTimeout only the latter. Each must be less than the margin (a
+// configuration error otherwise). The holder's release also ends by the
+// deadline less a quarter of the margin, the metrics flush's.
 func WithLockOptions(opts ...lockcore.Option) Option {
 	return func(o *options) { o.lockOpts = append(o.lockOpts, opts...) }
 }

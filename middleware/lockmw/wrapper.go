@@ -112,6 +112,9 @@ func checkLockOptions(opts []lockcore.Option, margin time.Duration) error {
 	if rt := lockcoreopts.Read(opts).ReleaseTimeout; rt > 0 && rt >= margin {
 		return fmt.Errorf("WithLockOptions: lockcore.StoreCalls.ReleaseTimeout %v is not less than the safety margin %v (WithSafetyMargin): the release would run past the deadline", rt, margin)
 	}
+	if at := lockcoreopts.Read(opts).AutoReleaseTimeout; at > 0 && at >= margin {
+		return fmt.Errorf("WithLockOptions: lockcore.StoreCalls.AutoReleaseTimeout %v is not less than the safety margin %v (WithSafetyMargin): the release at the maximum hold would run past the deadline", at, margin)
+	}
 	probe := append(append([]lockcore.Option(nil), opts...), lockcore.WithLogger(slog.New(slog.DiscardHandler)))
 	if _, err := lockcore.New(lockcore.NewMemoryStore(), lockcore.Params{
 		LockID: "probe", LockGroup: "probe", HolderName: "probe", AccountID: 1, AppID: 1,
