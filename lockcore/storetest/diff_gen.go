@@ -93,7 +93,8 @@ func (g *generator) near(v, span int64) int64 {
 func (g *generator) next() op {
 	g.tick()
 	slot := g.rng.IntN(len(g.slots))
-	if g.chance(0.005) {
+	retired := g.chance(0.005)
+	if retired {
 		// Retire the slot's key, as a TTL deletion would, for a new one:
 		// steps on an absent item, and FenceBase on a new item, recur
 		// through the run.
@@ -103,6 +104,11 @@ func (g *generator) next() op {
 	k := g.slots[slot]
 	o := op{key: k}
 	switch n := g.rng.IntN(100); {
+	case retired && n < 30:
+		// A read of the key just retired, before anything writes it:
+		// otherwise a run of 10,000 steps has about five of these, and
+		// one in a hundred and fifty runs none.
+		o.kind = opGet
 	case n < 40:
 		o.kind, o.acquire = opAcquire, g.acquire(k)
 	case n < 62:
