@@ -3,6 +3,7 @@ package chaos
 import (
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -19,6 +20,14 @@ type attemptRec struct {
 // not-before.
 func (at *attemptRec) hasNotBefore() bool { return at.rel.Intent.NotBefore != 0 }
 
+// publishedRetryAfter reports whether the attempt's applied failure release
+// is the holder's own, which carries the upstream's Retry-After (the worker
+// names its reason after the upstream's status), and not one the lock made
+// by itself with a reason of its own (lease_lost, max_hold, ...).
+func (at *attemptRec) publishedRetryAfter() bool {
+	return at.rel.Intent.Reason == "upstream_"+strconv.Itoa(at.fetch.Status)
+}
+
 // checkEpisodes is check 6: no burst calls the upstream more often than
 // the failure policy allows (docs/protocol.md, "The failure policy"). Per
 // key, the attempts (holders that called the upstream and published a
@@ -32,9 +41,11 @@ func (at *attemptRec) hasNotBefore() bool { return at.rel.Intent.NotBefore != 0 
 //
 //   - Failures with a not-before (an upstream's Retry-After, or the
 //     hold-back of an exhausted episode): no holder granted after the
-//     failure calls the upstream before the not-before (the failed call's
-//     time plus the Retry-After, or the published time, less twice the
-//     skew bound); after it, the next holder's call is the one attempt of
+//     failure calls the upstream before the not-before its release
+//     published (the failed call's time plus the Retry-After when the
+//     holder's own release carried it, else the published time, less
+//     twice the skew bound: a Retry-After told to a holder whose lock
+//     ended the hold before its release was never published); after it, the next holder's call is the one attempt of
 //     that not-before, and it opens a new block of unpaced attempts. That
 //     only one holder at a time calls is checks 2 and 4; a holder that
 //     crashed after its call publishes nothing, and the one after it tries
@@ -138,14 +149,23 @@ func (a *analysis) chainEpisodes(key string, ats []*attemptRec, clears []int64) 
 }
 
 // checkNotBefore checks that no holder granted after at's failure, which
-// carries a not-before, calls the upstream before it: for an upstream's
-// Retry-After, the failed call's time plus the Retry-After; for a
-// hold-back, the published time.
+// carries a not-before, calls the upstream before it: the not-before its
+// applied release published. When that release is the holder's own, with
+// the upstream's Retry-After, that is the failed call's time plus the
+// Retry-After; otherwise (a hold-back) the published time. A holder whose
+// lock ended the hold by itself before its release (lease lost, the hard
+// maximum) publishes nothing of its own: the lock's release, with its own
+// reason, is the applied one, and the Retry-After the holder was told
+// never reached the item (lockcore's Release: "the lock ended before
+// release"), so only the lock's hold-back binds the next holder.
 func (a *analysis) checkNotBefore(key string, at *attemptRec, fetches []Fetch, grantOf map[string]*grant, clears []int64) {
 	notBefore, what := at.fetch.T+int64(at.fetch.RetryAfter), "Retry-After "+at.fetch.RetryAfter.String()
-	if at.fetch.RetryAfter == 0 {
+	if at.fetch.RetryAfter == 0 || !at.publishedRetryAfter() {
 		a.rep.HoldBacks++
 		notBefore, what = a.wallToMono(at.rel.Intent.NotBefore), "hold-back"
+		if at.fetch.RetryAfter != 0 {
+			what += " of the lock's own release (" + at.rel.Intent.Reason + "; the Retry-After " + at.fetch.RetryAfter.String() + " was not published)"
+		}
 	}
 	a.rep.NotBeforeChecked++
 	for _, f := range fetches {

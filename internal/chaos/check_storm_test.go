@@ -180,6 +180,46 @@ func TestCheckEpisodesNotBefore(t *testing.T) {
 	}
 }
 
+// TestCheckEpisodesRetryAfterNotPublished: a holder whose lock ended the
+// hold by itself (its lease ran out while its acquire's answer was late)
+// calls the upstream, is told 429 with Retry-After 6 s, and releases; but
+// the applied failure release is the lock's own, reason lease_lost, with
+// the hold-back of the exhausted episode (1.5 s), and the holder's
+// Release publishes nothing ("the lock ended before release"). The next
+// holder is bound by the published hold-back, not by the Retry-After that
+// never reached the item (storm seed 13, key chaos/k1.p1.e0).
+func TestCheckEpisodesRetryAfterNotPublished(t *testing.T) {
+	tests := []struct {
+		name   string
+		reason string // of the applied failure release of a
+		nextMs int64  // when the next holder calls the upstream; the hold-back ends at 1520 ms, the Retry-After at 6010 ms
+		want   int
+	}{
+		{"the lock's own release, after its hold-back", "lease_lost", 1600, 0},
+		{"the lock's own release, well before its hold-back", "lease_lost", 600, 1},
+		{"the holder's own release, before its Retry-After", "upstream_429", 1600, 1},
+		{"the holder's own release, after its Retry-After", "upstream_429", 6100, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newStormHistory()
+			h.grant(0, "a", 1, 0)
+			h.fetch(0, "a", 10, http.StatusTooManyRequests, 6*time.Second)
+			nb := int64(1500)
+			if tt.reason == "upstream_429" {
+				nb = 5990 // the holder's clock at its release plus the Retry-After
+			}
+			h.fail(0, "a", 1, 20, 1500, nb, tt.reason)
+			h.grant(1, "b", 2, tt.nextMs-10)
+			h.fetch(1, "b", tt.nextMs, http.StatusOK, 0)
+			rep := h.check(t, (*analysis).checkEpisodes)
+			if got := rep.Violations[CheckEpisode]; got != tt.want {
+				t.Errorf("violations = %d, want %d (%v)", got, tt.want, rep.Details[CheckEpisode])
+			}
+		})
+	}
+}
+
 func TestCheckOperator(t *testing.T) {
 	forced := View{Rev: "a", Fence: 1, Rel: true, Result: "failure", RelAt: wall(100), Reason: operatorReason}
 	overwritten := forced
