@@ -54,7 +54,9 @@ type BatchTime struct {
 	// Margin is the time the batch keeps back from the invocation's
 	// deadline, once for all its keys: key attempts hold their locks, and
 	// wait, until the deadline less this margin at the latest; their
-	// releases may use three quarters of it, and the batch answers by the
+	// releases may use three quarters of it (also a key whose handler
+	// returns early: lockcore.StoreCalls.ReleaseTimeout, which
+	// lockmw.WithLockOptions may set lower), and the batch answers by the
 	// deadline less a quarter of it, reporting every record not finished
 	// by then as failed. It is also the safety margin of each key's
 	// lockmw, after the end of the key's share: a lockmw.WithSafetyMargin

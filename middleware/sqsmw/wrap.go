@@ -78,8 +78,15 @@ func New(h Handler, store storeapi.Store, key func(ctx context.Context, record e
 	// The batch margin is each key's safety margin: a key's context ends
 	// that long after its share, so lockmw holds until the share's end and
 	// releases in the margin, which the batch keeps once.
-	lockOpts := append([]lockmw.Option{lockmw.WithPanicAsError(),
-		lockmw.WithLockOptions(lockcore.WithMaxHold(maxShare))}, o.lockOpts...)
+	// A key's release uses three quarters of the margin at most, also
+	// when its handler returns early (lockmw's own default lets it take a
+	// lease, up to its context's deadline): the time after it is the
+	// later keys' shares. A release timeout in the options replaces it.
+	lockOpts := []lockmw.Option{lockmw.WithPanicAsError(), lockmw.WithLockOptions(lockcore.WithMaxHold(maxShare))}
+	if rt := o.margin * 3 / 4; rt > 0 {
+		lockOpts = append(lockOpts, lockmw.WithLockOptions(lockcore.WithStoreCalls(lockcore.StoreCalls{ReleaseTimeout: rt})))
+	}
+	lockOpts = append(lockOpts, o.lockOpts...)
 	lockOpts = append(lockOpts, lockmw.WithSafetyMargin(o.margin))
 	// The answer is the fronts' shared format (a bare success), so that an
 	// HTTP front on the same lock group reads this front's success, and

@@ -1,0 +1,52 @@
+package httpmw_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
+	"github.com/herdlock/herdlock/middleware/httpmw"
+)
+
+// hangingRelease is a MemoryStore whose releases never answer: each
+// returns when its context ends, not applied.
+type hangingRelease struct{ *lockcore.MemoryStore }
+
+func (hangingRelease) Release(ctx context.Context, _ storeapi.ReleaseRequest) (storeapi.Item, error) {
+	<-ctx.Done()
+	return storeapi.Item{}, ctx.Err()
+}
+
+// Behind API Gateway (29 s integration timeout by default) in a 60 s
+// function, a holder whose handler returns after 24 s, against a store
+// whose releases never answer, is answered before the integration
+// timeout: its answer waits for its release, which must not take it past
+// the limit that API Gateway answers 504 at.
+func TestHolderAnswersBeforeTheIntegrationTimeoutDespiteAHangingRelease(t *testing.T) {
+	t.Skip("known gap: lockmw lets a holder's release with time to spare take a lease (6 s), ending by the " +
+		"Lambda deadline less a quarter of the margin; httpmw's holder answers only after its release returns, and " +
+		"lockmw has no per-invocation bound that httpmw could set to the integration timeout without cutting the " +
+		"handler's hold short: a handler done at 24 s is answered at 30 s, after API Gateway's 504 at 29 s")
+	for _, s := range shapes {
+		if !gateway(s) {
+			continue
+		}
+		t.Run(s.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := &counting{h: func(ctx context.Context, pair string) (httpmw.Response[rate], error) {
+					time.Sleep(24 * time.Second)
+					return okHandler(ctx, pair)
+				}}
+				serve := s.wrap(c.handle, hangingRelease{lockcore.NewMemoryStore()}, quiet())
+				start := time.Now()
+				g := request(t, serve, sample(t, s, samplePair), time.Minute)
+				if took := time.Since(start); took >= 29*time.Second {
+					t.Errorf("holder: %d after %v, want its answer before the 29 s integration timeout", g.Status, took)
+				}
+			})
+		})
+	}
+}
