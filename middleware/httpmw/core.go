@@ -10,6 +10,7 @@ import (
 
 	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/internal/answer"
+	"github.com/herdlock/herdlock/middleware/internal/answerby"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -33,6 +34,10 @@ type core[Req Request, T any] struct {
 	// requests that carry an idempotency key.
 	own func(context.Context, Req) reply
 	now func() time.Time
+	// answerWithin, when not zero, is how long after it arrives a request
+	// must be answered (behind API Gateway: before its integration
+	// timeout); the holder's release ends by then too.
+	answerWithin time.Duration
 }
 
 // newCore wraps h with lockmw, the answers published inline in the fronts'
@@ -46,6 +51,9 @@ func newCore[Req Request, T any](h func(context.Context, Req) (Response[T], erro
 		return nil, err
 	}
 	c := &core[Req, T]{o: o, h: h, key: checkedKey(key), now: time.Now}
+	if gateway && o.integration > 0 {
+		c.answerWithin = o.integration - min(waitMargin, o.integration/2)
+	}
 	c.own = c.runOwn
 	hs := lockmw.Handlers[Req, answer.Answer]{Fetch: c.fetch(), Codec: answer.Codec{}}
 	invoke, err := lockmw.NewHandlers(hs, store, c.key, c.o.lockmwOptions(gateway)...)
@@ -81,6 +89,9 @@ func (c *core[Req, T]) serve(ctx context.Context, req Req) reply {
 func (c *core[Req, T]) answerFor(ctx context.Context, req Req, method string) reply {
 	if !sharesAnswers(method) {
 		return c.own(ctx, req)
+	}
+	if c.answerWithin > 0 {
+		ctx = answerby.With(ctx, time.Now().Add(c.answerWithin))
 	}
 	a, err := c.invoke(ctx, req)
 	if err != nil {

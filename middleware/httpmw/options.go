@@ -79,8 +79,10 @@ func WithLockmwOptions(opts ...lockmw.Option) Option {
 // before it (at half of it when d is 4 s or less), so that the client
 // gets that answer and not API Gateway's own 504 (it sets
 // lockcore.WithMaxWait, which options given with [WithLockmwOptions] may
-// override). The holder's handler is not cut short: its answer still
-// serves the key's later requests. Default 29 s, API Gateway's default;
+// override), and the holder's release ends by then too, so that a slow
+// table does not hold the holder's own answer past it. The holder's
+// handler is not cut short: its answer still serves the key's later
+// requests. Default 29 s, API Gateway's default;
 // a d of 0 leaves the wait as the lock's options set it, a negative d is
 // a configuration error. Function URLs and ALB targets have no limit
 // below the function's timeout: [NewFunctionURL] and [NewALB] ignore it.

@@ -15,6 +15,7 @@ import (
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/httpmw"
+	"github.com/herdlock/herdlock/middleware/internal/answerby"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -146,6 +147,9 @@ func newHTTP[Req httpmw.Request, Resp HTTPResponse](h func(context.Context, Req)
 		r := requestOf(req)
 		if safeMethod(r.method) || (optional && r.noKey()) {
 			return h(ctx, req)
+		}
+		if wait, ok := gatewayWait(req); ok {
+			ctx = answerby.With(ctx, time.Now().Add(wait)) // the holder's release too
 		}
 		resp, err := op(ctx, req)
 		if err == nil {

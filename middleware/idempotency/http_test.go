@@ -727,3 +727,34 @@ func TestHTTPReplayMarkedInALBHeaderForm(t *testing.T) {
 		})
 	}
 }
+
+// hangingRelease is a MemoryStore whose releases never answer: each
+// returns when its context ends, not applied.
+type hangingRelease struct{ *lockcore.MemoryStore }
+
+func (hangingRelease) Release(ctx context.Context, _ storeapi.ReleaseRequest) (storeapi.Item, error) {
+	<-ctx.Done()
+	return storeapi.Item{}, ctx.Err()
+}
+
+// Behind API Gateway, the first request of a key whose handler answers
+// after 25 s, against a table whose releases never answer, still gets
+// its answer within the gateway's 29 s: the record's release (which may
+// take a lease with time to spare) ends by the time the request must be
+// answered, not only by the function's deadline.
+func TestHTTPHolderAnswersWithinTheGatewayTimeoutDespiteAHangingRelease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &createOrder{}
+		h := idempotency.WrapHTTP(func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+			time.Sleep(25 * time.Second)
+			return c.handle(ctx, req)
+		}, hangingRelease{lockcore.NewMemoryStore()}, quiet())
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // the function's timeout
+		defer cancel()
+		start := time.Now()
+		resp, err := h(ctx, post("/orders", `"k"`, `{}`))
+		if took := time.Since(start); err != nil || resp.StatusCode != http.StatusCreated || took >= 29*time.Second {
+			t.Errorf("first request = %d after %v, %v; want 201 within the gateway's 29 s", resp.StatusCode, took, err)
+		}
+	})
+}

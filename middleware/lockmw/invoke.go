@@ -10,6 +10,7 @@ import (
 
 	"github.com/herdlock/herdlock/emf"
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/middleware/internal/answerby"
 )
 
 // call is the state of one invocation.
@@ -187,10 +188,19 @@ func (w *wrapper[TIn, TOut]) releaseFor(c *call, lctx context.Context, out TOut,
 
 func (c *call) release(lock *lockcore.Lock, result lockcore.Result, ref string, opts ...lockcore.ReleaseOption) {
 	rctx, rspan := c.tr.start(c.tctx, spanRelease)
+	// The last quarter of the margin is the metrics flush's; a front door
+	// that must answer sooner (behind API Gateway, its integration
+	// timeout) ends the release by then.
+	var end time.Time
 	if c.hasDL {
-		// The last quarter of the margin is the metrics flush's.
+		end = c.deadline.Add(-c.margin / 4)
+	}
+	if by, ok := answerby.From(c.tctx); ok && (end.IsZero() || by.Before(end)) {
+		end = by
+	}
+	if !end.IsZero() {
 		var cancel context.CancelFunc
-		rctx, cancel = context.WithDeadline(rctx, c.deadline.Add(-c.margin/4))
+		rctx, cancel = context.WithDeadline(rctx, end)
 		defer cancel()
 	}
 	err := lock.Release(rctx, result, ref, opts...)
