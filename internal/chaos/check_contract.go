@@ -547,8 +547,9 @@ func gsAfter(gs []*grant, g *grant) []*grant {
 
 // holdEnd is the end of a hold that waiters must learn of: learnAt is when
 // a read at the fixed pace shows it (a release applied), or, after a
-// crash, when the holder's last beat became stale for a waiter that saw
-// it at once.
+// crash, when the holder's last beat (its last applied renewal, one in
+// flight at the kill and applied after it too) became stale for a waiter
+// that saw it at once.
 type holdEnd struct {
 	key     string
 	rev     string
@@ -594,11 +595,14 @@ func (c *contract) earlyEnd() {
 			if r, ok := c.relOf[g.rev]; ok && r.Call < f.T {
 				continue
 			}
+			// Every applied renewal of the hold is a beat the waiters
+			// see, one applied after the kill too: the holder sent it
+			// before, and the proxy held it on its way (a renewal the
+			// store applies renews the lease, whoever is alive to send
+			// the next).
 			beat := g.ret
 			for _, t := range a.renews[g.rev] {
-				if t < f.T {
-					beat = max(beat, t)
-				}
+				beat = max(beat, t)
 			}
 			// A reader at the fixed pace sees the last beat within a gap,
 			// and finds it stale a lease later.

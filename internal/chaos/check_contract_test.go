@@ -328,6 +328,21 @@ func TestCheckEarlyEnd(t *testing.T) {
 			h.poll(1, 3000, 2, releasedA)
 			h.wait(1, 50, 3010, "RELEASED", "", 1)
 		}, 0},
+		// Storm seed 13, key chaos/k2.p1.e2: the holder's renewal, sent
+		// 100 ms before its kill, was held 1.3 s by the proxy and applied
+		// after it; the beat it wrote renewed the lease, and the waiter
+		// took over a lease after seeing it.
+		{"a crash after a renewal the proxy held, taken over a lease after its beat", lateBeatCrash, func(h *stormHistory) {
+			h.poll(1, 100, 2, heldA)
+			for ms := int64(300); ms < 1600; ms += 200 {
+				h.poll(1, ms, 2, heldA)
+			}
+			for ms := int64(1700); ms < 3500; ms += 200 {
+				h.poll(1, ms, 2, View{Rev: "a", Fence: 1, Beat: 1})
+			}
+			h.op(1, hKey, "UpdateItem", acquire, 3500, 2, http.StatusOK, &View{Rev: "w1", Fence: 2})
+			h.wait(1, 50, 3510, "ACQUIRED", "", 2)
+		}, 0},
 		{"a success read on the announcements", func(h *stormHistory) { h.succeed(0, "a", 1, 300) }, func(h *stormHistory) {
 			h.poll(1, 100, 2, heldA)
 			for ms := int64(400); ms < 3000; ms += 300 {
@@ -379,6 +394,13 @@ func TestCheckEarlyEnd(t *testing.T) {
 			h.op(1, hKey, "UpdateItem", acquire, 5000, 2, http.StatusOK, &View{Rev: "w1", Fence: 2})
 			h.wait(1, 50, 5010, "ACQUIRED", "", 2)
 		}, 1},
+		{"a crash after a renewal the proxy held, slept through", lateBeatCrash, func(h *stormHistory) {
+			h.poll(1, 100, 2, heldA)
+			h.poll(1, 1700, 2, View{Rev: "a", Fence: 1, Beat: 1})
+			h.poll(1, 5900, 2, View{Rev: "a", Fence: 1, Beat: 1})
+			h.op(1, hKey, "UpdateItem", acquire, 6000, 2, http.StatusOK, &View{Rev: "w1", Fence: 2})
+			h.wait(1, 50, 6010, "ACQUIRED", "", 2)
+		}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -391,6 +413,16 @@ func TestCheckEarlyEnd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lateBeatCrash is a's holder (worker 0) renewing at 300 ms, the renewal
+// held by the proxy and applied at 1600 ms (beat 1), and killed at
+// 400 ms, between the two.
+func lateBeatCrash(h *stormHistory) {
+	h.rec.ops = append(h.rec.ops, StoreOp{Worker: 0, Target: "UpdateItem", Key: hKey, Arrive: at(300), Call: at(1600), Return: at(1601), Answer: at(1601),
+		Gone: true, Status: http.StatusOK, Intent: &Intent{Op: "renew", Key: hKey, Rev: "a", NowMs: wall(300), LUMs: wall(1800), Sent: at(300)},
+		Item: &View{Rev: "a", Fence: 1, Beat: 1, LU: wall(1800)}})
+	h.rec.faults = append(h.rec.faults, Fault{T: at(400), Worker: 0, Kind: FaultKill})
 }
 
 func TestCheckNotApplied(t *testing.T) {
