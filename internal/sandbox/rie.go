@@ -114,6 +114,7 @@ type Sandbox struct {
 	stderr  *proc.Tail
 	busy    atomic.Bool
 	client  *http.Client
+	ports   []int // the emulator's two ports, handed back at Close
 
 	mu    sync.Mutex // guards lines
 	lines []Line
@@ -178,6 +179,12 @@ func start(ctx context.Context, id int, cfg Config, timeout time.Duration) (*San
 	if err != nil {
 		return nil, err
 	}
+	started := false
+	defer func() {
+		if !started {
+			unreserve(ports)
+		}
+	}()
 	rieAddr := "127.0.0.1:" + strconv.Itoa(ports[0])
 	apiAddr := "127.0.0.1:" + strconv.Itoa(ports[1])
 	cmd := exec.Command(cfg.RIE,
@@ -215,6 +222,12 @@ func start(ctx context.Context, id int, cfg Config, timeout time.Duration) (*San
 		s.Close()
 		return nil, err
 	}
+	if owned, known := listenerOwner(cmd.Process.Pid, ports[0]); known && !owned {
+		s.Close()
+		return nil, fmt.Errorf("sandbox %d: %s is another process's listener: the port was taken before the emulator bound it", id, rieAddr)
+	}
+	s.ports = ports
+	started = true
 	return s, nil
 }
 
@@ -317,6 +330,7 @@ func (s *Sandbox) Close() error {
 	s.closeOnce.Do(func() {
 		proc.KillProcessGroup(s.cmd)
 		<-s.done
+		unreserve(s.ports)
 	})
 	return nil
 }
@@ -342,8 +356,12 @@ func freePorts(n int) ([]int, error) {
 			return nil, fmt.Errorf("sandbox: no free port in %d-%d after %d tries", lo, hi, tries)
 		}
 		port := lo + rand.IntN(hi-lo)
+		if !reserve(port) {
+			continue // another sandbox of this process has it
+		}
 		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
+			unreserve([]int{port})
 			continue // taken: try another
 		}
 		ls = append(ls, l)
