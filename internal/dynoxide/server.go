@@ -168,7 +168,7 @@ func (s *Server) PID() int { return s.cmd.Process.Pid }
 // waits for it to exit. Calling Close again returns the first result.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
-		proc.KillProcessGroup(s.cmd)
+		proc.KillProcessGroup(s.cmd, s.done)
 		<-s.done
 		var exit *exec.ExitError
 		if s.waitErr != nil && !errors.As(s.waitErr, &exit) {

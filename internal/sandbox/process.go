@@ -248,7 +248,7 @@ func (p *Process) Burst(ctx context.Context, payloads [][]byte) []Invocation {
 // Close stops the process and the runtime API, and waits for the process.
 func (p *Process) Close() error {
 	p.closeOnce.Do(func() {
-		proc.KillProcessGroup(p.cmd)
+		proc.KillProcessGroup(p.cmd, p.exited)
 		<-p.exited
 		p.API.Close()
 	})

@@ -328,7 +328,7 @@ func isErrorDocument(body []byte) bool {
 // Close stops the emulator and the function it started, and waits for them.
 func (s *Sandbox) Close() error {
 	s.closeOnce.Do(func() {
-		proc.KillProcessGroup(s.cmd)
+		proc.KillProcessGroup(s.cmd, s.done)
 		<-s.done
 		unreserve(s.ports)
 	})

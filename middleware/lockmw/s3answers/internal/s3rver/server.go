@@ -143,7 +143,7 @@ func (s *Server) Endpoint() string { return s.endpoint }
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.stdin.Close()
-		proc.KillProcessGroup(s.cmd)
+		proc.KillProcessGroup(s.cmd, s.done)
 		<-s.done
 		var exit *exec.ExitError
 		if s.waitErr != nil && !errors.As(s.waitErr, &exit) {
