@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/herdlock/herdlock/internal/waitoutcome"
 	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
 
@@ -674,6 +675,15 @@ func (w *waiter) timeoutError() error {
 	if w.timeouts > 0 {
 		where += fmt.Sprintf(" (%d store calls timed out)", w.timeouts)
 	}
+	if !w.seen {
+		// Nothing read: nobody may hold the lock (see waitoutcome).
+		return fmt.Errorf("%w: %w", w.timeoutErrorAt(where), waitoutcome.ErrItemUnread)
+	}
+	return w.timeoutErrorAt(where)
+}
+
+// timeoutErrorAt is timeoutError's error with where naming the key.
+func (w *waiter) timeoutErrorAt(where string) error {
 	switch {
 	case w.throttles > 0 && w.lastErr != nil:
 		return fmt.Errorf("%w: %s: %w: the store throttled %d of this wait's calls (a hot key): last error: %w",

@@ -25,6 +25,10 @@ var (
 	// and its answer did not come before this invocation's deadline (less
 	// the safety margin). The handler did not run; a retry later gets the
 	// answer. It wraps lockcore.ErrWaitTimeout. An HTTP layer answers 409.
+	// A wait that never had the record from the store (a table that
+	// throttled or left unanswered every call) is not ErrInProgress: its
+	// error matches lockmw.ErrLockFailed, lockcore.ErrWaitTimeout (and
+	// lockcore.ErrThrottled when throttled), and an HTTP layer answers 503.
 	ErrInProgress = errors.New("idempotency: an invocation with the same key is in progress")
 )
 

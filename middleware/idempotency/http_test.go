@@ -758,3 +758,24 @@ func TestHTTPHolderAnswersWithinTheGatewayTimeoutDespiteAHangingRelease(t *testi
 		}
 	})
 }
+
+// A request whose every call a table throttled, with no record of its
+// key, is answered 503 (store_unavailable), not 409: nothing says that a
+// request with its key is in progress.
+func TestHTTPThrottledTableWithoutARecordIs503(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &throttledStore{MemoryStore: lockcore.NewMemoryStore()}
+		store.shut.Store(true)
+		c := &createOrder{}
+		h := idempotency.WrapHTTP(c.handle, store, quiet())
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		resp, err := h(ctx, post("/orders", `"k"`, `{}`))
+		if err != nil || resp.StatusCode != http.StatusServiceUnavailable || problemCode(t, resp) != "store_unavailable" {
+			t.Errorf("request = %d %q, %v; want 503 store_unavailable", resp.StatusCode, resp.Body, err)
+		}
+		if got := c.runs.Load(); got != 0 {
+			t.Errorf("handler runs = %d, want 0", got)
+		}
+	})
+}

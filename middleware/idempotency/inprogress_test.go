@@ -3,12 +3,15 @@ package idempotency_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/herdlock/herdlock/lockcore"
+	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/idempotency"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
@@ -217,5 +220,79 @@ func TestInProcessDuplicateTakesOverAfterTheLease(t *testing.T) {
 		if err != nil || got.ID != "taker" || took > lockcore.DefaultLease+3*time.Second {
 			t.Errorf("in-process duplicate = %+v, %v after %v; want it to take over after the lease, as another process does", got, err, took)
 		}
+	})
+}
+
+// throttledStore throttles every call while shut is set, as a table over
+// its capacity does.
+type throttledStore struct {
+	*lockcore.MemoryStore
+	shut atomic.Bool
+}
+
+func (s *throttledStore) err() error {
+	if s.shut.Load() {
+		return fmt.Errorf("test: over the table's capacity: %w", lockcore.ErrThrottled)
+	}
+	return nil
+}
+
+func (s *throttledStore) Acquire(ctx context.Context, req storeapi.AcquireRequest) (storeapi.Item, error) {
+	if err := s.err(); err != nil {
+		return storeapi.Item{}, err
+	}
+	return s.MemoryStore.Acquire(ctx, req)
+}
+
+func (s *throttledStore) Get(ctx context.Context, k lockcore.Key) (storeapi.Item, bool, error) {
+	if err := s.err(); err != nil {
+		return storeapi.Item{}, false, err
+	}
+	return s.MemoryStore.Get(ctx, k)
+}
+
+// A request whose every call a table throttled, with no record of its
+// key, is not told that an invocation with the key is in progress: its
+// wait never had the record, so its error is the lock's failure
+// (lockmw.ErrLockFailed, lockcore.ErrThrottled), not ErrInProgress. A
+// duplicate that did read the record, held by the first invocation, and
+// then was throttled is ErrInProgress.
+func TestThrottledWaitThatNeverReadTheRecordIsNotInProgress(t *testing.T) {
+	t.Run("no record, every call throttled", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			store := &throttledStore{MemoryStore: lockcore.NewMemoryStore()}
+			store.shut.Store(true)
+			c := &counter{}
+			_, err := invoke(t, wrap(t, c, store), 5*time.Second, order{Key: "k", Amount: 1})
+			if errors.Is(err, idempotency.ErrInProgress) || !errors.Is(err, lockmw.ErrLockFailed) || !errors.Is(err, lockcore.ErrThrottled) {
+				t.Errorf("invoke() = %v; want lockmw.ErrLockFailed and lockcore.ErrThrottled, not ErrInProgress", err)
+			}
+			if got := c.runs.Load(); got != 0 {
+				t.Errorf("handler runs = %d, want 0", got)
+			}
+		})
+	})
+	t.Run("the record read, then throttled", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			store := &throttledStore{MemoryStore: lockcore.NewMemoryStore()}
+			c := &counter{block: make(chan struct{}), started: make(chan struct{}, 1)}
+			var wg sync.WaitGroup
+			wg.Go(func() { _, _ = invoke(t, wrap(t, c, store), time.Minute, order{Key: "k", Amount: 1}) })
+			<-c.started
+			done := make(chan error, 1)
+			go func() {
+				_, err := invoke(t, wrap(t, c, store), 5*time.Second, order{Key: "k", Amount: 1})
+				done <- err
+			}()
+			time.Sleep(time.Second) // the duplicate has read the record in progress
+			store.shut.Store(true)
+			err := <-done
+			store.shut.Store(false)
+			close(c.block)
+			wg.Wait()
+			if !errors.Is(err, idempotency.ErrInProgress) {
+				t.Errorf("invoke() = %v; want ErrInProgress", err)
+			}
+		})
 	})
 }

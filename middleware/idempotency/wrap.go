@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/herdlock/herdlock/internal/waitoutcome"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/internal/answernote"
@@ -349,9 +350,11 @@ func (w *wrapper[TIn, TOut]) remember(r request[TIn], rec record[TOut]) {
 }
 
 // lockError is the invocation's error when the record's lock neither ran
-// the handler nor replayed an answer.
+// the handler nor replayed an answer: a wait that timed out is
+// ErrInProgress, unless it never had the record from the store (a table
+// that throttled every call), which cannot tell that anyone runs.
 func lockError(err error) error {
-	if errors.Is(err, lockcore.ErrWaitTimeout) {
+	if errors.Is(err, lockcore.ErrWaitTimeout) && !errors.Is(err, waitoutcome.ErrItemUnread) {
 		return fmt.Errorf("%w: %w", ErrInProgress, err)
 	}
 	return err
