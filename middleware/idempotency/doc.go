@@ -36,7 +36,10 @@
 // that replays one compares it first: a key reused with another payload
 // fails with [ErrPayloadMismatch]. The cache keeps only completed answers
 // that the store holds (a holder whose release failed caches nothing) and
-// that passed that check.
+// that passed that check. A holder whose release the store did not
+// confirm (lockcore.ErrReleaseFailed) does not return its answer, which
+// another run could replace once the record's lease lapses: its error
+// says a retry gets the key's answer (WrapHTTP: 503 store_unavailable).
 //
 // A handler error is not kept: the record is released as failed and the
 // next duplicate runs (lockcore's failure policy still holds back a key

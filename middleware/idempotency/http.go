@@ -203,7 +203,7 @@ func problemFor(err error, now time.Time) (int, string, map[string]string) {
 		return http.StatusServiceUnavailable, "failed_earlier", map[string]string{"Retry-After": strconv.FormatInt(secs, 10)}
 	case errors.Is(err, lockmw.ErrNoAnswer):
 		return http.StatusInternalServerError, "answer_not_stored", nil
-	case errors.Is(err, lockmw.ErrLockFailed), errors.Is(err, lockcore.ErrNoTimeLeft):
+	case errors.Is(err, lockmw.ErrLockFailed), errors.Is(err, lockcore.ErrNoTimeLeft), errors.Is(err, lockcore.ErrReleaseFailed):
 		return http.StatusServiceUnavailable, "store_unavailable", nil
 	}
 	return 0, "", nil

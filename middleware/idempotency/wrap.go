@@ -260,11 +260,20 @@ func (w *wrapper[TIn, TOut]) completed(r request[TIn], rec record[TOut], err, no
 	// maximum hold reached) published nothing: the record was taken over
 	// or released as failed, and another holder's answer is, or will be,
 	// the key's. This one would be a second answer: the caller retries
-	// for the key's own. After a failed release (the store's fault) the
-	// record may hold this answer: it is returned.
+	// for the key's own.
 	if cause != nil && !errors.Is(cause, lockcore.ErrReleased) && !errors.Is(cause, lockcore.ErrReleaseFailed) {
 		var zero TOut
 		return zero, fmt.Errorf("idempotency: the hold ended before the handler returned, its answer is not the key's; a retry gets the key's answer: %w", cause)
+	}
+	// A release that failed (the store did not answer, or refused) may or
+	// may not have completed the record: if it did not, the record is
+	// taken over once its lease lapses and another run's answer becomes
+	// the key's. Returning this one could give the key two answers; the
+	// caller's retry gets the key's own (this one, if the release was
+	// applied).
+	if errors.Is(cause, lockcore.ErrReleaseFailed) {
+		var zero TOut
+		return zero, fmt.Errorf("idempotency: key %q: the handler ran but the store did not confirm the record's completion, so its answer may not be the key's; a retry gets the key's answer: %w", r.key, cause)
 	}
 	if notStored != nil {
 		return w.notStored(r)
