@@ -677,7 +677,7 @@ func (w *waiter) timeoutError() error {
 	}
 	if !w.seen {
 		// Nothing read: nobody may hold the lock (see waitoutcome).
-		return fmt.Errorf("%w: %w", w.timeoutErrorAt(where), waitoutcome.ErrItemUnread)
+		return waitoutcome.Unread(w.timeoutErrorAt(where))
 	}
 	return w.timeoutErrorAt(where)
 }

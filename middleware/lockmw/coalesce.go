@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/herdlock/herdlock/internal/waitoutcome"
 	"github.com/herdlock/herdlock/lockcore"
 )
 
@@ -51,6 +52,10 @@ type flight struct {
 	// Written by land before done is closed, read-only after.
 	pub    publication
 	shared bool // the leader saw success published: followers take pub
+	// read: the leader had the lock item from the store (it held the
+	// lock, or its wait timed out having read the item): a follower's own
+	// wait that then reads nothing is not one that never had the item.
+	read bool
 }
 
 // publication is what a leader saw published on the lock item: success,
@@ -65,6 +70,9 @@ type publication struct {
 	// firstRequest: the leader's first request found it (a fresh success),
 	// without waiting for a holder.
 	firstRequest bool
+	// read, for a flight landed without success: the leader's wait
+	// timed out having had the lock item (see flight.read).
+	read bool
 }
 
 // takeableAt reports whether an invocation that began waiting at t may
@@ -144,7 +152,7 @@ func (f *flight) land(pub publication, shared bool) {
 		return // landed already
 	}
 	delete(f.co.flights, f.key)
-	f.pub, f.shared = pub, shared
+	f.pub, f.shared, f.read = pub, shared, pub.read || f.holding
 	close(f.done)
 }
 
@@ -247,7 +255,7 @@ func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (*lockcore.Lo
 			c.landFlight(true, publication{fence: res.Fence, ref: res.ResultRef, answer: bytes.Clone(res.Answer), at: res.ReleasedAt,
 				firstRequest: res.Polls == 0 && res.Waited == 0})
 		case lockcore.Failed:
-			c.landFlight(false, publication{})
+			c.landFlight(false, publication{read: errors.Is(err, lockcore.ErrWaitTimeout) && !errors.Is(err, waitoutcome.ErrItemUnread)})
 		}
 		return lock, res, err
 	}
@@ -261,6 +269,9 @@ func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (*lockcore.Lo
 	waited := time.Since(start)
 	lock, fm := w.followerLock(c, lock, lock.MaxWait()-waited, waited)
 	res, err = c.acquire(lock)
+	if f.read {
+		err = waitoutcome.Read(err) // the process had the item: see flight.read
+	}
 	res.Waited += waited
 	c.info.Waited = res.Waited
 	fm.countWait()
