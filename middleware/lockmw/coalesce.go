@@ -156,6 +156,18 @@ func (f *flight) land(pub publication, shared bool) {
 	close(f.done)
 }
 
+// landedHavingRead reports whether the flight has landed with read set. A
+// follower may fall through before the flight lands (its own wait ended
+// first): read is written by land, and is read only once done is closed.
+func (f *flight) landedHavingRead() bool {
+	select {
+	case <-f.done:
+		return f.read
+	default:
+		return false
+	}
+}
+
 // errFallThrough means the leader did not publish success: the follower
 // tries the lock itself.
 var errFallThrough = errors.New("lockmw: the coalesced leader did not publish success")
@@ -269,7 +281,7 @@ func (w *wrapper[TIn, TOut]) attempt(c *call, lock *lockcore.Lock) (*lockcore.Lo
 	waited := time.Since(start)
 	lock, fm := w.followerLock(c, lock, lock.MaxWait()-waited, waited)
 	res, err = c.acquire(lock)
-	if f.read {
+	if f.landedHavingRead() {
 		err = waitoutcome.Read(err) // the process had the item: see flight.read
 	}
 	res.Waited += waited
