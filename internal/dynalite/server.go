@@ -10,7 +10,6 @@
 package dynalite
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -85,7 +84,7 @@ func Start(ctx context.Context) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dynalite: %w", err)
 	}
-	addr := &firstLine{ch: make(chan string, 1)}
+	addr := proc.NewFirstLine()
 	cmd.Stdout = addr
 	s := &Server{cmd: cmd, stdin: stdin, done: make(chan struct{}), stderr: &proc.Tail{Max: 8 << 10}}
 	cmd.Stderr = s.stderr
@@ -98,7 +97,7 @@ func Start(ctx context.Context) (*Server, error) {
 	}()
 
 	select {
-	case line := <-addr.ch:
+	case line := <-addr.C:
 		var a struct {
 			Host string `json:"host"`
 			Port int    `json:"port"`
@@ -155,29 +154,6 @@ func (s *Server) Close() error {
 func Dir() (string, error) {
 	_, file, _, _ := runtime.Caller(0)
 	return proc.PackageDir("dynalite", DirEnv, filepath.Dir(file), "launch.js")
-}
-
-// firstLine is an io.Writer that sends the first complete line written to
-// it on ch and discards everything else.
-type firstLine struct {
-	mu   sync.Mutex // guards buf and sent
-	buf  []byte
-	sent bool
-	ch   chan string
-}
-
-func (w *firstLine) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.sent {
-		return len(p), nil
-	}
-	w.buf = append(w.buf, p...)
-	if i := bytes.IndexByte(w.buf, '\n'); i >= 0 {
-		w.ch <- string(w.buf[:i])
-		w.sent, w.buf = true, nil
-	}
-	return len(p), nil
 }
 
 // PID returns the process id of the server's Node.js process.

@@ -11,7 +11,6 @@
 package s3rver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -92,7 +91,7 @@ func Start(ctx context.Context, buckets ...string) (*Server, error) {
 		os.RemoveAll(data)
 		return nil, fmt.Errorf("s3rver: %w", err)
 	}
-	addr := &firstLine{ch: make(chan string, 1)}
+	addr := proc.NewFirstLine()
 	cmd.Stdout = addr
 	s := &Server{data: data, cmd: cmd, stdin: stdin, done: make(chan struct{}), stderr: &proc.Tail{Max: 8 << 10}}
 	cmd.Stderr = s.stderr
@@ -106,7 +105,7 @@ func Start(ctx context.Context, buckets ...string) (*Server, error) {
 	}()
 
 	select {
-	case line := <-addr.ch:
+	case line := <-addr.C:
 		var a struct {
 			Host string `json:"host"`
 			Port int    `json:"port"`
@@ -180,27 +179,4 @@ func NewClient(endpoint string, optFns ...func(*s3.Options)) *s3.Client {
 func Dir() (string, error) {
 	_, file, _, _ := runtime.Caller(0)
 	return proc.PackageDir("s3rver", DirEnv, filepath.Dir(file), "launch.js")
-}
-
-// firstLine is an io.Writer that sends the first complete line written to
-// it on ch and discards everything else.
-type firstLine struct {
-	mu   sync.Mutex // guards buf and sent
-	buf  []byte
-	sent bool
-	ch   chan string
-}
-
-func (w *firstLine) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.sent {
-		return len(p), nil
-	}
-	w.buf = append(w.buf, p...)
-	if i := bytes.IndexByte(w.buf, '\n'); i >= 0 {
-		w.ch <- string(w.buf[:i])
-		w.sent, w.buf = true, nil
-	}
-	return len(p), nil
 }
