@@ -7,18 +7,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/herdlock/herdlock/internal/faultstore"
 	"github.com/herdlock/herdlock/lockcore"
-	"github.com/herdlock/herdlock/lockcore/storeapi"
 )
-
-// unansweredRelease is a MemoryStore whose releases never answer: each
-// returns when its context ends, not applied.
-type unansweredRelease struct{ *lockcore.MemoryStore }
-
-func (unansweredRelease) Release(ctx context.Context, _ storeapi.ReleaseRequest) (storeapi.Item, error) {
-	<-ctx.Done()
-	return storeapi.Item{}, ctx.Err()
-}
 
 // StoreCalls.AutoReleaseTimeout bounds the release the lock makes by
 // itself at the maximum hold, and ReleaseTimeout the holder's own: against
@@ -28,7 +19,7 @@ func TestAutoReleaseTimeoutBoundsOnlyTheLocksOwnRelease(t *testing.T) {
 	calls := lockcore.StoreCalls{ReleaseTimeout: 5 * time.Second, AutoReleaseTimeout: 300 * time.Millisecond}
 	t.Run("the release at the maximum hold", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			store := unansweredRelease{lockcore.NewMemoryStore()}
+			store := faultstore.UnansweredReleases{Store: lockcore.NewMemoryStore()}
 			l := newLock(t, store, "holder", lockcore.WithMaxHold(2*time.Second), lockcore.WithStoreCalls(calls))
 			mustAcquire(t, l)
 			start := time.Now()
@@ -45,7 +36,7 @@ func TestAutoReleaseTimeoutBoundsOnlyTheLocksOwnRelease(t *testing.T) {
 	})
 	t.Run("the holder's release", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			store := unansweredRelease{lockcore.NewMemoryStore()}
+			store := faultstore.UnansweredReleases{Store: lockcore.NewMemoryStore()}
 			l := newLock(t, store, "holder", lockcore.WithStoreCalls(calls))
 			mustAcquire(t, l)
 			start := time.Now()

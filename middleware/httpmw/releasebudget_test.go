@@ -6,19 +6,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/herdlock/herdlock/internal/faultstore"
 	"github.com/herdlock/herdlock/lockcore"
-	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/httpmw"
 )
-
-// hangingRelease is a MemoryStore whose releases never answer: each
-// returns when its context ends, not applied.
-type hangingRelease struct{ *lockcore.MemoryStore }
-
-func (hangingRelease) Release(ctx context.Context, _ storeapi.ReleaseRequest) (storeapi.Item, error) {
-	<-ctx.Done()
-	return storeapi.Item{}, ctx.Err()
-}
 
 // Behind API Gateway (29 s integration timeout by default) in a 60 s
 // function, a holder whose handler returns after 24 s, against a store
@@ -36,7 +27,7 @@ func TestHolderAnswersBeforeTheIntegrationTimeoutDespiteAHangingRelease(t *testi
 					time.Sleep(24 * time.Second)
 					return okHandler(ctx, pair)
 				}}
-				serve := s.wrap(c.handle, hangingRelease{lockcore.NewMemoryStore()}, quiet())
+				serve := s.wrap(c.handle, faultstore.UnansweredReleases{Store: lockcore.NewMemoryStore()}, quiet())
 				start := time.Now()
 				g := request(t, serve, sample(t, s, samplePair), time.Minute)
 				if took := time.Since(start); took >= 29*time.Second {

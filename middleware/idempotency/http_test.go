@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/herdlock/herdlock/internal/faultstore"
 	"github.com/herdlock/herdlock/lockcore"
 	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/httpmw"
@@ -728,15 +729,6 @@ func TestHTTPReplayMarkedInALBHeaderForm(t *testing.T) {
 	}
 }
 
-// hangingRelease is a MemoryStore whose releases never answer: each
-// returns when its context ends, not applied.
-type hangingRelease struct{ *lockcore.MemoryStore }
-
-func (hangingRelease) Release(ctx context.Context, _ storeapi.ReleaseRequest) (storeapi.Item, error) {
-	<-ctx.Done()
-	return storeapi.Item{}, ctx.Err()
-}
-
 // Behind API Gateway, the first request of a key whose handler answers
 // after 25 s, against a table whose releases never answer, is answered
 // within the gateway's 29 s: the record's release (which may take a lease
@@ -750,7 +742,7 @@ func TestHTTPHolderAnswersWithinTheGatewayTimeoutDespiteAHangingRelease(t *testi
 		h := idempotency.WrapHTTP(func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 			time.Sleep(25 * time.Second)
 			return c.handle(ctx, req)
-		}, hangingRelease{lockcore.NewMemoryStore()}, quiet())
+		}, faultstore.UnansweredReleases{Store: lockcore.NewMemoryStore()}, quiet())
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // the function's timeout
 		defer cancel()
 		start := time.Now()

@@ -10,8 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/herdlock/herdlock/internal/faultstore"
 	"github.com/herdlock/herdlock/lockcore"
-	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/lockmw"
 )
 
@@ -87,15 +87,6 @@ func TestLockOptionsMetricsGetTheLocksMeasurements(t *testing.T) {
 	}
 }
 
-// hangingRelease is a store whose Release never answers: it returns when
-// its context ends.
-type hangingRelease struct{ storeapi.Store }
-
-func (hangingRelease) Release(ctx context.Context, _ storeapi.ReleaseRequest) (storeapi.Item, error) {
-	<-ctx.Done()
-	return storeapi.Item{}, ctx.Err()
-}
-
 // The holder's release, when its handler returns with time to spare,
 // may take as long as a lease by default (a slow table still gets the
 // publication), and a release timeout given with lockcore.WithStoreCalls
@@ -120,7 +111,7 @@ func TestLockOptionsReleaseTimeoutBoundsTheRelease(t *testing.T) {
 				h, err := lockmw.New(func(context.Context, event) (string, error) {
 					returned = time.Now()
 					return "ok", nil
-				}, hangingRelease{lockcore.NewMemoryStore()}, keyOf, lockmw.WithLockGroup(group),
+				}, faultstore.UnansweredReleases{Store: lockcore.NewMemoryStore()}, keyOf, lockmw.WithLockGroup(group),
 					lockmw.WithTelemetry(lockmw.Telemetry{Logger: discardLogger()}), lockmw.WithTelemetry(lockmw.Telemetry{EMFWriter: &syncBuffer{}}),
 					lockmw.WithSafetyMargin(2*time.Second), lockmw.WithLockOptions(tt.opts...))
 				if err != nil {
@@ -164,7 +155,7 @@ func TestHolderReleaseLeavesTheFlushItsQuarter(t *testing.T) {
 						lockEnded = time.Now()
 					}
 					return "ok", nil
-				}, hangingRelease{lockcore.NewMemoryStore()}, keyOf, lockmw.WithLockGroup(group),
+				}, faultstore.UnansweredReleases{Store: lockcore.NewMemoryStore()}, keyOf, lockmw.WithLockGroup(group),
 					lockmw.WithTelemetry(lockmw.Telemetry{Logger: discardLogger(), EMFWriter: &syncBuffer{}}),
 					lockmw.WithSafetyMargin(2*time.Second))
 				if err != nil {

@@ -1,24 +1,14 @@
 package sqsmw_test
 
 import (
-	"context"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/herdlock/herdlock/internal/faultstore"
 	"github.com/herdlock/herdlock/lockcore"
-	"github.com/herdlock/herdlock/lockcore/storeapi"
 	"github.com/herdlock/herdlock/middleware/sqsmw"
 )
-
-// hangingRelease is a MemoryStore whose releases never answer: each
-// returns when its context ends, not applied.
-type hangingRelease struct{ *lockcore.MemoryStore }
-
-func (hangingRelease) Release(ctx context.Context, _ storeapi.ReleaseRequest) (storeapi.Item, error) {
-	<-ctx.Done()
-	return storeapi.Item{}, ctx.Err()
-}
 
 // A key's release may use three quarters of the batch margin
 // (BatchTime.Margin): against a store whose releases never answer, a key
@@ -29,7 +19,7 @@ func (hangingRelease) Release(ctx context.Context, _ storeapi.ReleaseRequest) (s
 func TestHangingReleasesDoNotEatLaterKeysShares(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := &worker{work: 100 * time.Millisecond}
-		h := must(sqsmw.New(w.handle, hangingRelease{lockcore.NewMemoryStore()}, bodyKey, quiet(),
+		h := must(sqsmw.New(w.handle, faultstore.UnansweredReleases{Store: lockcore.NewMemoryStore()}, bodyKey, quiet(),
 			sqsmw.WithBatchTime(sqsmw.BatchTime{Concurrency: 1})))
 		ctx, cancel := invocation(30 * time.Second)
 		defer cancel()
